@@ -34,7 +34,7 @@ vmdir=$repo/build/vm
 # Kernel log lines that fail a run (extended regex, case-sensitive).
 # VM_LOG_IGNORE (a regex) drops matching lines first: keep it empty unless a
 # known, unrelated boot-time warning of a given kernel has to be tolerated.
-LOG_BAD='BUG:|WARNING:|KASAN|Oops|general protection|possible circular locking|inconsistent lock state|sleeping function called from invalid context|unreferenced object|Call Trace|Kernel panic|blocked for more than|soft lockup|detected stalls? on'
+LOG_BAD='BUG:|WARNING:|KASAN|Oops|kernel BUG at|invalid opcode|general protection|possible circular locking|inconsistent lock state|sleeping function called from invalid context|unreferenced object|Call Trace|Kernel panic|blocked for more than|soft lockup|detected stalls? on'
 
 die() { echo "run-vm: $*" >&2; exit 125; }
 note() { echo "run-vm: $*" >&2; }
@@ -73,8 +73,17 @@ newest_image() {
 kver_of() {	# the release string of a bzImage
 	file -bL "$1" 2>/dev/null | sed -n 's/.*, version \([^ ]*\) .*/\1/p'
 }
+# 6.1/6.12: the image build/<K>/s3cachefs.ko was built for, when there is one
+# (several 6.12 releases may be installed), else the newest.
+built_for() {
+	local ko=$repo/build/$1/s3cachefs.ko rel
+	[ -f "$ko" ] || return 0
+	rel=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
+	[ -n "$rel" ] && [ -f "/boot/vmlinuz-$rel" ] && echo "/boot/vmlinuz-$rel"
+}
 case "$kernel" in
-6.1|6.12)	image=$(newest_image "$kernel.") ;;
+6.1|6.12)	image=$(built_for "$kernel")
+		[ -n "$image" ] || image=$(newest_image "$kernel.") ;;
 debug)		image=$repo/../shared/kernel-debug/bzImage ;;
 *)		image=$kernel ;;
 esac

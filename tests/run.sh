@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/run.sh - the s3cachefs test suite (what `make check` runs).
+#
+#   tests/run.sh [--kernel 6.1|6.12|debug] [--host-only] [--only "GLOBS"]
+#                [--quick] [--timeout S]
+#   tests/run.sh --selftest-harness [--kernel K]
+#
+# 1. Host tests: `make -C daemon test` (TAP), skipped while daemon/ has no
+#    Makefile.
+# 2. VM tests (not with --host-only): builds the module for the kernel
+#    (make build/K/s3cachefs.ko) and the test helpers (build/tests/), boots
+#    ONE guest (tools/vm/run-vm.sh) running tests/vm/guest-main.sh, which runs
+#    every tests/vm/t_*.sh (--only: just those matching, e.g. "t_read*").
+#    --quick (or QUICK=1) makes the large fixtures smaller.
+# 3. Prints exactly one final line "N passed, N failed" (test points of all
+#    TAP streams; skips are reported on the line before and not counted) and
+#    exits non-zero if anything failed, including a guest kernel log with a
+#    BUG/WARNING/KASAN/lockdep/kmemleak line.
+#
+# --selftest-harness: instead, prove the harness catches a broken module:
+# two short boots, one loading a module that loads cleanly (must pass), one
+# loading tests/vm/selftest-oops (WARN_ON, then BUG) with a guest command
+# that exits 0 (the run must still fail, from the kernel log alone).
+#
+# Logs: build/tests/ (host.log, vm-K.tap, vm-K/ = the VM run directory with
+# console.log, dmesg and logs/ per test).
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo" || exit 2
+logs=$repo/build/tests
+
+kernel=6.1 host_only= selftest= only= vm_timeout=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel)		kernel=$2; shift 2 ;;
+	--host-only)		host_only=1; shift ;;
+	--selftest-harness)	selftest=1; shift ;;
+	--only)			only=$2; shift 2 ;;
+	--quick)		export QUICK=1; shift ;;
+	--timeout)		vm_timeout=$2; shift 2 ;;
+	-h|--help)		sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	*)			echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+case "$kernel" in
+6.1|6.12|debug) ;;
+*) echo "run.sh: --kernel must be 6.1, 6.12 or debug" >&2; exit 2 ;;
+esac
+mkdir -p "$logs"
+
+PASS=0 FAIL=0 SKIP=0
+# Our own test points (build steps, the VM as a whole).
+point() {	# ok|not_ok DESC [DETAILS]
+	if [ "$1" = ok ]; then
+		PASS=$((PASS + 1))
+		echo "ok - $2"
+	else
+		FAIL=$((FAIL + 1))
+		echo "not ok - $2"
+		[ -n "${3:-}" ] && sed 's/^/# /' <<<"$3"
+	fi
+	return 0
+}
+# Count the test points of a TAP stream (top level only: indented subtests
+# belong to their parent's point).
+count_tap() {
+	local p f s
+	read -r p f s < <(awk '
+		/^ok/ { if ($0 ~ /# *[Ss][Kk][Ii][Pp]/) s++; else p++; next }
+		/^not ok/ { if ($0 ~ /# *[Tt][Oo][Dd][Oo]/) p++; else f++; next }
+		END { print p + 0, f + 0, s + 0 }' "$1")
+	PASS=$((PASS + p)) FAIL=$((FAIL + f)) SKIP=$((SKIP + s))
+	COUNTED_FAIL=$f
+}
+finish() {
+	[ "$SKIP" = 0 ] || echo "# $SKIP skipped"
+	echo "$PASS passed, $FAIL failed"
+	[ "$FAIL" = 0 ]
+	exit
+}
+
+# The kernel build tree for K, matching the image run-vm.sh will boot.
+kdir_for() {
+	local rel
+	case "$1" in
+	debug)	echo "$repo/../shared/kernel-debug/build" ;;
+	*)	rel=$(image_for "$1")
+		rel=${rel#/boot/vmlinuz-}
+		[ -n "$rel" ] && echo "/lib/modules/$rel/build" ;;
+	esac
+}
+image_for() {
+	local ko=build/$1/s3cachefs.ko rel
+	case "$1" in debug) echo debug; return ;; esac
+	if [ -f "$ko" ]; then
+		rel=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
+		[ -f "/boot/vmlinuz-$rel" ] && { echo "/boot/vmlinuz-$rel"; return; }
+	fi
+	# The newest release of that series with both an image and headers.
+	for rel in $(ls -1 /boot/vmlinuz-"$1".* 2>/dev/null | sed 's|^/boot/vmlinuz-||' |
+			grep -Ev -- '-(rt|cloud)-|\.dpkg-' | sort -rV); do
+		[ -d "/lib/modules/$rel/build" ] && { echo "/boot/vmlinuz-$rel"; return; }
+	done
+}
+
+build_helpers() {
+	local out=$logs/helpers.log
+	mkdir -p build/tests
+	{
+		gcc -O2 -Wall -Wextra -Werror -o build/tests/verify-read tests/vm/helpers/verify-read.c &&
+		gcc -O2 -Wall -Wextra -Werror -I. $(pkg-config --cflags libnl-genl-3.0) \
+			-o build/tests/nlfuzz tests/vm/helpers/nlfuzz.c \
+			$(pkg-config --libs libnl-genl-3.0)
+	} >"$out" 2>&1
+	if [ $? = 0 ]; then
+		point ok "build: test helpers (verify-read, nlfuzz)"
+	else
+		point not_ok "build: test helpers (verify-read, nlfuzz)" "$(tail -n 20 "$out")"
+	fi
+}
+
+vm_args() {	# common run-vm.sh arguments for kernel K
+	local a=(--kernel "$(image_for "$1")")
+	[ "$1" = debug ] && a+=(--env S3CFS_TIMEOUT_SCALE=4)
+	printf '%s\n' "${a[@]}"
+}
+
+# --- the harness self-test ------------------------------------------------
+selftest_harness() {
+	local kdir src=build/selftest-oops/$kernel rc out args
+	echo "TAP version 13"
+	kdir=$(kdir_for "$kernel")
+	rm -rf "$src"; mkdir -p "$src"
+	cp tests/vm/selftest-oops/* "$src/"
+	if [ -z "$kdir" ] || ! make -C "$kdir" M="$repo/$src" modules >"$logs/selftest-build.log" 2>&1; then
+		point not_ok "selftest: the oops module builds for $kernel" "$(tail -n 20 "$logs/selftest-build.log")"
+		finish
+	fi
+	point ok "selftest: the oops module builds for $kernel"
+	mapfile -t args < <(vm_args "$kernel")
+	local ko=$src/s3cfs_selftest_oops.ko
+	# Control: a clean load must pass, or every run would "fail".
+	out=$(tools/vm/run-vm.sh "${args[@]}" --timeout 600 --out "$logs/selftest-clean" -- \
+		bash -c "insmod $ko mode=clean && rmmod s3cfs_selftest_oops" 2>&1)
+	rc=$?
+	if [ $rc = 0 ]; then
+		point ok "selftest: a clean module load passes the kernel log scan"
+	else
+		point not_ok "selftest: a clean module load passes the kernel log scan" "run-vm exit $rc
+$out"
+	fi
+	# The broken module: the guest command itself claims success.
+	out=$(tools/vm/run-vm.sh "${args[@]}" --timeout 600 --out "$logs/selftest-oops" -- \
+		bash -c "insmod $ko mode=warn; rmmod s3cfs_selftest_oops; insmod $ko mode=bug; exit 0" 2>&1)
+	rc=$?
+	if [ $rc = 122 ] && grep -q 'WARNING:' "$logs/selftest-oops/kernel-errors" 2>/dev/null; then
+		point ok "selftest: WARN_ON in a module fails the run (exit 122)"
+	else
+		point not_ok "selftest: WARN_ON in a module fails the run (exit 122)" "run-vm exit $rc
+$out"
+	fi
+	if grep -qE 'kernel BUG at|invalid opcode' "$logs/selftest-oops/kernel-errors" 2>/dev/null; then
+		point ok "selftest: BUG() in a module is reported"
+	else
+		point not_ok "selftest: BUG() in a module is reported" "$out"
+	fi
+	finish
+}
+[ -n "$selftest" ] && selftest_harness
+
+# --- host tests -----------------------------------------------------------
+echo "TAP version 13"
+if [ -f daemon/Makefile ]; then
+	echo "# host: make -C daemon test"
+	make -C daemon test >"$logs/host.log" 2>&1
+	rc=$?
+	grep -E '^(ok|not ok|#|Bail out!|1\.\.)' "$logs/host.log"
+	count_tap "$logs/host.log"
+	if [ $rc != 0 ] && [ "$COUNTED_FAIL" = 0 ]; then
+		point not_ok "host: make -C daemon test (exit $rc)" "$(tail -n 30 "$logs/host.log")"
+	fi
+else
+	echo "# SKIP host tests: daemon/Makefile is not there yet"
+fi
+[ -n "$host_only" ] && finish
+
+# --- VM tests -------------------------------------------------------------
+build_helpers
+vm_env=(--env "S3CFS_KO=build/$kernel/s3cachefs.ko")
+if make "build/$kernel/s3cachefs.ko" >"$logs/module-$kernel.log" 2>&1 &&
+		[ -f "build/$kernel/s3cachefs.ko" ]; then
+	point ok "build: s3cachefs.ko for $kernel"
+	[ -n "$only" ] && vm_env+=(--env "S3CFS_TESTS=$only")
+else
+	point not_ok "build: s3cachefs.ko for $kernel" "$(grep -E 'error|Error' "$logs/module-$kernel.log" | head -n 20)"
+	# Without a module only the environment checks are worth a boot.
+	vm_env+=(--env "S3CFS_TESTS=t_00_env")
+fi
+[ -x daemon/s3cachefsd ] || echo "# warning: daemon/s3cachefsd is not built"
+
+mapfile -t args < <(vm_args "$kernel")
+if [ -z "$vm_timeout" ]; then
+	vm_timeout=2700
+	[ "$kernel" = debug ] && vm_timeout=7200
+fi
+echo "# vm: booting $kernel (${args[1]}), suite deadline $vm_timeout s"
+rm -rf "$logs/vm-$kernel"
+tools/vm/run-vm.sh "${args[@]}" "${vm_env[@]}" --timeout "$vm_timeout" \
+	--out "$logs/vm-$kernel" -- bash tests/vm/guest-main.sh | tee "$logs/vm-$kernel.tap"
+rc=${PIPESTATUS[0]}
+count_tap "$logs/vm-$kernel.tap"
+if [ -s "$logs/vm-$kernel/kernel-errors" ]; then
+	point not_ok "vm($kernel): kernel log free of BUG/WARNING/KASAN/lockdep/leaks" \
+		"$(head -n 30 "$logs/vm-$kernel/kernel-errors")
+full log: $logs/vm-$kernel/console.log"
+else
+	point ok "vm($kernel): kernel log free of BUG/WARNING/KASAN/lockdep/leaks"
+fi
+case $rc in
+0|122) ;;
+124) point not_ok "vm($kernel): suite finished within $vm_timeout s" ;;
+123) point not_ok "vm($kernel): guest ran to the end (it crashed or rebooted)" \
+	"$(tail -n 20 "$logs/vm-$kernel/console.log" 2>/dev/null)" ;;
+*) [ "$COUNTED_FAIL" = 0 ] && point not_ok "vm($kernel): guest-main exited $rc" ;;
+esac
+finish

@@ -1,0 +1,218 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest-main.sh - the VM side of the test suite (tests/run.sh boots a VM
+# running this). Prepares the guest: /dev/nvme0n1 split into an ext4 (at
+# /nvme: caches, s3rver data, fixtures) and, if mkfs.xfs exists, a 1 GiB xfs
+# (at /nvme-xfs); s3rver on 127.0.0.1:9000 with its data in /nvme/s3. Then it
+# runs every tests/vm/t_*.sh (or those matching S3CFS_TESTS, space-separated
+# globs such as "t_read* t_mount*"), each in its own session with a deadline
+# ("# timeout: N" in the test's header, default 600 s; S3CFS_TIMEOUT_SCALE
+# multiplies it, e.g. 3 on the debug kernel), and prints one flat TAP stream:
+# every test point as "ok N - t_name: description". A test that dies before
+# finishing its plan, exits non-zero or times out adds a failing point.
+# Leftover mounts and daemons are cleaned up between tests; at the end the
+# module must unload. Logs (daemon, test stderr, per-test dmesg) go to
+# $VM_OUT/logs. Exit status: 0 if nothing failed.
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO" || exit 1
+export REPO
+
+: "${VM_OUT:=/tmp/vm-out}"
+export VM_OUT
+LOGS=$VM_OUT/logs
+mkdir -p "$LOGS"
+export S3CFS_LOGDIR=$LOGS
+
+N=0 FAILED=0 SKIPPED=0
+emit() {	# emit ok|not_ok|skip DESC
+	N=$((N + 1))
+	case "$1" in
+	ok)	echo "ok $N - $2" ;;
+	skip)	SKIPPED=$((SKIPPED + 1)); echo "ok $N - $2" ;;
+	*)	FAILED=$((FAILED + 1)); echo "not ok $N - $2" ;;
+	esac
+}
+note() { echo "# $*"; }
+now() { local s; read -r s _ </proc/uptime; echo "${s%.*}"; }
+
+echo "TAP version 13"
+note "guest: $(uname -r), $(nproc) cpu, $(($(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo) / 1024)) MiB"
+
+# --- the NVMe disk --------------------------------------------------------
+setup_disk() {
+	local dev=/dev/nvme0n1 xfs=
+	[ -b $dev ] || { note "no $dev"; return 1; }
+	command -v mkfs.xfs >/dev/null && xfs=1
+	if [ -n "$xfs" ]; then
+		printf 'label: gpt\n,-1GiB,L\n,,L\n' | sfdisk -q $dev >/dev/null || return 1
+	else
+		printf 'label: gpt\n,,L\n' | sfdisk -q $dev >/dev/null || return 1
+	fi
+	for i in $(seq 50); do [ -b ${dev}p1 ] && break; sleep 0.1; done
+	mkfs.ext4 -q -F -E nodiscard ${dev}p1 || return 1
+	mkdir -p /nvme && mount ${dev}p1 /nvme || return 1
+	export S3CFS_NVME=/nvme
+	if [ -n "$xfs" ] && mkfs.xfs -q -f -K ${dev}p2 && mkdir -p /nvme-xfs &&
+			mount ${dev}p2 /nvme-xfs; then
+		export S3CFS_NVME_XFS=/nvme-xfs
+	fi
+}
+t0=$(now)
+if setup_disk; then
+	emit ok "setup: NVMe disk partitioned, ext4${S3CFS_NVME_XFS:+ and xfs} mounted ($(($(now) - t0)) s)"
+else
+	emit not_ok "setup: NVMe disk partitioned, ext4 mounted"
+fi
+
+# --- s3rver ---------------------------------------------------------------
+export S3_PORT=9000 S3_DATA=/nvme/s3
+[ -d /nvme ] || S3_DATA=/tmp/s3
+t0=$(now)
+if tests/s3server/s3server.sh start "$S3_DATA" "$S3_PORT" >"$LOGS/s3server-start.log" 2>&1; then
+	emit ok "setup: s3rver answers on 127.0.0.1:$S3_PORT ($(($(now) - t0)) s)"
+else
+	emit not_ok "setup: s3rver answers on 127.0.0.1:$S3_PORT"
+	sed 's/^/# /' "$LOGS/s3server-start.log"
+fi
+
+# --- the tests ------------------------------------------------------------
+selected() {
+	local t=${1##*/} p
+	[ -z "${S3CFS_TESTS:-}" ] && return 0
+	for p in $S3CFS_TESTS; do
+		# shellcheck disable=SC2053
+		[[ $t == $p || ${t%.sh} == $p ]] && return 0
+	done
+	return 1
+}
+
+cleanup_after() {	# NAME PIDFILE
+	local m pid left=
+	while read -r m; do
+		[ -n "$m" ] || continue
+		left+=" $m"
+		timeout 30 umount "$m" 2>/dev/null || timeout 30 umount -l "$m" 2>/dev/null
+	done < <(findmnt -rn -t s3cachefs -o TARGET 2>/dev/null)
+	if [ -s "$2" ]; then
+		while read -r pid; do
+			kill -KILL "$pid" 2>/dev/null
+		done <"$2"
+	fi
+	[ -n "$left" ] && note "$1: left mounted:$left (unmounted)"
+	return 0
+}
+
+run_one() {
+	local t=$1 name limit scale=${S3CFS_TIMEOUT_SCALE:-1} out err rc pid start
+	local planned= ran=0 failed=0 line num rest dmesg_before deadline killed=
+	name=$(basename "$t" .sh)
+	limit=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "$t" | head -n 1)
+	limit=$(( ${limit:-600} * scale ))
+	out=$LOGS/$name.tap err=$LOGS/$name.stderr
+	export S3CFS_PIDFILE=$LOGS/$name.pids
+	: >"$S3CFS_PIDFILE"
+	dmesg_before=$(dmesg | wc -l)
+	note "--- $name (deadline $limit s)"
+	start=$(now)
+	( exec setsid bash "$t" ) </dev/null >"$out" 2>"$err" &
+	pid=$!
+	deadline=$((start + limit))
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ -z "$killed" ] && [ "$(now)" -ge "$deadline" ]; then
+			killed=$(now)
+			kill -TERM -- "-$pid" 2>/dev/null
+		elif [ -n "$killed" ] && [ "$(now)" -ge $((killed + 10)) ]; then
+			kill -KILL -- "-$pid" 2>/dev/null
+			# Unkillable (stuck in the kernel): leave it, go on.
+			[ "$(now)" -ge $((killed + 40)) ] && break
+		fi
+		sleep 0.5
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		rc=137
+	else
+		wait "$pid"
+		rc=$?
+	fi
+	[ -n "$killed" ] && rc=124
+
+	while IFS= read -r line; do
+		case "$line" in
+		"TAP version"*) ;;
+		1..*)
+			planned=${line#1..}
+			planned=${planned%% *}
+			if [ "$planned" = 0 ]; then
+				rest=${line#*# SKIP}
+				[ "$rest" = "$line" ] && rest=""
+				emit skip "$name # SKIP${rest}"
+			fi
+			;;
+		ok*|"not ok"*)
+			ran=$((ran + 1))
+			rest=${line#not ok}
+			rest=${rest#ok}
+			rest=${rest# }
+			num=${rest%%[!0-9]*}
+			rest=${rest#"$num"}
+			rest=${rest# }
+			rest=${rest#- }
+			case "$line" in
+			"not ok"*)
+				if [[ $rest == *"# TODO"* ]]; then emit ok "$name: $rest"
+				else failed=$((failed + 1)); emit not_ok "$name: $rest"; fi ;;
+			*)
+				if [[ $rest == *"# SKIP"* ]]; then emit skip "$name: $rest"
+				else emit ok "$name: $rest"; fi ;;
+			esac
+			;;
+		"Bail out!"*)
+			failed=$((failed + 1))
+			emit not_ok "$name: $line" ;;
+		\#*)	echo "$line" ;;
+		*)	echo "# $line" ;;
+		esac
+	done <"$out"
+
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		emit not_ok "$name: finished within its deadline ($limit s)"
+		[ "$rc" = 137 ] && note "$name: still running after SIGKILL: stuck in the kernel"
+	elif [ -n "$planned" ] && [ "$planned" != 0 ] && [ "$ran" -lt "$planned" ]; then
+		emit not_ok "$name: ran $ran of $planned planned tests (exit $rc)"
+	elif [ "$rc" != 0 ] && [ "$failed" = 0 ]; then
+		emit not_ok "$name: exited with status $rc"
+	elif [ -z "$planned" ] && [ "$ran" = 0 ]; then
+		emit not_ok "$name: printed no TAP (exit $rc)"
+	fi
+	if [ "$rc" != 0 ] && [ -s "$err" ]; then
+		note "$name: last lines of its stderr ($err):"
+		tail -n 15 "$err" | sed 's/^/#   /'
+	fi
+	dmesg | tail -n +$((dmesg_before + 1)) >"$LOGS/$name.dmesg"
+	cleanup_after "$name" "$S3CFS_PIDFILE"
+	note "$name: $(($(now) - start)) s"
+}
+
+for t in tests/vm/t_*.sh; do
+	[ -f "$t" ] || continue
+	selected "$t" || continue
+	run_one "$t"
+done
+
+# The module must leave cleanly (kmemleak then looks for leaks).
+if [ -d /sys/module/s3cachefs ]; then
+	if out=$(timeout 60 rmmod s3cachefs 2>&1); then
+		emit ok "teardown: s3cachefs.ko unloads"
+	else
+		emit not_ok "teardown: s3cachefs.ko unloads"
+		note "$out"
+	fi
+fi
+tests/s3server/s3server.sh stop "$S3_DATA" "$S3_PORT"
+cp -f "$S3_DATA.s3server.log" "$LOGS/s3server.log" 2>/dev/null
+
+echo "1..$N"
+note "vm: $((N - FAILED - SKIPPED)) passed, $FAILED failed, $SKIPPED skipped"
+[ "$FAILED" = 0 ]
