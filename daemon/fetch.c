@@ -1,0 +1,747 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The event loop and the S3 transfer engine.
+ *
+ * One epoll set holds everything the daemon waits on: the netlink socket,
+ * the signalfd, and every socket libcurl opens (CURLMOPT_SOCKETFUNCTION
+ * tells us which and for what). libcurl's timeouts and our retry back-offs
+ * are timers on a sorted list whose head bounds the epoll_wait() timeout.
+ * curl_multi_socket_action() is the only way transfers make progress, so
+ * nothing here ever blocks on the network.
+ *
+ * Transfers (struct s3d_xfer) are admitted FIFO, at most max_inflight at a
+ * time; the rest wait on a queue. Keep-alive comes from the multi handle's
+ * connection cache, sized to the same cap. Transient failures (connection
+ * errors, timeouts, 5xx, a body cut short) are retried with exponential
+ * back-off up to S3D_ATTEMPTS attempts; each attempt calls ->prepare()
+ * again, so signatures are fresh and a ranged GET can resume.
+ *
+ * Nothing is started from inside s3d_xfer_submit(): submissions are queued
+ * and started from the loop, so an operation's ->done() never runs while
+ * that operation is still in the middle of submitting.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+
+#include "s3cachefsd.h"
+
+#define CONNECT_TIMEOUT_MS	10000
+#define STALL_SECONDS		30	/* below 1 byte/s this long: timeout */
+#define ERROR_BODY_MAX		(64U << 10)
+#define BACKOFF_BASE_MS		100
+#define CURL_BUFFER		(256 << 10)
+
+struct s3d_stats s3d_stats;
+
+static struct {
+	int epfd;
+	CURLM *multi;
+	char *ca_bundle;
+	unsigned int max_inflight;
+	unsigned int inflight;
+	struct s3d_list queue;	/* s3d_xfer.node: waiting for a slot */
+	struct s3d_list timers;	/* s3d_timer.node: armed, by due time */
+	struct s3d_list dead;	/* s3d_watch.node: freed after the batch */
+	struct s3d_timer curl_timer;
+	bool stop;
+} loop = { .epfd = -1 };
+
+/* ---- timers ---- */
+
+void s3d_timer_arm(struct s3d_timer *t, uint64_t delay_ms)
+{
+	struct s3d_list *pos;
+
+	s3d_timer_cancel(t);
+	t->due_ms = s3d_now_ms() + delay_ms;
+	for (pos = loop.timers.next; pos != &loop.timers; pos = pos->next) {
+		struct s3d_timer *o = s3d_container_of(pos, struct s3d_timer, node);
+
+		if (o->due_ms > t->due_ms)
+			break;
+	}
+	s3d_list_add_before(&t->node, pos);
+	t->armed = true;
+}
+
+void s3d_timer_cancel(struct s3d_timer *t)
+{
+	if (!t->armed)
+		return;
+	s3d_list_del(&t->node);
+	t->armed = false;
+}
+
+static int timers_timeout(void)
+{
+	struct s3d_timer *t;
+	uint64_t now;
+
+	if (s3d_list_empty(&loop.timers))
+		return -1;
+	t = s3d_container_of(loop.timers.next, struct s3d_timer, node);
+	now = s3d_now_ms();
+	if (t->due_ms <= now)
+		return 0;
+	return (int)S3D_MIN(t->due_ms - now, (uint64_t)60000);
+}
+
+static void timers_run(void)
+{
+	uint64_t now = s3d_now_ms();
+
+	while (!s3d_list_empty(&loop.timers)) {
+		struct s3d_timer *t = s3d_container_of(loop.timers.next,
+						       struct s3d_timer, node);
+
+		if (t->due_ms > now)
+			break;
+		s3d_timer_cancel(t);
+		t->fn(t);
+	}
+}
+
+/* ---- fd watches ---- */
+
+/**
+ * s3d_loop_watch() - wait for events on @fd in the loop
+ * @w: caller-owned watch (must stay valid until s3d_loop_unwatch())
+ * @fd: the descriptor
+ * @events: EPOLLIN etc.
+ * @cb: called from the loop with the events that occurred
+ *
+ * Return: 0 or -errno from epoll_ctl().
+ */
+int s3d_loop_watch(struct s3d_watch *w, int fd, uint32_t events,
+		   void (*cb)(struct s3d_watch *w, uint32_t events))
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	w->fd = fd;
+	w->cb = cb;
+	w->dead = false;
+	s3d_list_init(&w->node);
+	if (epoll_ctl(loop.epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Events for @w already returned by this epoll_wait() batch are dropped. */
+void s3d_loop_unwatch(struct s3d_watch *w)
+{
+	if (w->dead)
+		return;
+	epoll_ctl(loop.epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	w->dead = true;
+}
+
+/* ---- libcurl glue ---- */
+
+static void check_done(void);
+
+/* A libcurl socket: freed only after the current batch of events. */
+struct curl_sock {
+	struct s3d_watch w;
+};
+
+static void curl_event(struct s3d_watch *w, uint32_t events)
+{
+	int flags = 0, running;
+
+	if (events & EPOLLIN)
+		flags |= CURL_CSELECT_IN;
+	if (events & EPOLLOUT)
+		flags |= CURL_CSELECT_OUT;
+	if (events & (EPOLLERR | EPOLLHUP))
+		flags |= CURL_CSELECT_ERR;
+	curl_multi_socket_action(loop.multi, w->fd, flags, &running);
+	check_done();
+}
+
+static int sock_cb(CURL *easy, curl_socket_t s, int what, void *userp,
+		   void *socketp)
+{
+	struct curl_sock *cs = socketp;
+	struct epoll_event ev = { 0 };
+
+	(void)easy, (void)userp;
+	if (what == CURL_POLL_REMOVE) {
+		if (cs) {
+			s3d_loop_unwatch(&cs->w);
+			s3d_list_add_tail(&cs->w.node, &loop.dead);
+			curl_multi_assign(loop.multi, s, NULL);
+		}
+		return 0;
+	}
+	if (what & CURL_POLL_IN)
+		ev.events |= EPOLLIN;
+	if (what & CURL_POLL_OUT)
+		ev.events |= EPOLLOUT;
+	if (!cs) {
+		cs = calloc(1, sizeof(*cs));
+		if (!cs)
+			return -1;
+		if (s3d_loop_watch(&cs->w, s, ev.events, curl_event) < 0) {
+			s3d_err("epoll_ctl(add socket %d): %s", s, strerror(errno));
+			free(cs);
+			return -1;
+		}
+		curl_multi_assign(loop.multi, s, cs);
+		return 0;
+	}
+	ev.data.ptr = &cs->w;
+	if (epoll_ctl(loop.epfd, EPOLL_CTL_MOD, s, &ev) < 0) {
+		s3d_err("epoll_ctl(mod socket %d): %s", s, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void curl_timeout(struct s3d_timer *t)
+{
+	int running;
+
+	(void)t;
+	curl_multi_socket_action(loop.multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	check_done();
+}
+
+static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
+{
+	(void)multi, (void)userp;
+	/* Never call into libcurl from here: arm, and act from the loop. */
+	if (timeout_ms < 0)
+		s3d_timer_cancel(&loop.curl_timer);
+	else
+		s3d_timer_arm(&loop.curl_timer, timeout_ms);
+	return 0;
+}
+
+/* ---- transfers ---- */
+
+static void reset_outcome(struct s3d_xfer *x)
+{
+	x->cres = CURLE_OK;
+	x->errbuf[0] = '\0';
+	x->status = 0;
+	x->etag[0] = '\0';
+	x->has_etag = false;
+	x->content_length = -1;
+	x->range_start = -1;
+	x->last_modified = 0;
+	x->request_id[0] = '\0';
+	x->body_bytes = 0;
+	x->err = 0;
+	s3d_buf_reset(&x->resp);
+}
+
+/* "Name: value\r\n" -> value (trimmed, copied), if Name matches. */
+static bool header_value(const char *buf, size_t len, const char *name,
+			 char *out, size_t outlen)
+{
+	size_t nl = strlen(name), vl;
+	const char *v;
+
+	if (len <= nl || buf[nl] != ':' || strncasecmp(buf, name, nl))
+		return false;
+	v = buf + nl + 1;
+	vl = len - nl - 1;
+	while (vl && (*v == ' ' || *v == '\t'))
+		v++, vl--;
+	while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' ||
+		      v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+		vl--;
+	if (vl >= outlen)
+		return false;
+	memcpy(out, v, vl);
+	out[vl] = '\0';
+	return true;
+}
+
+static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
+{
+	struct s3d_xfer *x = ud;
+	size_t len = size * n;
+	char v[S3CFS_ETAG_MAX + 2];
+	uint64_t u;
+
+	/* A new status line (after 100 Continue, say): forget the old. */
+	if (len >= 5 && !strncmp(buf, "HTTP/", 5)) {
+		x->has_etag = false;
+		x->etag[0] = '\0';
+		x->content_length = -1;
+		x->range_start = -1;
+		x->last_modified = 0;
+		x->request_id[0] = '\0';
+		return len;
+	}
+	if (header_value(buf, len, "ETag", v, sizeof(v))) {
+		if (strlen(v) <= S3CFS_ETAG_MAX) {
+			strcpy(x->etag, v);
+			x->has_etag = true;
+		}
+	} else if (header_value(buf, len, "Content-Length", v, sizeof(v))) {
+		if (!s3d_parse_u64(v, &u) && u <= INT64_MAX)
+			x->content_length = (int64_t)u;
+	} else if (header_value(buf, len, "Content-Range", v, sizeof(v))) {
+		unsigned long long a;
+
+		if (sscanf(v, "bytes %llu-", &a) == 1 && a <= INT64_MAX)
+			x->range_start = (int64_t)a;
+	} else if (header_value(buf, len, "Last-Modified", v, sizeof(v))) {
+		time_t t = curl_getdate(v, NULL);
+
+		x->last_modified = t == (time_t)-1 ? 0 : t;
+	} else {
+		header_value(buf, len, "x-amz-request-id", x->request_id,
+			     sizeof(x->request_id));
+	}
+	return len;
+}
+
+static size_t write_cb(char *p, size_t size, size_t n, void *ud)
+{
+	struct s3d_xfer *x = ud;
+	size_t len = size * n;
+
+	if (!x->status)
+		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+	x->body_bytes += len;
+	s3d_stats.bytes_in += len;
+	if (x->status >= 200 && x->status < 300) {
+		if (x->ops->body)
+			return x->ops->body(x, p, len);
+		s3d_buf_add(&x->resp, p, len);
+		if (x->resp.err) {
+			x->err = -EFBIG;
+			return 0;
+		}
+		return len;
+	}
+	/* Error bodies: keep the start (where Code and RequestId are). */
+	if (x->resp.len + len <= ERROR_BODY_MAX)
+		s3d_buf_add(&x->resp, p, len);
+	return len;
+}
+
+static int easy_setup(struct s3d_xfer *x)
+{
+	CURL *e = x->easy;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < x->req.nheaders; i++) {
+		struct curl_slist *l = curl_slist_append(x->hl, x->req.headers[i]);
+
+		if (!l)
+			return -ENOMEM;
+		x->hl = l;
+	}
+	rc |= curl_easy_setopt(e, CURLOPT_URL, x->req.url);
+	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hl);
+	if (!strcmp(x->req.method, "HEAD"))
+		rc |= curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+	rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+	rc |= curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+	rc |= curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, header_cb);
+	rc |= curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+	rc |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+	rc |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* S3 signs the path as sent: never let libcurl squash "/../". */
+	rc |= curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+	rc |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+			       (long)CONNECT_TIMEOUT_MS);
+	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)STALL_SECONDS);
+	rc |= curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)CURL_BUFFER);
+	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (loop.ca_bundle)
+		rc |= curl_easy_setopt(e, CURLOPT_CAINFO, loop.ca_bundle);
+	return rc ? -EINVAL : 0;
+}
+
+static void xfer_cleanup_attempt(struct s3d_xfer *x)
+{
+	if (x->easy) {
+		curl_multi_remove_handle(loop.multi, x->easy);
+		curl_easy_cleanup(x->easy);
+		x->easy = NULL;
+		loop.inflight--;
+	}
+	curl_slist_free_all(x->hl);
+	x->hl = NULL;
+	s3d_http_req_free(&x->req);
+}
+
+static void backoff_fire(struct s3d_timer *t)
+{
+	struct s3d_xfer *x = s3d_container_of(t, struct s3d_xfer, backoff);
+
+	/* Retries go to the front: they are older than anything queued. */
+	s3d_list_add_before(&x->node, loop.queue.next);
+	x->queued = true;
+}
+
+static void schedule_retry(struct s3d_xfer *x, const char *why)
+{
+	unsigned int ms = BACKOFF_BASE_MS << (2 * (x->attempt - 1));
+
+	ms += (unsigned int)random() % (ms / 2 + 1);
+	s3d_warn("%s %s: %s; retrying in %u ms (attempt %d of %d)", x->what,
+		 x->key, why, ms, x->attempt + 1, S3D_ATTEMPTS);
+	s3d_stats.retries++;
+	x->backoff.fn = backoff_fire;
+	s3d_timer_arm(&x->backoff, ms);
+}
+
+static bool curl_transient(CURLcode c)
+{
+	switch (c) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* What went wrong with an attempt worth repeating, or NULL. */
+static const char *transient(struct s3d_xfer *x, char *buf, size_t len)
+{
+	if (x->cres != CURLE_OK) {
+		if (!curl_transient(x->cres))
+			return NULL;
+		snprintf(buf, len, "%s%s%s", curl_easy_strerror(x->cres),
+			 x->errbuf[0] ? ": " : "", x->errbuf);
+		return buf;
+	}
+	if (x->err)
+		return NULL;
+	if (x->status >= 500 || x->status == 429) {
+		snprintf(buf, len, "HTTP %ld", x->status);
+		return buf;
+	}
+	return NULL;
+}
+
+static void xfer_finish(struct s3d_xfer *x)
+{
+	char why[CURL_ERROR_SIZE + 64];
+	const char *t;
+
+	x->can_retry = x->attempt < S3D_ATTEMPTS;
+	t = transient(x, why, sizeof(why));
+	if (t && x->can_retry) {
+		schedule_retry(x, t);
+		return;
+	}
+	if (!s3d_xfer_ok(x))
+		s3d_stats.failures++;
+	if (x->ops->done(x) == S3D_XFER_RETRY && x->can_retry)
+		schedule_retry(x, "incomplete response");
+	/* else: @x may be gone */
+}
+
+static void check_done(void)
+{
+	struct s3d_xfer *x;
+	CURLMsg *m;
+	int left;
+
+	while ((m = curl_multi_info_read(loop.multi, &left))) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		x = NULL;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		if (!x)
+			continue;
+		x->cres = m->data.result;
+		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+		xfer_cleanup_attempt(x);
+		xfer_finish(x);
+	}
+}
+
+static int xfer_start(struct s3d_xfer *x)
+{
+	CURLMcode mc;
+	int err;
+
+	x->attempt++;
+	reset_outcome(x);
+	s3d_http_req_free(&x->req);
+	err = x->ops->prepare(x);
+	if (err)
+		return err;
+	x->easy = curl_easy_init();
+	if (!x->easy)
+		return -ENOMEM;
+	loop.inflight++;
+	err = easy_setup(x);
+	if (err)
+		return err;
+	mc = curl_multi_add_handle(loop.multi, x->easy);
+	if (mc != CURLM_OK) {
+		s3d_err("%s %s: curl_multi_add_handle: %s", x->what, x->key,
+			curl_multi_strerror(mc));
+		return -EIO;
+	}
+	s3d_stats.requests++;
+	s3d_dbg("%s %s (attempt %d)", x->req.method, x->req.url, x->attempt);
+	return 0;
+}
+
+static void pump(void)
+{
+	while (loop.inflight < loop.max_inflight &&
+	       !s3d_list_empty(&loop.queue)) {
+		struct s3d_xfer *x = s3d_container_of(loop.queue.next,
+						      struct s3d_xfer, node);
+		int err;
+
+		s3d_list_del(&x->node);
+		x->queued = false;
+		err = xfer_start(x);
+		if (err) {
+			xfer_cleanup_attempt(x);
+			x->err = err;
+			x->can_retry = false;
+			s3d_stats.failures++;
+			x->ops->done(x);
+		}
+	}
+}
+
+/**
+ * s3d_xfer_init() - prepare a transfer for use
+ * @x: the transfer (usually embedded in an operation)
+ * @ops: its callbacks
+ * @what: verb for logs
+ * @key: object key for logs (must outlive @x)
+ */
+void s3d_xfer_init(struct s3d_xfer *x, const struct s3d_xfer_ops *ops,
+		   const char *what, const char *key)
+{
+	memset(x, 0, sizeof(*x));
+	x->ops = ops;
+	x->what = what;
+	x->key = key;
+	s3d_buf_init(&x->resp, S3D_XML_MAX);
+	s3d_list_init(&x->node);
+	s3d_list_init(&x->backoff.node);
+	x->content_length = -1;
+	x->range_start = -1;
+}
+
+/**
+ * s3d_xfer_submit() - queue a transfer (first attempt)
+ * @x: initialized with s3d_xfer_init() and not in flight
+ *
+ * ->done() is called later from the loop, never from in here.
+ */
+void s3d_xfer_submit(struct s3d_xfer *x)
+{
+	x->attempt = 0;
+	s3d_list_add_tail(&x->node, &loop.queue);
+	x->queued = true;
+}
+
+/* Abandon @x wherever it is (queued, backing off, in flight); free buffers. */
+void s3d_xfer_release(struct s3d_xfer *x)
+{
+	if (x->queued)
+		s3d_list_del(&x->node);
+	x->queued = false;
+	s3d_timer_cancel(&x->backoff);
+	xfer_cleanup_attempt(x);
+	s3d_buf_free(&x->resp);
+}
+
+bool s3d_xfer_ok(const struct s3d_xfer *x)
+{
+	return x->cres == CURLE_OK && !x->err && x->status >= 200 &&
+	       x->status < 300;
+}
+
+/**
+ * s3d_xfer_errno() - the errno for a finished transfer, logged
+ * @x: the transfer
+ * @bucket: for the log line
+ *
+ * Logs one line with the operation, the key, the HTTP status and the S3
+ * error code and request id (404 only at debug level: lookups of names that
+ * do not exist are routine).
+ *
+ * Return: 0 for a 2xx response, else a negative errno.
+ */
+int s3d_xfer_errno(struct s3d_xfer *x, const char *bucket)
+{
+	struct s3d_s3error e;
+	int err;
+
+	if (x->err)
+		return x->err;
+	if (x->cres != CURLE_OK) {
+		s3d_err("%s s3://%s/%s: %s%s%s", x->what, bucket, x->key,
+			curl_easy_strerror(x->cres), x->errbuf[0] ? ": " : "",
+			x->errbuf);
+		return -EIO;
+	}
+	if (x->status >= 200 && x->status < 300)
+		return 0;
+	s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e);
+	if (!e.request_id[0])
+		snprintf(e.request_id, sizeof(e.request_id), "%s",
+			 x->request_id[0] ? x->request_id : "-");
+	err = s3d_s3_errno(x->status, e.code);
+	s3d_log(x->status == 404 ? S3D_LOG_DEBUG : S3D_LOG_ERR,
+		"%s s3://%s/%s: HTTP %ld %s%s%s (request id %s)", x->what,
+		bucket, x->key, x->status, e.code[0] ? e.code : "-",
+		e.message[0] ? ": " : "", e.message, e.request_id);
+	return err;
+}
+
+/* ---- the loop ---- */
+
+/**
+ * s3d_loop_init() - create the epoll set and the libcurl multi handle
+ * @max_inflight: most S3 requests in flight at once
+ * @ca_bundle: CA certificates file for TLS, or NULL for the system default
+ *
+ * Return: 0 or -errno (logged).
+ */
+int s3d_loop_init(unsigned int max_inflight, const char *ca_bundle)
+{
+	curl_version_info_data *vi;
+	CURLcode cc;
+
+	s3d_list_init(&loop.queue);
+	s3d_list_init(&loop.timers);
+	s3d_list_init(&loop.dead);
+	s3d_list_init(&loop.curl_timer.node);
+	loop.curl_timer.fn = curl_timeout;
+	loop.max_inflight = max_inflight ?: 1;
+	loop.stop = false;
+
+	cc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (cc) {
+		s3d_err("curl_global_init: %s", curl_easy_strerror(cc));
+		return -EIO;
+	}
+	vi = curl_version_info(CURLVERSION_NOW);
+	if (!vi->ssl_version || !strstr(vi->ssl_version, "OpenSSL"))
+		s3d_warn("libcurl %s uses %s, not OpenSSL", vi->version,
+			 vi->ssl_version ?: "no TLS library");
+	if (ca_bundle) {
+		loop.ca_bundle = strdup(ca_bundle);
+		if (!loop.ca_bundle)
+			goto nomem;
+	}
+	loop.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (loop.epfd < 0) {
+		s3d_err("epoll_create1: %s", strerror(errno));
+		goto fail;
+	}
+	loop.multi = curl_multi_init();
+	if (!loop.multi)
+		goto nomem;
+	curl_multi_setopt(loop.multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
+	curl_multi_setopt(loop.multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	curl_multi_setopt(loop.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+			  (long)loop.max_inflight);
+	/* Keep as many idle connections as we may use at once. */
+	curl_multi_setopt(loop.multi, CURLMOPT_MAXCONNECTS,
+			  (long)loop.max_inflight);
+	return 0;
+nomem:
+	s3d_err("event loop: out of memory");
+fail:
+	s3d_loop_fini();
+	return -ENOMEM;
+}
+
+static void reap_dead(void)
+{
+	while (!s3d_list_empty(&loop.dead)) {
+		struct s3d_watch *w = s3d_container_of(loop.dead.next,
+						       struct s3d_watch, node);
+
+		s3d_list_del(&w->node);
+		free(s3d_container_of(w, struct curl_sock, w));
+	}
+}
+
+void s3d_loop_fini(void)
+{
+	if (loop.multi) {
+		curl_multi_cleanup(loop.multi);
+		loop.multi = NULL;
+	}
+	reap_dead();
+	if (loop.epfd >= 0)
+		close(loop.epfd);
+	loop.epfd = -1;
+	free(loop.ca_bundle);
+	loop.ca_bundle = NULL;
+	curl_global_cleanup();
+}
+
+/* Make s3d_loop_run() return after the current iteration. */
+void s3d_loop_stop(void)
+{
+	loop.stop = true;
+}
+
+/**
+ * s3d_loop_run() - run the loop
+ * @until: if not NULL, return once it says true (checked every iteration)
+ * @arg: its argument
+ *
+ * Return: 0 when stopped, or -errno if epoll_wait() failed.
+ */
+int s3d_loop_run(bool (*until)(void *arg), void *arg)
+{
+	struct epoll_event evs[64];
+	int n, i;
+
+	loop.stop = false;
+	while (!loop.stop) {
+		pump();
+		if (until && until(arg))
+			break;
+		n = epoll_wait(loop.epfd, evs, S3D_ARRAY_SIZE(evs),
+			       timers_timeout());
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			s3d_err("epoll_wait: %s", strerror(errno));
+			return -errno;
+		}
+		for (i = 0; i < n; i++) {
+			struct s3d_watch *w = evs[i].data.ptr;
+
+			if (!w->dead)
+				w->cb(w, evs[i].events);
+		}
+		reap_dead();
+		timers_run();
+	}
+	return 0;
+}

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefsd: the fill daemon of s3cachefs.
+ *
+ * Threading model
+ * ---------------
+ * One thread runs everything, driven by one epoll loop (fetch.c) that
+ * watches the generic netlink socket, a signalfd and every libcurl socket,
+ * with libcurl's timers and our retry back-offs folded into the epoll
+ * timeout. Kernel requests become operations (ops.c) that own their S3
+ * transfers; a transfer progresses only through curl_multi_socket_action(),
+ * so a slow or dead S3 connection never holds up anything else, and many
+ * requests are in flight at once (up to --max-inflight, FIFO beyond).
+ *
+ * Why one thread is enough: the daemon's work is waiting on S3 (tens of
+ * milliseconds per request, far more for big ranges), and that waiting is
+ * all asynchronous. What runs synchronously on the loop is local work:
+ * netlink sends to the kernel, XML parsing of listing pages, metadata
+ * calls on the cache directory, and O_DIRECT writes of at most one piece
+ * (8 MiB) at a time to NVMe, all of which take microseconds to a few
+ * milliseconds. With a single thread no state needs a lock, ordering is
+ * easy to reason about (an operation's completion can never race its own
+ * setup), and the lower-file rules (temp name, rename, never retag in
+ * place) need no cross-thread coordination. libcurl may start short-lived
+ * resolver threads internally; they touch none of our state, and signals
+ * are blocked before any thread exists so only the signalfd sees them.
+ * If NVMe writes ever show up as loop latency, they move to io_uring (or a
+ * writer thread fed through an eventfd) without changing this structure.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+
+#include "s3cachefsd.h"
+
+int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv);
+
+struct options {
+	const char *endpoint;
+	const char *region;
+	const char *ca_bundle;
+	int path_style;		/* -1: by endpoint */
+	bool anonymous;
+	bool daemonize;
+	unsigned int max_inflight;
+	bool selftest;
+};
+
+static struct s3d_s3 s3;
+static struct s3d_watch sigw;
+static int sigfd = -1;
+
+enum {
+	OPT_ENDPOINT = 256,
+	OPT_REGION,
+	OPT_PATH_STYLE,
+	OPT_VIRTUAL_HOST,
+	OPT_MAX_INFLIGHT,
+	OPT_ANONYMOUS,
+	OPT_CA_BUNDLE,
+	OPT_SELFTEST,
+};
+
+static const struct option long_opts[] = {
+	{ "endpoint", required_argument, NULL, OPT_ENDPOINT },
+	{ "region", required_argument, NULL, OPT_REGION },
+	{ "path-style", no_argument, NULL, OPT_PATH_STYLE },
+	{ "virtual-host", no_argument, NULL, OPT_VIRTUAL_HOST },
+	{ "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT },
+	{ "anonymous", no_argument, NULL, OPT_ANONYMOUS },
+	{ "ca-bundle", required_argument, NULL, OPT_CA_BUNDLE },
+	{ "foreground", no_argument, NULL, 'f' },
+	{ "daemonize", no_argument, NULL, 'd' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "selftest", no_argument, NULL, OPT_SELFTEST },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: s3cachefsd [options]\n"
+"       s3cachefsd [options] --selftest COMMAND ARGS...\n"
+"Fill daemon for the s3cachefs kernel module.\n"
+"\n"
+"  --endpoint URL       S3 endpoint (default https://s3.REGION.amazonaws.com)\n"
+"  --region R           signing region (default $AWS_REGION, $AWS_DEFAULT_REGION,\n"
+"                       us-east-1)\n"
+"  --path-style         bucket in the path (default for non-AWS endpoints)\n"
+"  --virtual-host       bucket in the host name (default for AWS)\n"
+"  --anonymous          send unsigned requests (public buckets)\n"
+"  --ca-bundle PATH     CA certificates for TLS (default $AWS_CA_BUNDLE, else\n"
+"                       the system store)\n"
+"  --max-inflight N     S3 requests in flight at most (default 64)\n"
+"  -f, --foreground     stay in the foreground, log to stderr (default)\n"
+"  -d, --daemonize      detach once registered, log to syslog\n"
+"  -v, --verbose        debug logging\n"
+"  -V, --version        print the version\n"
+"\n"
+"Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN], else\n"
+"~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE). SIGHUP reloads.\n"
+"\n"
+"--selftest (debugging without the module):\n"
+"  list BUCKET PREFIX            list one level (all pages)\n"
+"  head BUCKET KEY               object metadata\n"
+"  get BUCKET KEY [OFF LEN]      object bytes to stdout\n"
+"  cache BUCKET PREFIX DIR REQ...  run kernel requests against cache DIR:\n"
+"        list:PATH  lookup:PATH:NAME  fetch:PATH:OFF:LEN[:ETAG]\n"
+"        (one argument at a time; REQ,REQ,... run concurrently)\n");
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	unsigned long n;
+	char *end;
+	int c;
+
+	*o = (struct options){ .path_style = -1, .max_inflight = 64 };
+	while ((c = getopt_long(argc, argv, "+fdvhV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_ENDPOINT:
+			o->endpoint = optarg;
+			break;
+		case OPT_REGION:
+			o->region = optarg;
+			break;
+		case OPT_PATH_STYLE:
+			o->path_style = 1;
+			break;
+		case OPT_VIRTUAL_HOST:
+			o->path_style = 0;
+			break;
+		case OPT_MAX_INFLIGHT:
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || *end || n < 1 || n > 4096) {
+				fprintf(stderr, "s3cachefsd: --max-inflight: want 1..4096, got '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->max_inflight = (unsigned int)n;
+			break;
+		case OPT_ANONYMOUS:
+			o->anonymous = true;
+			break;
+		case OPT_CA_BUNDLE:
+			o->ca_bundle = optarg;
+			break;
+		case 'f':
+			o->daemonize = false;
+			break;
+		case 'd':
+			o->daemonize = true;
+			break;
+		case 'v':
+			s3d_log_level = S3D_LOG_DEBUG;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("s3cachefsd %s (protocol %d)\n", S3D_VERSION,
+			       S3CFS_GENL_VERSION);
+			exit(0);
+		case OPT_SELFTEST:
+			o->selftest = true;
+			break;
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (!o->selftest && optind != argc) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	/* $AWS_CA_BUNDLE only ever names the CA file; nothing else is read. */
+	if (!o->ca_bundle && getenv("AWS_CA_BUNDLE") && *getenv("AWS_CA_BUNDLE"))
+		o->ca_bundle = getenv("AWS_CA_BUNDLE");
+	return 0;
+}
+
+static int load_creds(void)
+{
+	int err;
+
+	if (s3.anonymous) {
+		s3d_info("anonymous: requests are not signed");
+		return 0;
+	}
+	err = s3d_creds_load(&s3.creds);
+	if (err == -ENOENT) {
+		s3d_err("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, write ~/.aws/credentials, or use --anonymous");
+		return err;
+	}
+	if (err)
+		return err;
+	s3d_info("credentials from the %s (key id %s%s)", s3.creds.source,
+		 s3.creds.access_key, s3.creds.token ? ", session token" : "");
+	return 0;
+}
+
+static void on_signal(struct s3d_watch *w, uint32_t events)
+{
+	struct signalfd_siginfo si;
+
+	(void)events;
+	while (read(w->fd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGHUP:
+			s3d_info("SIGHUP: reloading credentials");
+			if (!s3.anonymous && s3d_creds_load(&s3.creds))
+				s3d_err("reloading credentials failed; keeping the old ones");
+			break;
+		default:
+			s3d_info("%s: shutting down (%u requests unfinished; the kernel re-sends them to the next daemon)",
+				 strsignal((int)si.ssi_signo), s3d_ops_pending());
+			s3d_loop_stop();
+		}
+	}
+}
+
+static int signals_init(void)
+{
+	sigset_t set;
+	int err;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sigfd < 0) {
+		err = -errno;
+		s3d_err("signalfd: %s", strerror(errno));
+		return err;
+	}
+	err = s3d_loop_watch(&sigw, sigfd, EPOLLIN, on_signal);
+	if (err)
+		s3d_err("watching signals: %s", strerror(-err));
+	return err;
+}
+
+static void signals_fini(void)
+{
+	if (sigfd < 0)
+		return;
+	s3d_loop_unwatch(&sigw);
+	close(sigfd);
+	sigfd = -1;
+}
+
+/*
+ * Before anything can start a thread: block the signals we take through
+ * the signalfd, and ignore SIGPIPE (a peer closing a socket is an error
+ * return, not a reason to die).
+ */
+static void block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static int run_daemon(const struct options *o)
+{
+	int err;
+
+	err = signals_init();
+	if (err)
+		return err;
+	s3d_ops_init(&s3);
+	err = s3d_nl_init();
+	if (err)
+		goto out_ops;
+	if (o->daemonize) {
+		s3d_log_to_syslog("s3cachefsd");
+		if (daemon(0, 0)) {
+			err = -errno;
+			s3d_err("daemon: %s", strerror(errno));
+			goto out_nl;
+		}
+	}
+	err = s3d_loop_run(NULL, NULL);
+out_nl:
+	s3d_nl_fini();
+out_ops:
+	s3d_ops_fini();
+	signals_fini();
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	int err;
+
+	if (parse_args(argc, argv, &o))
+		return 2;
+	block_signals();
+	srandom((unsigned int)(getpid() ^ s3d_now_ms()));
+
+	err = s3d_s3_init(&s3, o.endpoint, o.region, o.path_style, o.anonymous);
+	if (err)
+		return 1;
+	err = load_creds();
+	if (err)
+		goto out_s3;
+	err = s3d_loop_init(o.max_inflight, o.ca_bundle);
+	if (err)
+		goto out_s3;
+	s3d_info("s3cachefsd %s: %s://%s, region %s, %s, %u in flight%s%s",
+		 S3D_VERSION, s3.scheme, s3.authority, s3.region,
+		 s3.path_style ? "path style" : "virtual-host style",
+		 o.max_inflight, o.ca_bundle ? ", CA bundle " : "",
+		 o.ca_bundle ?: "");
+
+	if (o.selftest)
+		err = s3d_selftest(&s3, argc - optind, argv + optind);
+	else
+		err = run_daemon(&o);
+
+	s3d_loop_fini();
+out_s3:
+	s3d_s3_fini(&s3);
+	s3d_log_once_reset();
+	return err ? 1 : 0;
+}

@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The generic netlink side: resolve the "s3cachefs" family, REGISTER, then
+ * receive requests (kernel -> daemon unicast) and send replies.
+ *
+ * libnl's own receive machinery assumes request/response exchanges that
+ * this socket does not have: requests arrive unsolicited with the kernel's
+ * sequence numbers, and acks for our REGISTER can arrive after requests
+ * the kernel sends from inside its REGISTER handler. So sequence checking
+ * and auto-ack are off, and one NL_CB_MSG_IN callback sees every message
+ * first (acks, errors and requests alike) and always answers NL_SKIP, so
+ * that libnl never turns an NLMSG_ERROR about one reply into a failure of
+ * the whole receive. nl_wait_for_ack() is not used for the same reason: it
+ * returns after the first datagram, ack or not.
+ *
+ * Replies carry NLM_F_REQUEST and no NLM_F_ACK. The kernel still reports
+ * a reply it refuses (an NLMSG_ERROR is sent for any error); a small ring of
+ * recent replies turns its sequence number back into a request id for the
+ * log.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <linux/netlink.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "s3cachefsd.h"
+
+#define RCVBUF_BYTES		(8 << 20)
+#define REGISTER_TIMEOUT_MS	5000
+#define SENT_RING		1024
+
+static struct {
+	struct nl_sock *sk;
+	struct nl_cb *cb;	/* the socket's callbacks (a reference) */
+	int family;
+	struct s3d_watch w;
+	bool watching;
+	uint32_t register_seq;
+	int register_state;	/* 0: waiting, 1: acked, <0: refused */
+	struct {
+		uint32_t seq;
+		uint64_t req_id;
+		int cmd;
+	} sent[SENT_RING];
+	unsigned int sent_next;
+} nl = { .family = -1 };
+
+static struct nla_policy policy[S3CFS_A_MAX + 1] = {
+	[S3CFS_A_VERSION] = { .type = NLA_U32 },
+	[S3CFS_A_REQ_ID] = { .type = NLA_U64 },
+	[S3CFS_A_STATUS] = { .type = NLA_U32 },
+	[S3CFS_A_MOUNT_ID] = { .type = NLA_U32 },
+	[S3CFS_A_BUCKET] = { .type = NLA_STRING, .maxlen = S3CFS_BUCKET_MAX + 1 },
+	[S3CFS_A_PREFIX] = { .type = NLA_STRING, .maxlen = S3CFS_PREFIX_MAX + 1 },
+	[S3CFS_A_CACHE_DIR] = { .type = NLA_STRING, .maxlen = PATH_MAX },
+	[S3CFS_A_CHUNK_SIZE] = { .type = NLA_U32 },
+	[S3CFS_A_PATH] = { .type = NLA_STRING, .maxlen = S3CFS_PATH_MAX + 1 },
+	[S3CFS_A_NAME] = { .type = NLA_STRING, .maxlen = NAME_MAX + 1 },
+	[S3CFS_A_OFFSET] = { .type = NLA_U64 },
+	[S3CFS_A_LENGTH] = { .type = NLA_U64 },
+	[S3CFS_A_ETAG] = { .type = NLA_STRING, .maxlen = S3CFS_ETAG_MAX + 1 },
+};
+
+/* Which attributes each request must carry. */
+static const struct {
+	int cmd;
+	const char *name;
+	uint32_t need;	/* bit per attribute */
+} cmds[] = {
+#define A(x) (1u << S3CFS_A_##x)
+	{ S3CFS_CMD_MOUNT, "MOUNT", A(REQ_ID) | A(MOUNT_ID) | A(BUCKET) |
+		A(PREFIX) | A(CACHE_DIR) | A(CHUNK_SIZE) },
+	{ S3CFS_CMD_UMOUNT, "UMOUNT", A(MOUNT_ID) },
+	{ S3CFS_CMD_FETCH, "FETCH", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
+		A(OFFSET) | A(LENGTH) | A(ETAG) },
+	{ S3CFS_CMD_LOOKUP, "LOOKUP", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
+		A(NAME) },
+	{ S3CFS_CMD_LIST, "LIST", A(REQ_ID) | A(MOUNT_ID) | A(PATH) },
+#undef A
+};
+
+static const char *cmd_name(int cmd)
+{
+	size_t i;
+
+	for (i = 0; i < S3D_ARRAY_SIZE(cmds); i++)
+		if (cmds[i].cmd == cmd)
+			return cmds[i].name;
+	return "?";
+}
+
+/* A string attribute, NUL terminated exactly at its end. */
+static int get_str(struct nlattr **tb, int type, char **out)
+{
+	if (!tb[type])
+		return 0;
+	if (strnlen(nla_data(tb[type]), nla_len(tb[type])) !=
+	    (size_t)nla_len(tb[type]) - 1)
+		return -EINVAL;
+	*out = strdup(nla_data(tb[type]));
+	return *out ? 0 : -ENOMEM;
+}
+
+/**
+ * s3d_nl_parse_req() - turn a kernel request into a struct s3d_req
+ * @nlh: the message (of our family)
+ * @out: the request (free with s3d_req_free()); on -EINVAL, possibly a
+ *	request with only id and mount id set, to be answered -EINVAL
+ *
+ * Return: 0, -EINVAL (malformed; logged) or -ENOMEM.
+ */
+int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out)
+{
+	struct nlattr *tb[S3CFS_A_MAX + 1];
+	struct genlmsghdr *gh = nlmsg_data(nlh);
+	struct s3d_req *r;
+	uint32_t have = 0, need = 0;
+	size_t i;
+	int err;
+
+	*out = NULL;
+	err = genlmsg_parse(nlh, 0, tb, S3CFS_A_MAX, policy);
+	if (err < 0) {
+		s3d_err("malformed request (command %d): %s", gh->cmd,
+			nl_geterror(err));
+		return -EINVAL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->cmd = gh->cmd;
+	for (i = 0; i <= S3CFS_A_MAX; i++)
+		if (tb[i])
+			have |= 1u << i;
+	if (tb[S3CFS_A_REQ_ID])
+		r->id = nla_get_u64(tb[S3CFS_A_REQ_ID]);
+	if (tb[S3CFS_A_MOUNT_ID])
+		r->mount_id = nla_get_u32(tb[S3CFS_A_MOUNT_ID]);
+	if (tb[S3CFS_A_OFFSET])
+		r->off = nla_get_u64(tb[S3CFS_A_OFFSET]);
+	if (tb[S3CFS_A_LENGTH])
+		r->len = nla_get_u64(tb[S3CFS_A_LENGTH]);
+	if (tb[S3CFS_A_CHUNK_SIZE])
+		r->chunk = nla_get_u32(tb[S3CFS_A_CHUNK_SIZE]);
+	err = get_str(tb, S3CFS_A_PATH, &r->path);
+	err = err ?: get_str(tb, S3CFS_A_NAME, &r->name);
+	err = err ?: get_str(tb, S3CFS_A_ETAG, &r->etag);
+	err = err ?: get_str(tb, S3CFS_A_BUCKET, &r->bucket);
+	err = err ?: get_str(tb, S3CFS_A_PREFIX, &r->prefix);
+	err = err ?: get_str(tb, S3CFS_A_CACHE_DIR, &r->cache_dir);
+	for (i = 0; i < S3D_ARRAY_SIZE(cmds); i++)
+		if (cmds[i].cmd == r->cmd)
+			need = cmds[i].need;
+	if (!err && (have & need) != need) {
+		s3d_err("%s request %llu lacks attributes (has %#x, needs %#x)",
+			cmd_name(r->cmd), (unsigned long long)r->id, have, need);
+		err = -EINVAL;
+	}
+	if (err == -EINVAL && !(have & (1u << S3CFS_A_REQ_ID))) {
+		s3d_req_free(r);	/* cannot even be answered */
+		return err;
+	}
+	if (err == -ENOMEM) {
+		s3d_req_free(r);
+		return err;
+	}
+	*out = r;
+	return err;
+}
+
+/**
+ * s3d_nl_build_reply() - the reply to @r
+ * @r: the request
+ * @status: 0 or -errno
+ * @family: the family id
+ *
+ * Return: the message (nlmsg_free() it) or NULL without memory.
+ */
+struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,
+				  int family)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	if (!msg)
+		return NULL;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, 0,
+			 (uint8_t)r->cmd, S3CFS_GENL_VERSION))
+		goto fail;
+	if (nla_put_u64(msg, S3CFS_A_REQ_ID, r->id) < 0 ||
+	    nla_put_u32(msg, S3CFS_A_MOUNT_ID, r->mount_id) < 0 ||
+	    nla_put_s32(msg, S3CFS_A_STATUS, status) < 0)
+		goto fail;
+	if (r->cmd == S3CFS_CMD_FETCH &&
+	    (nla_put_u64(msg, S3CFS_A_OFFSET, r->off) < 0 ||
+	     nla_put_u64(msg, S3CFS_A_LENGTH, r->len) < 0))
+		goto fail;
+	return msg;
+fail:
+	nlmsg_free(msg);
+	return NULL;
+}
+
+static void nl_reply(struct s3d_req *r, int status)
+{
+	struct nl_msg *msg;
+	int err;
+
+	msg = s3d_nl_build_reply(r, status, nl.family);
+	if (!msg) {
+		s3d_err("%s reply to request %llu: out of memory",
+			cmd_name(r->cmd), (unsigned long long)r->id);
+		s3d_req_free(r);
+		return;
+	}
+	err = nl_send_auto(nl.sk, msg);
+	if (err < 0) {
+		s3d_err("%s reply to request %llu: %s", cmd_name(r->cmd),
+			(unsigned long long)r->id, nl_geterror(err));
+	} else {
+		unsigned int i = nl.sent_next++ % SENT_RING;
+
+		nl.sent[i].seq = nlmsg_hdr(msg)->nlmsg_seq;
+		nl.sent[i].req_id = r->id;
+		nl.sent[i].cmd = r->cmd;
+	}
+	nlmsg_free(msg);
+	s3d_req_free(r);
+}
+
+static void on_request(struct nlmsghdr *nlh)
+{
+	struct genlmsghdr *gh = nlmsg_data(nlh);
+	struct s3d_req *r;
+	int err;
+
+	if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
+		return;
+	if (gh->version != S3CFS_GENL_VERSION &&
+	    s3d_log_once("genl-version"))
+		s3d_warn("kernel speaks protocol version %u, we speak %u",
+			 gh->version, S3CFS_GENL_VERSION);
+	err = s3d_nl_parse_req(nlh, &r);
+	if (!r)
+		return;
+	r->reply = nl_reply;
+	if (err) {
+		r->reply(r, err);
+		return;
+	}
+	s3d_dbg("%s request %llu mount %u path '%s'", cmd_name(r->cmd),
+		(unsigned long long)r->id, r->mount_id, r->path ?: "");
+	s3d_req_handle(r);
+}
+
+/* The text of an extended ack, if the kernel attached one. */
+static const char *extack_msg(struct nlmsghdr *nlh)
+{
+	struct nlmsgerr *e = nlmsg_data(nlh);
+	size_t off = sizeof(*e);
+	struct nlattr *a;
+	int rem;
+
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return NULL;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += NLMSG_ALIGN(e->msg.nlmsg_len - NLMSG_HDRLEN);
+	if (NLMSG_HDRLEN + off >= nlh->nlmsg_len)
+		return NULL;
+	rem = (int)(nlh->nlmsg_len - NLMSG_HDRLEN - off);
+	nla_for_each_attr(a, (struct nlattr *)((char *)e + off), rem, rem) {
+		if (nla_type(a) == NLMSGERR_ATTR_MSG && nla_len(a) > 0 &&
+		    ((char *)nla_data(a))[nla_len(a) - 1] == '\0')
+			return nla_data(a);
+	}
+	return NULL;
+}
+
+static void on_error(struct nlmsghdr *nlh)
+{
+	struct nlmsgerr *e = nlmsg_data(nlh);
+	const char *ext;
+	unsigned int i;
+
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+		return;
+	ext = extack_msg(nlh);
+	if (e->msg.nlmsg_seq == nl.register_seq && nl.register_state == 0) {
+		nl.register_state = e->error ? e->error : 1;
+		if (e->error)
+			s3d_err("REGISTER refused by the kernel: %s%s%s",
+				strerror(-e->error), ext ? ": " : "", ext ?: "");
+		return;
+	}
+	if (!e->error)
+		return;
+	for (i = 0; i < SENT_RING; i++) {
+		if (nl.sent[i].seq != e->msg.nlmsg_seq)
+			continue;
+		/* -ENOENT: the request timed out or was cancelled; routine. */
+		s3d_log(e->error == -ENOENT ? S3D_LOG_DEBUG : S3D_LOG_WARN,
+			"kernel refused the %s reply to request %llu: %s%s%s",
+			cmd_name(nl.sent[i].cmd),
+			(unsigned long long)nl.sent[i].req_id,
+			strerror(-e->error), ext ? ": " : "", ext ?: "");
+		return;
+	}
+	s3d_warn("kernel reported an error for message %u: %s%s%s",
+		 e->msg.nlmsg_seq, strerror(-e->error), ext ? ": " : "",
+		 ext ?: "");
+}
+
+static int on_msg_in(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct sockaddr_nl *src = nlmsg_get_src(msg);
+
+	(void)arg;
+	if (src && src->nl_pid != 0) {
+		/* Only the kernel may talk to us (root could try otherwise). */
+		s3d_warn("ignoring netlink message from port %u", src->nl_pid);
+		return NL_SKIP;
+	}
+	switch (nlh->nlmsg_type) {
+	case NLMSG_ERROR:
+		on_error(nlh);
+		break;
+	case NLMSG_NOOP:
+	case NLMSG_DONE:
+		break;
+	case NLMSG_OVERRUN:
+		s3d_err("netlink overrun reported");
+		break;
+	default:
+		if (nlh->nlmsg_type == nl.family)
+			on_request(nlh);
+		else
+			s3d_dbg("ignoring netlink message of type %u",
+				nlh->nlmsg_type);
+	}
+	return NL_SKIP;
+}
+
+static int send_register(void)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	int err;
+
+	if (!msg)
+		return -NLE_NOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl.family, 0,
+			 NLM_F_ACK, S3CFS_CMD_REGISTER, S3CFS_GENL_VERSION) ||
+	    nla_put_u32(msg, S3CFS_A_VERSION, S3CFS_GENL_VERSION) < 0) {
+		nlmsg_free(msg);
+		return -NLE_NOMEM;
+	}
+	err = nl_send_auto(nl.sk, msg);
+	if (err >= 0) {
+		nl.register_seq = nlmsg_hdr(msg)->nlmsg_seq;
+		nl.register_state = 0;
+	}
+	nlmsg_free(msg);
+	return err < 0 ? err : 0;
+}
+
+/* Read whatever is queued; false if the socket failed for good. */
+static bool drain(void)
+{
+	int n;
+
+	for (;;) {
+		n = nl_recvmsgs_report(nl.sk, nl.cb);
+		if (n > 0)
+			continue;
+		if (n == 0)
+			return true;
+		if (n == -NLE_NOMEM) {
+			/*
+			 * ENOBUFS: the receive queue overflowed and requests
+			 * were dropped. Registering again makes the kernel
+			 * re-send everything still pending.
+			 */
+			s3d_err("netlink receive queue overflowed; requests lost, registering again");
+			if (send_register() < 0)
+				return false;
+			continue;
+		}
+		s3d_err("netlink receive: %s", nl_geterror(n));
+		return n != -NLE_BAD_SOCK;
+	}
+}
+
+static void on_readable(struct s3d_watch *w, uint32_t events)
+{
+	(void)w, (void)events;
+	if (!drain()) {
+		s3d_err("netlink socket unusable; stopping");
+		s3d_loop_stop();
+	}
+}
+
+static int wait_registered(void)
+{
+	uint64_t deadline = s3d_now_ms() + REGISTER_TIMEOUT_MS;
+	struct pollfd pfd = { .fd = nl_socket_get_fd(nl.sk), .events = POLLIN };
+
+	while (nl.register_state == 0) {
+		uint64_t now = s3d_now_ms();
+
+		if (now >= deadline) {
+			s3d_err("REGISTER: no answer from the kernel within %d ms",
+				REGISTER_TIMEOUT_MS);
+			return -ETIMEDOUT;
+		}
+		if (poll(&pfd, 1, (int)(deadline - now)) < 0 && errno != EINTR)
+			return -errno;
+		if (!drain())
+			return -EIO;
+	}
+	return nl.register_state < 0 ? nl.register_state : 0;
+}
+
+static int set_sockopts(void)
+{
+	int fd = nl_socket_get_fd(nl.sk), one = 1, size = RCVBUF_BYTES, err;
+
+	/*
+	 * A burst of requests (a re-registration re-sends every pending one)
+	 * must not overflow the queue: ask for a big one, past rmem_max.
+	 */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size))) {
+		err = nl_socket_set_buffer_size(nl.sk, RCVBUF_BYTES, 0);
+		if (err < 0)
+			s3d_warn("netlink receive buffer: %s", nl_geterror(err));
+	}
+	/* Refusals come with the kernel's reason, without our message. */
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	err = nl_socket_set_nonblocking(nl.sk);
+	if (err < 0) {
+		s3d_err("netlink socket: %s", nl_geterror(err));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int resolve_family(void)
+{
+	int err;
+
+	err = genl_connect(nl.sk);
+	if (err < 0) {
+		s3d_err("generic netlink socket: %s", nl_geterror(err));
+		return -EIO;
+	}
+	nl.family = genl_ctrl_resolve(nl.sk, S3CFS_GENL_NAME);
+	if (nl.family == -NLE_OBJ_NOTFOUND) {
+		s3d_err("s3cachefs module not loaded (no generic netlink family \"%s\"; try: modprobe s3cachefs)",
+			S3CFS_GENL_NAME);
+		return -ENOENT;
+	}
+	if (nl.family < 0) {
+		s3d_err("resolving generic netlink family \"%s\": %s",
+			S3CFS_GENL_NAME, nl_geterror(nl.family));
+		return -EIO;
+	}
+	return 0;
+}
+
+/**
+ * s3d_nl_init() - connect to the module and register as its daemon
+ *
+ * Requests may already be handled (and S3 transfers queued) before this
+ * returns, so the loop and the operations must be set up first.
+ *
+ * Return: 0 or -errno (logged; -ENOENT: module not loaded).
+ */
+int s3d_nl_init(void)
+{
+	int err;
+
+	nl.sk = nl_socket_alloc();
+	if (!nl.sk) {
+		s3d_err("netlink: out of memory");
+		return -ENOMEM;
+	}
+	/* Resolve first: libnl's resolver needs the default callbacks. */
+	err = resolve_family();
+	if (err)
+		goto fail;
+	nl_socket_disable_seq_check(nl.sk);
+	nl_socket_disable_auto_ack(nl.sk);
+	nl_socket_modify_cb(nl.sk, NL_CB_MSG_IN, NL_CB_CUSTOM, on_msg_in, NULL);
+	nl.cb = nl_socket_get_cb(nl.sk);
+	err = set_sockopts();
+	if (err)
+		goto fail;
+	err = send_register();
+	if (err < 0) {
+		s3d_err("REGISTER: %s", nl_geterror(err));
+		err = -EIO;
+		goto fail;
+	}
+	err = wait_registered();
+	if (err)
+		goto fail;
+	err = s3d_loop_watch(&nl.w, nl_socket_get_fd(nl.sk), EPOLLIN,
+			     on_readable);
+	if (err) {
+		s3d_err("watching the netlink socket: %s", strerror(-err));
+		goto fail;
+	}
+	nl.watching = true;
+	s3d_info("registered with the s3cachefs module (family %d, protocol %d)",
+		 nl.family, S3CFS_GENL_VERSION);
+	return 0;
+fail:
+	s3d_nl_fini();
+	return err;
+}
+
+/* Closing the socket tells the kernel we are gone; it keeps the requests. */
+void s3d_nl_fini(void)
+{
+	if (nl.watching)
+		s3d_loop_unwatch(&nl.w);
+	nl.watching = false;
+	if (nl.cb)
+		nl_cb_put(nl.cb);
+	nl.cb = NULL;
+	if (nl.sk)
+		nl_socket_free(nl.sk);
+	nl.sk = NULL;
+	nl.family = -1;
+}

@@ -1,0 +1,1160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The mounts, and what the daemon does for each kernel request.
+ *
+ *   MOUNT   open the cache root, check or write the format marker.
+ *   LIST    ListObjectsV2 (delimiter '/', all pages) into the lower dir.
+ *   LOOKUP  HEAD key and LIST key/ (max-keys 1) at once; make the lower
+ *           entry a file, a directory, or nothing.
+ *   FETCH   ranged GET with If-Match into the lower file with O_DIRECT.
+ *
+ * Each request becomes an operation that owns one or two S3 transfers and
+ * finishes by calling r->reply() exactly once. Requests may be repeated
+ * (the kernel re-sends pending ones to a daemon that registers again), so
+ * everything here is idempotent.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "s3cachefsd.h"
+
+struct s3d_mount {
+	struct s3d_list node;	/* on mounts */
+	uint32_t id;
+	int refs;		/* the table's, plus one per operation */
+	char *bucket;
+	char *prefix;
+	char *cache_dir;
+	uint32_t chunk;
+	int rootfd;		/* O_PATH */
+};
+
+static struct s3d_s3 *s3;
+static struct s3d_list mounts = { &mounts, &mounts };
+static unsigned int pending;
+
+/* ---- requests ---- */
+
+void s3d_req_free(struct s3d_req *r)
+{
+	if (!r)
+		return;
+	free(r->path);
+	free(r->name);
+	free(r->etag);
+	free(r->bucket);
+	free(r->prefix);
+	free(r->cache_dir);
+	free(r);
+}
+
+static void finish(struct s3d_req *r, int status)
+{
+	pending--;
+	s3d_dbg("request %llu (cmd %d) done: %d", (unsigned long long)r->id,
+		r->cmd, status);
+	r->reply(r, status);
+}
+
+unsigned int s3d_ops_pending(void)
+{
+	return pending;
+}
+
+/* ---- mounts ---- */
+
+static void mount_put(struct s3d_mount *m)
+{
+	if (--m->refs)
+		return;
+	if (m->rootfd >= 0)
+		close(m->rootfd);
+	free(m->bucket);
+	free(m->prefix);
+	free(m->cache_dir);
+	free(m);
+}
+
+static struct s3d_mount *mount_get(uint32_t id)
+{
+	struct s3d_list *pos;
+
+	for (pos = mounts.next; pos != &mounts; pos = pos->next) {
+		struct s3d_mount *m = s3d_container_of(pos, struct s3d_mount, node);
+
+		if (m->id == id) {
+			m->refs++;
+			return m;
+		}
+	}
+	return NULL;
+}
+
+static void mount_forget(uint32_t id)
+{
+	struct s3d_mount *m = mount_get(id);
+
+	if (!m)
+		return;
+	s3d_list_del(&m->node);
+	mount_put(m);	/* the table's reference */
+	mount_put(m);	/* ours */
+}
+
+static int mount_check(const struct s3d_req *r)
+{
+	if (!r->bucket || !s3d_bucket_valid(r->bucket))
+		return -EINVAL;
+	if (!r->prefix || !s3d_prefix_valid(r->prefix))
+		return -EINVAL;
+	if (!r->cache_dir || r->cache_dir[0] != '/')
+		return -EINVAL;
+	if (r->chunk < S3CFS_CHUNK_MIN || r->chunk > S3CFS_CHUNK_MAX ||
+	    (r->chunk & (r->chunk - 1)))
+		return -EINVAL;
+	return 0;
+}
+
+static void do_mount(struct s3d_req *r)
+{
+	struct s3d_mount *m;
+	int err;
+
+	err = mount_check(r);
+	if (err) {
+		s3d_err("mount %u: invalid parameters (bucket, prefix, cache dir or chunk size %u)",
+			r->mount_id, r->chunk);
+		goto out;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		err = -ENOMEM;
+		goto out;
+	}
+	m->rootfd = -1;
+	m->refs = 1;
+	m->id = r->mount_id;
+	m->chunk = r->chunk;
+	m->bucket = strdup(r->bucket);
+	m->prefix = strdup(r->prefix);
+	m->cache_dir = strdup(r->cache_dir);
+	if (!m->bucket || !m->prefix || !m->cache_dir) {
+		err = -ENOMEM;
+		goto put;
+	}
+	err = s3d_store_open_root(r->cache_dir, &m->rootfd);
+	if (err) {
+		s3d_err("mount %u: cache directory %s: %s", r->mount_id,
+			r->cache_dir, strerror(-err));
+		goto put;
+	}
+	err = s3d_store_check_format(m->rootfd, m->bucket, m->prefix);
+	if (err) {
+		s3d_err("mount %u: cache directory %s refused for s3://%s/%s: %s",
+			r->mount_id, r->cache_dir, m->bucket, m->prefix,
+			strerror(-err));
+		goto put;
+	}
+	/* A MOUNT for a known id (the kernel re-sends them) replaces it. */
+	mount_forget(m->id);
+	s3d_list_add_tail(&m->node, &mounts);
+	s3d_info("mount %u: s3://%s/%s cached in %s (chunk %u KiB)", m->id,
+		 m->bucket, m->prefix, m->cache_dir, m->chunk >> 10);
+	goto out;
+put:
+	mount_put(m);
+out:
+	finish(r, err);
+}
+
+/* ---- helpers shared by the operations ---- */
+
+/* PATH = PARENT "/" NAME; PARENT is "" for a top-level name. */
+static int split_path(const char *path, char **parent, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+
+	*parent = slash ? strndup(path, slash - path) : strdup("");
+	*name = slash ? slash + 1 : path;
+	return *parent ? 0 : -ENOMEM;
+}
+
+static void log_skip(const struct s3d_mount *m, const char *key,
+		     const char *why)
+{
+	char once[S3D_KEY_MAX + 32];
+
+	snprintf(once, sizeof(once), "%u:%s", m->id, key);
+	if (s3d_log_once(once))
+		s3d_warn("s3://%s/%s: %s", m->bucket, key, why);
+}
+
+static int list_prepare(struct s3d_xfer *x, const struct s3d_mount *m,
+			const char *prefix, const char *token, bool one)
+{
+	struct s3d_kv q[5];
+	size_t n = 0;
+
+	q[n++] = (struct s3d_kv){ "list-type", "2" };
+	q[n++] = (struct s3d_kv){ "prefix", prefix };
+	if (one)
+		q[n++] = (struct s3d_kv){ "max-keys", "1" };
+	else
+		q[n++] = (struct s3d_kv){ "delimiter", "/" };
+	if (token)
+		q[n++] = (struct s3d_kv){ "continuation-token", token };
+	return s3d_s3_build(s3, "GET", m->bucket, "", q, n, NULL, 0,
+			    time(NULL), &x->req);
+}
+
+static int head_prepare(struct s3d_xfer *x, const struct s3d_mount *m,
+			const char *key)
+{
+	return s3d_s3_build(s3, "HEAD", m->bucket, key, NULL, 0, NULL, 0,
+			    time(NULL), &x->req);
+}
+
+/* Metadata of the object a successful HEAD describes. */
+static int head_meta(const struct s3d_xfer *x, struct s3d_meta *meta)
+{
+	if (!x->has_etag || x->content_length < 0)
+		return -EIO;
+	meta->etag = x->etag;
+	meta->size = (uint64_t)x->content_length;
+	meta->mtime = x->last_modified;
+	return 0;
+}
+
+/* ---- LIST ---- */
+
+enum { SEEN_FILE = 1, SEEN_DIR = 2 };
+
+struct deferred {
+	struct deferred *next;
+	struct s3d_obj obj;
+	char name[];
+};
+
+struct list_op {
+	struct s3d_req *r;
+	struct s3d_mount *m;
+	char *lp;		/* listing prefix */
+	int dirfd;
+	bool at_root;
+	char *token;		/* continuation token for the next page */
+	struct s3d_strset seen;
+	struct deferred *deferred;	/* files whose name is a dir on disk */
+	unsigned int pages;
+	struct s3d_xfer x;
+};
+
+static void list_finish(struct list_op *op, int err)
+{
+	struct s3d_req *r = op->r;
+
+	while (op->deferred) {
+		struct deferred *d = op->deferred;
+
+		op->deferred = d->next;
+		free(d->obj.etag);
+		free(d);
+	}
+	s3d_xfer_release(&op->x);
+	s3d_strset_free(&op->seen);
+	if (op->dirfd >= 0)
+		close(op->dirfd);
+	mount_put(op->m);
+	free(op->lp);
+	free(op->token);
+	free(op);
+	finish(r, err);
+}
+
+static int list_page_prepare(struct s3d_xfer *x)
+{
+	struct list_op *op = s3d_container_of(x, struct list_op, x);
+
+	return list_prepare(x, op->m, op->lp, op->token, false);
+}
+
+static int list_dir(struct list_op *op, const char *cp)
+{
+	char name[256];
+	size_t len;
+	const char *p = s3d_list_name(op->lp, cp, true, &len);
+	int err;
+
+	if (!p || !s3d_name_valid(p, len, op->at_root)) {
+		log_skip(op->m, cp, "common prefix is not a usable directory name; skipped");
+		return 0;
+	}
+	memcpy(name, p, len);
+	name[len] = '\0';
+	if (s3d_strset_put(&op->seen, name, SEEN_DIR) < 0)
+		return -ENOMEM;
+	err = s3d_store_ensure_dir(op->dirfd, name, true);
+	if (err == 1)
+		log_skip(op->m, cp, "a directory replaces the object of the same name");
+	return err < 0 ? err : 0;
+}
+
+static int defer_file(struct list_op *op, const char *name,
+		      const struct s3d_obj *o)
+{
+	struct deferred *d = calloc(1, sizeof(*d) + strlen(name) + 1);
+
+	if (!d)
+		return -ENOMEM;
+	strcpy(d->name, name);
+	d->obj = *o;
+	d->obj.key = NULL;
+	d->obj.etag = strdup(o->etag);
+	if (!d->obj.etag) {
+		free(d);
+		return -ENOMEM;
+	}
+	d->next = op->deferred;
+	op->deferred = d;
+	return 0;
+}
+
+static int list_file(struct list_op *op, const struct s3d_obj *o)
+{
+	struct s3d_meta meta = { o->etag, o->size, o->mtime };
+	const char *p;
+	size_t len;
+	int seen, err;
+
+	if (!strcmp(o->key, op->lp))
+		return 0;	/* the "dir/" marker object itself */
+	p = s3d_list_name(op->lp, o->key, false, &len);
+	if (!p || !s3d_name_valid(p, len, op->at_root)) {
+		log_skip(op->m, o->key, "key is not a usable file name; skipped");
+		return 0;
+	}
+	if (s3d_strset_get(&op->seen, p, &seen) && seen == SEEN_DIR) {
+		log_skip(op->m, o->key, "object hidden by a directory of the same name");
+		return 0;
+	}
+	if (s3d_strset_put(&op->seen, p, SEEN_FILE) < 0)
+		return -ENOMEM;
+	/*
+	 * A directory on disk may yet be confirmed by a common prefix on a
+	 * later page; only replace it (and its cached contents) at the end.
+	 */
+	err = s3d_store_ensure_file(op->dirfd, p, &meta, false);
+	if (err == -EISDIR)
+		return defer_file(op, p, o);
+	return err < 0 ? err : 0;
+}
+
+static int list_apply(struct list_op *op, const struct s3d_list_page *pg)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < pg->nprefixes; i++) {
+		err = list_dir(op, pg->prefixes[i]);
+		if (err)
+			return err;
+	}
+	for (i = 0; i < pg->nobjs; i++) {
+		err = list_file(op, &pg->objs[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int list_deferred(struct list_op *op)
+{
+	struct deferred *d;
+	int seen, err;
+
+	for (d = op->deferred; d; d = d->next) {
+		struct s3d_meta meta = { d->obj.etag, d->obj.size, d->obj.mtime };
+
+		if (!s3d_strset_get(&op->seen, d->name, &seen) ||
+		    seen != SEEN_FILE)
+			continue;
+		err = s3d_store_ensure_file(op->dirfd, d->name, &meta, true);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static bool list_keep(const char *name, void *arg)
+{
+	struct list_op *op = arg;
+
+	return s3d_strset_get(&op->seen, name, NULL);
+}
+
+static void list_complete(struct list_op *op)
+{
+	int err;
+
+	err = list_deferred(op);
+	err = err ?: s3d_store_prune(op->dirfd, op->at_root, list_keep, op);
+	err = err ?: s3d_store_set_listed(op->dirfd, time(NULL));
+	if (err)
+		s3d_err("LIST s3://%s/%s: cache directory: %s", op->m->bucket,
+			op->lp, strerror(-err));
+	else
+		s3d_dbg("LIST s3://%s/%s: %zu entries in %u pages",
+			op->m->bucket, op->lp, op->seen.count, op->pages);
+	list_finish(op, err);
+}
+
+static int list_page_done(struct s3d_xfer *x)
+{
+	struct list_op *op = s3d_container_of(x, struct list_op, x);
+	struct s3d_list_page pg;
+	char why[160];
+	int err;
+
+	err = s3d_xfer_errno(x, op->m->bucket);
+	if (err)
+		goto fail;
+	op->pages++;
+	err = s3d_xml_parse_list(s3d_buf_str(&x->resp), x->resp.len, &pg,
+				 why, sizeof(why));
+	if (err) {
+		s3d_err("LIST s3://%s/%s: unusable response (page %u): %s",
+			op->m->bucket, op->lp, op->pages, why);
+		err = -EIO;
+	}
+	err = err ?: list_apply(op, &pg);
+	if (!err && pg.truncated) {
+		if (op->token && !strcmp(op->token, pg.next_token)) {
+			s3d_err("LIST s3://%s/%s: server repeated continuation token",
+				op->m->bucket, op->lp);
+			err = -EIO;
+		} else {
+			free(op->token);
+			op->token = pg.next_token;
+			pg.next_token = NULL;
+		}
+	}
+	if (!err && pg.truncated) {
+		s3d_list_page_free(&pg);
+		s3d_xfer_submit(x);
+		return 0;
+	}
+	s3d_list_page_free(&pg);
+	if (err)
+		goto fail;
+	list_complete(op);
+	return 0;
+fail:
+	if (err != -EIO && err != -ENOENT && err != -EACCES)
+		s3d_err("LIST s3://%s/%s: %s", op->m->bucket, op->lp,
+			strerror(-err));
+	list_finish(op, err);
+	return 0;
+}
+
+static const struct s3d_xfer_ops list_ops = {
+	.prepare = list_page_prepare,
+	.done = list_page_done,
+};
+
+static void do_list(struct s3d_req *r, struct s3d_mount *m)
+{
+	struct list_op *op;
+	int err;
+
+	op = calloc(1, sizeof(*op));
+	if (!op) {
+		mount_put(m);
+		finish(r, -ENOMEM);
+		return;
+	}
+	op->r = r;
+	op->m = m;
+	op->dirfd = -1;
+	op->at_root = !*r->path;
+	s3d_strset_init(&op->seen);
+	s3d_xfer_init(&op->x, &list_ops, "LIST", "");
+	op->lp = s3d_list_prefix(m->prefix, r->path);
+	if (!op->lp) {
+		list_finish(op, -errno);
+		return;
+	}
+	op->x.key = op->lp;
+	err = s3d_store_open_dir(m->rootfd, r->path, true, &op->dirfd);
+	if (err) {
+		s3d_err("LIST %s: cache directory %s/%s: %s", op->lp,
+			m->cache_dir, r->path, strerror(-err));
+		list_finish(op, err);
+		return;
+	}
+	s3d_xfer_submit(&op->x);
+}
+
+/* ---- LOOKUP ---- */
+
+struct lookup_op {
+	struct s3d_req *r;
+	struct s3d_mount *m;
+	char *key;
+	char *dirprefix;	/* key + "/" */
+	int left;		/* transfers still running */
+	struct s3d_xfer head;
+	struct s3d_xfer list;
+};
+
+static void lookup_finish(struct lookup_op *op, int err)
+{
+	struct s3d_req *r = op->r;
+
+	s3d_xfer_release(&op->head);
+	s3d_xfer_release(&op->list);
+	mount_put(op->m);
+	free(op->key);
+	free(op->dirprefix);
+	free(op);
+	finish(r, err);
+}
+
+static int lookup_head_prepare(struct s3d_xfer *x)
+{
+	struct lookup_op *op = s3d_container_of(x, struct lookup_op, head);
+
+	return head_prepare(x, op->m, op->key);
+}
+
+static int lookup_list_prepare(struct s3d_xfer *x)
+{
+	struct lookup_op *op = s3d_container_of(x, struct lookup_op, list);
+
+	return list_prepare(x, op->m, op->dirprefix, NULL, true);
+}
+
+/* 1: the listing shows a directory, 0: it does not, <0: it failed. */
+static int lookup_is_dir(struct lookup_op *op)
+{
+	struct s3d_list_page pg;
+	char why[160];
+	int err;
+
+	err = s3d_xfer_errno(&op->list, op->m->bucket);
+	if (err)
+		return err;
+	err = s3d_xml_parse_list(s3d_buf_str(&op->list.resp), op->list.resp.len,
+				 &pg, why, sizeof(why));
+	if (err) {
+		s3d_err("LIST s3://%s/%s: unusable response: %s", op->m->bucket,
+			op->dirprefix, why);
+		return -EIO;
+	}
+	err = pg.nobjs + pg.nprefixes > 0;
+	s3d_list_page_free(&pg);
+	return err;
+}
+
+static int lookup_apply(struct lookup_op *op, bool dir, struct s3d_meta *meta)
+{
+	const char *name = op->r->name;
+	int dirfd, err;
+
+	err = s3d_store_open_dir(op->m->rootfd, op->r->path, true, &dirfd);
+	if (err) {
+		s3d_err("LOOKUP %s: cache directory %s/%s: %s", op->key,
+			op->m->cache_dir, op->r->path, strerror(-err));
+		return err;
+	}
+	if (dir)
+		err = s3d_store_ensure_dir(dirfd, name, true);
+	else
+		err = s3d_store_ensure_file(dirfd, name, meta, true);
+	if (err == 1 && dir)
+		log_skip(op->m, op->key, "a directory replaces the object of the same name");
+	close(dirfd);
+	if (err < 0)
+		s3d_err("LOOKUP %s: cache entry: %s", op->key, strerror(-err));
+	return err < 0 ? err : 0;
+}
+
+/* Neither an object nor a prefix: drop whatever the cache still has. */
+static int lookup_negative(struct lookup_op *op)
+{
+	int dirfd, err;
+
+	err = s3d_store_open_dir(op->m->rootfd, op->r->path, false, &dirfd);
+	if (err)
+		return -ENOENT;
+	err = s3d_store_remove(dirfd, op->r->name);
+	close(dirfd);
+	if (err)
+		s3d_err("LOOKUP %s: removing stale cache entry: %s", op->key,
+			strerror(-err));
+	return -ENOENT;
+}
+
+static void lookup_decide(struct lookup_op *op)
+{
+	struct s3d_meta meta;
+	int is_dir, err;
+
+	is_dir = lookup_is_dir(op);
+	if (is_dir == 1) {
+		lookup_finish(op, lookup_apply(op, true, NULL));
+		return;
+	}
+	if (s3d_xfer_ok(&op->head)) {
+		err = head_meta(&op->head, &meta);
+		if (err)
+			s3d_err("HEAD s3://%s/%s: response without ETag or Content-Length",
+				op->m->bucket, op->key);
+		else
+			err = lookup_apply(op, false, &meta);
+		lookup_finish(op, err);
+		return;
+	}
+	err = s3d_xfer_errno(&op->head, op->m->bucket);
+	if (err == -ENOENT && is_dir == 0)
+		err = lookup_negative(op);
+	else if (err == -ENOENT)
+		err = is_dir;	/* the listing failed: that is the answer */
+	lookup_finish(op, err);
+}
+
+static int lookup_head_done(struct s3d_xfer *x)
+{
+	struct lookup_op *op = s3d_container_of(x, struct lookup_op, head);
+
+	if (--op->left == 0)
+		lookup_decide(op);
+	return 0;
+}
+
+static int lookup_list_done(struct s3d_xfer *x)
+{
+	struct lookup_op *op = s3d_container_of(x, struct lookup_op, list);
+
+	if (--op->left == 0)
+		lookup_decide(op);
+	return 0;
+}
+
+static const struct s3d_xfer_ops lookup_head_ops = {
+	.prepare = lookup_head_prepare,
+	.done = lookup_head_done,
+};
+
+static const struct s3d_xfer_ops lookup_list_ops = {
+	.prepare = lookup_list_prepare,
+	.done = lookup_list_done,
+};
+
+static void do_lookup(struct s3d_req *r, struct s3d_mount *m)
+{
+	struct lookup_op *op;
+	size_t n;
+
+	if (!r->name || !s3d_name_valid(r->name, strlen(r->name), !*r->path)) {
+		/* Names we never map do not exist as far as anyone can see. */
+		mount_put(m);
+		finish(r, -ENOENT);
+		return;
+	}
+	op = calloc(1, sizeof(*op));
+	if (!op) {
+		mount_put(m);
+		finish(r, -ENOMEM);
+		return;
+	}
+	op->r = r;
+	op->m = m;
+	s3d_xfer_init(&op->head, &lookup_head_ops, "HEAD", "");
+	s3d_xfer_init(&op->list, &lookup_list_ops, "LIST", "");
+	op->key = s3d_key_of(m->prefix, r->path, r->name);
+	if (!op->key) {
+		lookup_finish(op, -errno);
+		return;
+	}
+	n = strlen(op->key);
+	op->dirprefix = malloc(n + 2);
+	if (!op->dirprefix) {
+		lookup_finish(op, -ENOMEM);
+		return;
+	}
+	memcpy(op->dirprefix, op->key, n);
+	strcpy(op->dirprefix + n, "/");
+	op->head.key = op->key;
+	op->list.key = op->dirprefix;
+	op->left = 2;
+	s3d_xfer_submit(&op->head);
+	s3d_xfer_submit(&op->list);
+}
+
+/* ---- FETCH ---- */
+
+struct fetch_op {
+	struct s3d_req *r;
+	struct s3d_mount *m;
+	char *key;
+	int fd;			/* lower file, O_RDWR | O_DIRECT */
+	uint64_t size;		/* object (and lower file) size */
+	uint64_t start, end;	/* [start, end) is filled */
+	uint64_t done;		/* [start, start + done) is written */
+	char *buf;		/* 4096-aligned piece buffer */
+	size_t bufsz;
+	size_t fill;		/* buf holds [start + done, ... + fill) */
+	uint64_t skip;		/* 200 reply: bytes before our range */
+	bool checked;		/* response headers vetted this attempt */
+	bool etag_bad;		/* response ETag is not the one we want */
+	bool full;		/* got it all from a 200, aborted the rest */
+	bool renew;		/* stale path: the cache file itself was bad */
+	struct s3d_xfer x;	/* the GET, then the HEAD if stale */
+};
+
+static void fetch_finish(struct fetch_op *op, int err)
+{
+	struct s3d_req *r = op->r;
+
+	s3d_xfer_release(&op->x);
+	if (op->fd >= 0)
+		close(op->fd);
+	free(op->buf);
+	mount_put(op->m);
+	free(op->key);
+	free(op);
+	finish(r, err);
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/*
+ * Write @len bytes of the buffer at start + done. Only the very last piece
+ * of the object may be unaligned: it is written rounded up to the block
+ * size and the file truncated back to the object size afterwards.
+ *
+ * No fdatasync: on ext4 and xfs a direct write into a hole allocates
+ * unwritten extents and converts them to written only when the write has
+ * completed, so after a crash the range reads back as a hole (missing, to
+ * be fetched again), never as garbage presented as data.
+ */
+static int fetch_write(struct fetch_op *op, size_t len)
+{
+	uint64_t off = op->start + op->done;
+	size_t alen = round_up(len, S3D_DIO_ALIGN), put = 0;
+	ssize_t n;
+
+	if (alen != len && off + len != op->size)
+		return -EINVAL;		/* cannot happen: ranges are aligned */
+	memset(op->buf + len, 0, alen - len);
+	while (put < alen) {
+		n = pwrite(op->fd, op->buf + put, alen - put, (off_t)(off + put));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		put += n;
+	}
+	if (alen != len && ftruncate(op->fd, (off_t)op->size))
+		return -errno;
+	return 0;
+}
+
+static int fetch_get_prepare(struct s3d_xfer *x)
+{
+	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
+	char range[64];
+	struct s3d_kv h[2];
+
+	/* A retry resumes after the pieces already written. */
+	op->fill = 0;
+	op->skip = 0;
+	op->checked = false;
+	op->full = false;
+	snprintf(range, sizeof(range), "bytes=%llu-%llu",
+		 (unsigned long long)(op->start + op->done),
+		 (unsigned long long)(op->end - 1));
+	h[0] = (struct s3d_kv){ "Range", range };
+	h[1] = (struct s3d_kv){ "If-Match", op->r->etag };
+	return s3d_s3_build(s3, "GET", op->m->bucket, op->key, NULL, 0, h, 2,
+			    time(NULL), &x->req);
+}
+
+/* First body bytes of an attempt: is this the response we asked for? */
+static bool fetch_vet(struct fetch_op *op, struct s3d_xfer *x)
+{
+	op->checked = true;
+	if (!x->has_etag || strcmp(x->etag, op->r->etag)) {
+		op->etag_bad = true;
+		return false;
+	}
+	if (x->status == 206) {
+		if (x->range_start != (int64_t)(op->start + op->done)) {
+			s3d_err("GET s3://%s/%s: asked for bytes from %llu, got a range from %lld",
+				op->m->bucket, op->key,
+				(unsigned long long)(op->start + op->done),
+				(long long)x->range_start);
+			x->err = -EIO;
+			return false;
+		}
+		return true;
+	}
+	/* 200: the server ignored Range and sends the whole object. */
+	op->skip = op->start + op->done;
+	return true;
+}
+
+static size_t fetch_body(struct s3d_xfer *x, const char *p, size_t n)
+{
+	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
+	size_t taken = n, c;
+	uint64_t want;
+	int err;
+
+	if (!op->checked && !fetch_vet(op, x))
+		return 0;
+	while (n) {
+		if (op->skip) {
+			c = S3D_MIN((uint64_t)n, op->skip);
+			op->skip -= c;
+			p += c;
+			n -= c;
+			continue;
+		}
+		want = op->end - op->start - op->done - op->fill;
+		if (!want) {
+			if (x->status == 200) {
+				op->full = true;	/* rest is not ours */
+				return 0;
+			}
+			s3d_err("GET s3://%s/%s: response longer than the range asked for",
+				op->m->bucket, op->key);
+			x->err = -EIO;
+			return 0;
+		}
+		c = S3D_MIN(S3D_MIN((uint64_t)n, want), op->bufsz - op->fill);
+		memcpy(op->buf + op->fill, p, c);
+		op->fill += c;
+		p += c;
+		n -= c;
+		if (op->fill == op->bufsz) {
+			err = fetch_write(op, op->fill);
+			if (err) {
+				x->err = err;
+				return 0;
+			}
+			op->done += op->fill;
+			op->fill = 0;
+		}
+	}
+	return taken;
+}
+
+static void fetch_stale(struct fetch_op *op, const char *why);
+
+static int fetch_get_done(struct s3d_xfer *x)
+{
+	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
+	uint64_t got = op->done + op->fill, total = op->end - op->start;
+	int err;
+
+	if (op->etag_bad) {
+		fetch_stale(op, x->has_etag ? "the response carries another ETag" :
+				"the response carries no ETag");
+		return 0;
+	}
+	if (x->cres == CURLE_OK && x->status == 412) {
+		fetch_stale(op, "precondition failed (If-Match)");
+		return 0;
+	}
+	if (x->err) {
+		s3d_err("GET s3://%s/%s: writing to the cache file: %s",
+			op->m->bucket, op->key, strerror(-x->err));
+		fetch_finish(op, x->err);
+		return 0;
+	}
+	if (!op->full) {
+		err = s3d_xfer_errno(x, op->m->bucket);
+		if (err) {
+			fetch_finish(op, err);
+			return 0;
+		}
+	}
+	if (got != total) {
+		if (x->can_retry)
+			return S3D_XFER_RETRY;
+		s3d_err("GET s3://%s/%s: body ended after %llu of %llu bytes, giving up",
+			op->m->bucket, op->key, (unsigned long long)got,
+			(unsigned long long)total);
+		fetch_finish(op, -EIO);
+		return 0;
+	}
+	err = op->fill ? fetch_write(op, op->fill) : 0;
+	if (err)
+		s3d_err("GET s3://%s/%s: writing to the cache file: %s",
+			op->m->bucket, op->key, strerror(-err));
+	else
+		s3d_dbg("GET s3://%s/%s: %llu bytes at %llu cached",
+			op->m->bucket, op->key, (unsigned long long)total,
+			(unsigned long long)op->start);
+	fetch_finish(op, err);
+	return 0;
+}
+
+static const struct s3d_xfer_ops fetch_get_ops = {
+	.prepare = fetch_get_prepare,
+	.body = fetch_body,
+	.done = fetch_get_done,
+};
+
+static int fetch_head_prepare(struct s3d_xfer *x)
+{
+	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
+
+	return head_prepare(x, op->m, op->key);
+}
+
+/* The object changed (or its cache file vanished): renew the file. */
+static int fetch_head_done(struct s3d_xfer *x)
+{
+	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
+	const char *name;
+	struct s3d_meta meta;
+	char *parent;
+	int dirfd, err;
+
+	err = s3d_xfer_errno(x, op->m->bucket);
+	if (!err)
+		err = head_meta(x, &meta);
+	err = err ?: split_path(op->r->path, &parent, &name);
+	if (err) {
+		/* Deleted: the kernel learns it from -ENOENT; LIST cleans up. */
+		fetch_finish(op, err);
+		return 0;
+	}
+	if (!op->renew && !strcmp(meta.etag, op->r->etag)) {
+		/*
+		 * S3 says the object is the version we asked for, yet the GET
+		 * disagreed. Renewing the file would only send the kernel
+		 * round again; let the read fail instead.
+		 */
+		s3d_err("s3://%s/%s: GET and HEAD disagree about ETag %s",
+			op->m->bucket, op->key, op->r->etag);
+		free(parent);
+		fetch_finish(op, -EIO);
+		return 0;
+	}
+	err = s3d_store_open_dir(op->m->rootfd, parent, true, &dirfd);
+	free(parent);
+	if (!err) {
+		err = s3d_store_replace_file(dirfd, name, &meta);
+		close(dirfd);
+	}
+	if (err) {
+		s3d_err("FETCH %s: replacing the cache file: %s", op->key,
+			strerror(-err));
+		fetch_finish(op, err);
+		return 0;
+	}
+	s3d_info("s3://%s/%s: now ETag %s, %llu bytes; cache file renewed",
+		 op->m->bucket, op->key, meta.etag,
+		 (unsigned long long)meta.size);
+	fetch_finish(op, -ESTALE);
+	return 0;
+}
+
+static const struct s3d_xfer_ops fetch_head_ops = {
+	.prepare = fetch_head_prepare,
+	.done = fetch_head_done,
+};
+
+static void fetch_stale(struct fetch_op *op, const char *why)
+{
+	s3d_info("GET s3://%s/%s (ETag %s): %s; checking the object",
+		 op->m->bucket, op->key, op->r->etag, why);
+	s3d_xfer_release(&op->x);
+	s3d_xfer_init(&op->x, &fetch_head_ops, "HEAD", op->key);
+	s3d_xfer_submit(&op->x);
+}
+
+/* Argument checks; the kernel validates too, but trust nothing. */
+static int fetch_check(const struct s3d_req *r, const struct s3d_mount *m)
+{
+	if (!*r->path || !r->etag || !*r->etag || !r->len)
+		return -EINVAL;
+	if (r->off % m->chunk || r->off > UINT64_MAX - r->len)
+		return -EINVAL;
+	return 0;
+}
+
+static int fetch_open(struct fetch_op *op)
+{
+	char etag[S3CFS_ETAG_MAX + 2];
+	struct stat st;
+	int err;
+
+	err = s3d_store_open_file(op->m->rootfd, op->r->path,
+				  O_RDWR | O_DIRECT, &op->fd);
+	if (err)
+		return err;
+	err = s3d_store_get_etag(op->fd, etag, sizeof(etag));
+	if (err == -ENODATA)
+		return -ENOENT;		/* not one of ours: renew it */
+	if (err)
+		return err;
+	if (strcmp(etag, op->r->etag))
+		return -ESTALE;		/* already replaced by a newer one */
+	if (fstat(op->fd, &st))
+		return -errno;
+	op->size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static void do_fetch(struct s3d_req *r, struct s3d_mount *m)
+{
+	struct fetch_op *op;
+	uint64_t len;
+	int err;
+
+	err = fetch_check(r, m);
+	if (err) {
+		s3d_err("FETCH %s: invalid request (offset %llu, length %llu)",
+			r->path, (unsigned long long)r->off,
+			(unsigned long long)r->len);
+		mount_put(m);
+		finish(r, err);
+		return;
+	}
+	op = calloc(1, sizeof(*op));
+	if (!op) {
+		mount_put(m);
+		finish(r, -ENOMEM);
+		return;
+	}
+	op->r = r;
+	op->m = m;
+	op->fd = -1;
+	s3d_xfer_init(&op->x, &fetch_get_ops, "GET", "");
+	op->key = s3d_key_of(m->prefix, r->path, NULL);
+	if (!op->key) {
+		fetch_finish(op, -errno);
+		return;
+	}
+	op->x.key = op->key;
+	err = fetch_open(op);
+	if (err == -ENOENT) {
+		op->renew = true;
+		fetch_stale(op, "no usable cache file");
+		return;
+	}
+	if (err) {
+		if (err != -ESTALE)
+			s3d_err("FETCH %s: cache file %s/%s: %s", op->key,
+				m->cache_dir, r->path, strerror(-err));
+		fetch_finish(op, err);
+		return;
+	}
+	if (r->off >= op->size) {
+		fetch_finish(op, 0);	/* past EOF: nothing to fill */
+		return;
+	}
+	op->start = r->off;
+	op->end = S3D_MIN(r->off + r->len, op->size);
+	/* Whole chunks only, or up to EOF: never round into real data. */
+	if (op->end != op->size && op->end % m->chunk) {
+		s3d_err("FETCH %s: length %llu is not a whole number of chunks",
+			op->key, (unsigned long long)r->len);
+		fetch_finish(op, -EINVAL);
+		return;
+	}
+	len = op->end - op->start;
+	op->bufsz = (size_t)S3D_MIN(round_up(len, S3D_DIO_ALIGN),
+				    (uint64_t)S3D_PIECE_MAX);
+	if (posix_memalign((void **)&op->buf, S3D_DIO_ALIGN, op->bufsz)) {
+		op->buf = NULL;
+		fetch_finish(op, -ENOMEM);
+		return;
+	}
+	s3d_xfer_submit(&op->x);
+}
+
+/* ---- dispatch ---- */
+
+static void do_umount(struct s3d_req *r)
+{
+	s3d_info("mount %u: unmounted", r->mount_id);
+	mount_forget(r->mount_id);
+	pending--;
+	s3d_req_free(r);	/* a notification: no reply */
+}
+
+/**
+ * s3d_req_handle() - act on one request
+ * @r: the request; r->reply() is called exactly once (except for UMOUNT,
+ *	which is freed here), possibly before this returns
+ */
+void s3d_req_handle(struct s3d_req *r)
+{
+	struct s3d_mount *m;
+
+	pending++;
+	switch (r->cmd) {
+	case S3CFS_CMD_MOUNT:
+		do_mount(r);
+		return;
+	case S3CFS_CMD_UMOUNT:
+		do_umount(r);
+		return;
+	case S3CFS_CMD_FETCH:
+	case S3CFS_CMD_LOOKUP:
+	case S3CFS_CMD_LIST:
+		break;
+	default:
+		finish(r, -EOPNOTSUPP);
+		return;
+	}
+	if (!r->path || !s3d_path_valid(r->path)) {
+		s3d_err("request %llu: invalid path", (unsigned long long)r->id);
+		finish(r, -EINVAL);
+		return;
+	}
+	m = mount_get(r->mount_id);
+	if (!m) {
+		s3d_err("request %llu: unknown mount %u",
+			(unsigned long long)r->id, r->mount_id);
+		finish(r, -ENODEV);
+		return;
+	}
+	if (r->cmd == S3CFS_CMD_FETCH)
+		do_fetch(r, m);
+	else if (r->cmd == S3CFS_CMD_LOOKUP)
+		do_lookup(r, m);
+	else
+		do_list(r, m);
+}
+
+void s3d_ops_init(struct s3d_s3 *client)
+{
+	s3 = client;
+}
+
+/* Forget all mounts (operations still running keep theirs alive). */
+void s3d_ops_fini(void)
+{
+	while (!s3d_list_empty(&mounts)) {
+		struct s3d_mount *m = s3d_container_of(mounts.next,
+						       struct s3d_mount, node);
+
+		s3d_list_del(&m->node);
+		mount_put(m);
+	}
+}

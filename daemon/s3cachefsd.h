@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * s3cachefsd: the fill daemon of s3cachefs. One private header for all of
+ * daemon/, prototypes grouped by the file that defines them.
+ *
+ * libs3c.a (the S3 client, shared with s3cachectl): log.c util.c path.c
+ * creds.c s3.c xml.c fetch.c. The daemon proper: main.c netlink.c ops.c
+ * store.c.
+ */
+#ifndef S3CACHEFSD_H
+#define S3CACHEFSD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/types.h>
+
+#include <curl/curl.h>
+
+#include "uapi/s3cachefs.h"
+
+#define S3D_VERSION	"0.1"
+
+#define S3D_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define S3D_MIN(a, b)		((a) < (b) ? (a) : (b))
+#define S3D_MAX(a, b)		((a) > (b) ? (a) : (b))
+#define s3d_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* Alignment of O_DIRECT buffers, offsets and lengths. */
+#define S3D_DIO_ALIGN		4096U
+/* Largest piece of a FETCH held in memory before it is written out. */
+#define S3D_PIECE_MAX		(8U << 20)
+/* Attempts per S3 request (first try included) on transient errors. */
+#define S3D_ATTEMPTS		3
+/* S3 keys are at most 1024 bytes. */
+#define S3D_KEY_MAX		1024
+/* Largest XML body (listing page or error) we accept. */
+#define S3D_XML_MAX		(32U << 20)
+
+/* ---- intrusive doubly linked list ---- */
+struct s3d_list {
+	struct s3d_list *next, *prev;
+};
+
+static inline void s3d_list_init(struct s3d_list *h)
+{
+	h->next = h->prev = h;
+}
+
+static inline bool s3d_list_empty(const struct s3d_list *h)
+{
+	return h->next == h;
+}
+
+static inline void s3d_list_add_tail(struct s3d_list *n, struct s3d_list *h)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static inline void s3d_list_add_before(struct s3d_list *n, struct s3d_list *pos)
+{
+	s3d_list_add_tail(n, pos);
+}
+
+static inline void s3d_list_del(struct s3d_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	s3d_list_init(n);
+}
+
+/* ---- log.c ---- */
+enum s3d_log_level {
+	S3D_LOG_ERR,
+	S3D_LOG_WARN,
+	S3D_LOG_INFO,
+	S3D_LOG_DEBUG,
+};
+
+extern int s3d_log_level;
+void s3d_log_to_syslog(const char *ident);
+void s3d_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+bool s3d_log_once(const char *key);
+void s3d_log_once_reset(void);
+
+#define s3d_err(...)	s3d_log(S3D_LOG_ERR, __VA_ARGS__)
+#define s3d_warn(...)	s3d_log(S3D_LOG_WARN, __VA_ARGS__)
+#define s3d_info(...)	s3d_log(S3D_LOG_INFO, __VA_ARGS__)
+#define s3d_dbg(...)						\
+	do {							\
+		if (s3d_log_level >= S3D_LOG_DEBUG)		\
+			s3d_log(S3D_LOG_DEBUG, __VA_ARGS__);	\
+	} while (0)
+
+/* ---- util.c ---- */
+
+/*
+ * A growable byte buffer, always NUL terminated. Allocation failure is
+ * sticky (@err), so a sequence of appends is checked once at the end.
+ */
+struct s3d_buf {
+	char *p;
+	size_t len;
+	size_t cap;
+	size_t max;	/* 0: unbounded; else appends beyond it fail */
+	int err;	/* 0 or -ENOMEM/-E2BIG from the first failed append */
+};
+
+void s3d_buf_init(struct s3d_buf *b, size_t max);
+void s3d_buf_free(struct s3d_buf *b);
+void s3d_buf_reset(struct s3d_buf *b);
+void s3d_buf_add(struct s3d_buf *b, const void *data, size_t n);
+void s3d_buf_adds(struct s3d_buf *b, const char *s);
+void s3d_buf_addc(struct s3d_buf *b, char c);
+void s3d_buf_addf(struct s3d_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *s3d_buf_str(const struct s3d_buf *b);
+char *s3d_buf_steal(struct s3d_buf *b);
+
+/* A set of strings with an int value each (names seen in a listing). */
+struct s3d_strset_ent;
+struct s3d_strset {
+	struct s3d_strset_ent **tab;
+	size_t nbuckets;
+	size_t count;
+};
+
+void s3d_strset_init(struct s3d_strset *s);
+void s3d_strset_free(struct s3d_strset *s);
+int s3d_strset_put(struct s3d_strset *s, const char *key, int val);
+bool s3d_strset_get(const struct s3d_strset *s, const char *key, int *val);
+
+uint64_t s3d_now_ms(void);
+int s3d_parse_u64(const char *s, uint64_t *out);
+int s3d_parse_iso8601(const char *s, time_t *out);
+void s3d_hex(const unsigned char *in, size_t n, char *out);
+
+/* ---- path.c ---- */
+bool s3d_name_valid(const char *name, size_t len, bool at_root);
+bool s3d_path_valid(const char *path);
+char *s3d_key_of(const char *prefix, const char *path, const char *name);
+char *s3d_list_prefix(const char *prefix, const char *path);
+const char *s3d_list_name(const char *lp, const char *key, bool common,
+			  size_t *len);
+bool s3d_prefix_valid(const char *prefix);
+bool s3d_bucket_valid(const char *bucket);
+
+/* ---- creds.c ---- */
+struct s3d_creds {
+	char *access_key;
+	char *secret_key;
+	char *token;		/* session token or NULL */
+	const char *source;	/* which provider supplied them, for logs */
+};
+
+int s3d_creds_load(struct s3d_creds *c);
+int s3d_creds_from_env(struct s3d_creds *c);
+int s3d_creds_from_profile(struct s3d_creds *c, const char *file,
+			   const char *profile);
+void s3d_creds_clear(struct s3d_creds *c);
+
+/* ---- s3.c ---- */
+struct s3d_kv {
+	const char *name;
+	const char *value;
+};
+
+/* Input to SigV4 (tests drive it directly with the AWS test-suite vectors). */
+struct s3d_sigv4_in {
+	const char *method;
+	const char *uri;		/* canonical URI: already encoded */
+	const struct s3d_kv *query;	/* raw (not encoded) names/values */
+	size_t nquery;
+	const struct s3d_kv *headers;	/* as sent, host and x-amz-date included */
+	size_t nheaders;
+	const char *payload_hash;	/* hex SHA-256 or "UNSIGNED-PAYLOAD" */
+	const char *amz_date;		/* YYYYMMDD'T'HHMMSS'Z' */
+	const char *region;
+	const char *service;
+	const char *access_key;
+	const char *secret_key;
+};
+
+struct s3d_sigv4_out {
+	struct s3d_buf creq;		/* canonical request */
+	struct s3d_buf sts;		/* string to sign */
+	char signature[65];
+	struct s3d_buf auth;		/* Authorization header value */
+	struct s3d_buf query;		/* canonical query string */
+};
+
+int s3d_sigv4(const struct s3d_sigv4_in *in, struct s3d_sigv4_out *out);
+void s3d_sigv4_out_free(struct s3d_sigv4_out *out);
+void s3d_uri_encode(struct s3d_buf *b, const char *s, size_t n,
+		    bool encode_slash);
+void s3d_sha256_hex(const void *data, size_t n, char out[65]);
+void s3d_amz_date(time_t t, char out[17]);
+int s3d_signing_key(const char *secret, const char *date, const char *region,
+		    const char *service, unsigned char key[32]);
+
+/* Where and how to reach S3. */
+struct s3d_s3 {
+	char *scheme;		/* "http" or "https" */
+	char *authority;	/* host[:port], lower case */
+	char *region;
+	int path_style;		/* 1 path style, 0 virtual host */
+	bool aws;		/* endpoint is an AWS one */
+	bool anonymous;		/* send unsigned requests */
+	struct s3d_creds creds;
+};
+
+#define S3D_HDR_MAX	12
+struct s3d_http_req {
+	const char *method;
+	char *url;
+	char *headers[S3D_HDR_MAX];	/* "Name: value" */
+	size_t nheaders;
+};
+
+int s3d_s3_init(struct s3d_s3 *s3, const char *endpoint, const char *region,
+		int path_style, bool anonymous);
+void s3d_s3_fini(struct s3d_s3 *s3);
+int s3d_s3_build(const struct s3d_s3 *s3, const char *method,
+		 const char *bucket, const char *key,
+		 const struct s3d_kv *query, size_t nquery,
+		 const struct s3d_kv *hdrs, size_t nhdrs, time_t now,
+		 struct s3d_http_req *out);
+void s3d_http_req_free(struct s3d_http_req *r);
+int s3d_s3_errno(long status, const char *code);
+
+/* ---- xml.c ---- */
+struct s3d_obj {
+	char *key;
+	char *etag;
+	uint64_t size;
+	time_t mtime;
+};
+
+struct s3d_list_page {
+	bool truncated;
+	char *next_token;
+	struct s3d_obj *objs;
+	size_t nobjs;
+	char **prefixes;
+	size_t nprefixes;
+};
+
+struct s3d_s3error {
+	char code[64];
+	char message[256];
+	char request_id[128];
+};
+
+int s3d_xml_parse_list(const char *xml, size_t len, struct s3d_list_page *pg,
+		       char *why, size_t whylen);
+void s3d_list_page_free(struct s3d_list_page *pg);
+int s3d_xml_parse_error(const char *xml, size_t len, struct s3d_s3error *e);
+
+/* ---- fetch.c: the event loop and the S3 transfer engine ---- */
+struct s3d_timer {
+	struct s3d_list node;
+	uint64_t due_ms;
+	bool armed;
+	void (*fn)(struct s3d_timer *t);
+};
+
+struct s3d_watch {
+	int fd;
+	bool dead;
+	void (*cb)(struct s3d_watch *w, uint32_t events);
+	struct s3d_list node;	/* on the dead list until freed */
+};
+
+struct s3d_xfer;
+
+/**
+ * struct s3d_xfer_ops - what an operation does with its S3 request
+ * @prepare: build @x->req for the next attempt (called each attempt, so the
+ *	signature date is fresh and ranges can resume). 0 or -errno.
+ * @body: sink for a 2xx response body; NULL collects it in @x->resp.
+ *	Returns the bytes taken; anything else aborts the transfer.
+ * @done: the attempt is over (see @x->cres, @x->status, @x->err). Return
+ *	S3D_XFER_RETRY to ask for another attempt (only while @x->can_retry),
+ *	0 when finished; the engine never touches @x after that.
+ */
+struct s3d_xfer_ops {
+	int (*prepare)(struct s3d_xfer *x);
+	size_t (*body)(struct s3d_xfer *x, const char *p, size_t n);
+	int (*done)(struct s3d_xfer *x);
+};
+
+#define S3D_XFER_RETRY	1
+
+struct s3d_xfer {
+	const struct s3d_xfer_ops *ops;
+	const char *what;		/* "GET", "HEAD", "LIST": for logs */
+	const char *key;		/* for logs */
+	struct s3d_http_req req;
+
+	/* Outcome of the last attempt. */
+	CURLcode cres;
+	char errbuf[CURL_ERROR_SIZE];
+	long status;
+	char etag[S3CFS_ETAG_MAX + 1];
+	bool has_etag;
+	int64_t content_length;
+	int64_t range_start;		/* from Content-Range, or -1 */
+	time_t last_modified;
+	char request_id[128];
+	struct s3d_buf resp;		/* body (XML) or error body */
+	uint64_t body_bytes;
+	int err;			/* set by a body sink: -errno */
+	int attempt;			/* 1-based */
+	bool can_retry;			/* done() may return S3D_XFER_RETRY */
+
+	/* Engine private. */
+	CURL *easy;
+	struct curl_slist *hl;
+	struct s3d_list node;
+	struct s3d_timer backoff;
+	bool queued;
+};
+
+struct s3d_stats {
+	uint64_t requests;
+	uint64_t retries;
+	uint64_t failures;
+	uint64_t bytes_in;
+};
+
+extern struct s3d_stats s3d_stats;
+
+int s3d_loop_init(unsigned int max_inflight, const char *ca_bundle);
+void s3d_loop_fini(void);
+int s3d_loop_watch(struct s3d_watch *w, int fd, uint32_t events,
+		   void (*cb)(struct s3d_watch *w, uint32_t events));
+void s3d_loop_unwatch(struct s3d_watch *w);
+int s3d_loop_run(bool (*until)(void *arg), void *arg);
+void s3d_loop_stop(void);
+void s3d_timer_arm(struct s3d_timer *t, uint64_t delay_ms);
+void s3d_timer_cancel(struct s3d_timer *t);
+void s3d_xfer_init(struct s3d_xfer *x, const struct s3d_xfer_ops *ops,
+		   const char *what, const char *key);
+void s3d_xfer_submit(struct s3d_xfer *x);
+void s3d_xfer_release(struct s3d_xfer *x);
+int s3d_xfer_errno(struct s3d_xfer *x, const char *bucket);
+bool s3d_xfer_ok(const struct s3d_xfer *x);
+
+/* ---- store.c: all cache directory I/O ---- */
+struct s3d_meta {
+	const char *etag;
+	uint64_t size;
+	time_t mtime;
+};
+
+int s3d_store_open_root(const char *dir, int *rootfd);
+int s3d_store_check_format(int rootfd, const char *bucket, const char *prefix);
+int s3d_store_open_dir(int rootfd, const char *path, bool create, int *dirfd);
+int s3d_store_open_file(int rootfd, const char *path, int flags, int *fd);
+int s3d_store_ensure_dir(int dirfd, const char *name, bool replace);
+int s3d_store_ensure_file(int dirfd, const char *name,
+			  const struct s3d_meta *m, bool replace_dir);
+int s3d_store_replace_file(int dirfd, const char *name,
+			   const struct s3d_meta *m);
+int s3d_store_remove(int dirfd, const char *name);
+int s3d_store_prune(int dirfd, bool at_root,
+		    bool (*keep)(const char *name, void *arg), void *arg);
+int s3d_store_set_listed(int dirfd, time_t when);
+int s3d_store_get_etag(int fd, char *buf, size_t len);
+
+/* ---- ops.c: the mounts and the handling of kernel requests ---- */
+struct s3d_s3;
+
+/**
+ * struct s3d_req - one request from the kernel (or from --selftest)
+ * @reply: called exactly once with 0 or -errno; owns freeing @r after.
+ */
+struct s3d_req {
+	int cmd;
+	uint64_t id;
+	uint32_t mount_id;
+	char *path;
+	char *name;
+	char *etag;
+	uint64_t off;
+	uint64_t len;
+	/* MOUNT */
+	char *bucket;
+	char *prefix;
+	char *cache_dir;
+	uint32_t chunk;
+	void (*reply)(struct s3d_req *r, int status);
+	void *priv;
+};
+
+void s3d_ops_init(struct s3d_s3 *s3);
+void s3d_ops_fini(void);
+void s3d_req_handle(struct s3d_req *r);
+void s3d_req_free(struct s3d_req *r);
+unsigned int s3d_ops_pending(void);
+
+/* ---- netlink.c ---- */
+struct nlmsghdr;
+struct nl_msg;
+
+int s3d_nl_init(void);
+void s3d_nl_fini(void);
+int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out);
+struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,
+				  int family);
+
+#endif /* S3CACHEFSD_H */

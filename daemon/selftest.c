@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --selftest: drive the S3 client and the request handlers without the
+ * kernel module, against a real endpoint (s3rver in the smoke test). The
+ * "cache" command feeds ops.c exactly what netlink.c would, with replies
+ * printed instead of sent.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+
+#include "s3cachefsd.h"
+
+int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv);
+
+struct st {
+	struct s3d_xfer x;
+	struct s3d_s3 *s3;
+	const char *bucket;
+	const char *key;	/* key, or listing prefix */
+	char *token;
+	const char *range;	/* "bytes=a-b" or NULL */
+	unsigned int pages;
+	uint64_t nobjs, nprefixes;
+	bool finished;
+	int err;
+};
+
+static bool st_finished(void *arg)
+{
+	return ((struct st *)arg)->finished;
+}
+
+static int st_fail(struct st *st)
+{
+	st->err = s3d_xfer_errno(&st->x, st->bucket);
+	if (!st->err)
+		st->err = -EIO;
+	st->finished = true;
+	return 0;
+}
+
+/* ---- list ---- */
+static int list_prep(struct s3d_xfer *x)
+{
+	struct st *st = s3d_container_of(x, struct st, x);
+	struct s3d_kv q[4] = {
+		{ "list-type", "2" }, { "prefix", st->key },
+		{ "delimiter", "/" }, { "continuation-token", st->token },
+	};
+
+	return s3d_s3_build(st->s3, "GET", st->bucket, "", q,
+			    st->token ? 4 : 3, NULL, 0, time(NULL), &x->req);
+}
+
+static int list_done(struct s3d_xfer *x)
+{
+	struct st *st = s3d_container_of(x, struct st, x);
+	struct s3d_list_page pg;
+	char why[160];
+	size_t i;
+
+	if (!s3d_xfer_ok(x))
+		return st_fail(st);
+	if (s3d_xml_parse_list(s3d_buf_str(&x->resp), x->resp.len, &pg, why,
+			       sizeof(why))) {
+		fprintf(stderr, "bad listing: %s\n", why);
+		st->err = -EIO;
+		st->finished = true;
+		s3d_list_page_free(&pg);
+		return 0;
+	}
+	st->pages++;
+	for (i = 0; i < pg.nprefixes; i++)
+		printf("PRE %s\n", pg.prefixes[i]);
+	for (i = 0; i < pg.nobjs; i++)
+		printf("OBJ %s %" PRIu64 " %s %lld\n", pg.objs[i].key,
+		       pg.objs[i].size, pg.objs[i].etag,
+		       (long long)pg.objs[i].mtime);
+	st->nobjs += pg.nobjs;
+	st->nprefixes += pg.nprefixes;
+	if (pg.truncated) {
+		free(st->token);
+		st->token = pg.next_token;
+		pg.next_token = NULL;
+		s3d_list_page_free(&pg);
+		s3d_xfer_submit(x);
+		return 0;
+	}
+	s3d_list_page_free(&pg);
+	printf("TOTAL %" PRIu64 " objects, %" PRIu64 " prefixes, %u pages\n",
+	       st->nobjs, st->nprefixes, st->pages);
+	st->finished = true;
+	return 0;
+}
+
+static const struct s3d_xfer_ops list_xops = {
+	.prepare = list_prep, .done = list_done,
+};
+
+/* ---- head / get ---- */
+static int head_prep(struct s3d_xfer *x)
+{
+	struct st *st = s3d_container_of(x, struct st, x);
+
+	return s3d_s3_build(st->s3, "HEAD", st->bucket, st->key, NULL, 0,
+			    NULL, 0, time(NULL), &x->req);
+}
+
+static int head_done(struct s3d_xfer *x)
+{
+	struct st *st = s3d_container_of(x, struct st, x);
+
+	if (!s3d_xfer_ok(x))
+		return st_fail(st);
+	printf("ETAG %s\nSIZE %lld\nMTIME %lld\n", x->etag,
+	       (long long)x->content_length, (long long)x->last_modified);
+	st->finished = true;
+	return 0;
+}
+
+static const struct s3d_xfer_ops head_xops = {
+	.prepare = head_prep, .done = head_done,
+};
+
+static int get_prep(struct s3d_xfer *x)
+{
+	struct st *st = s3d_container_of(x, struct st, x);
+	struct s3d_kv h = { "Range", st->range };
+
+	return s3d_s3_build(st->s3, "GET", st->bucket, st->key, NULL, 0, &h,
+			    st->range ? 1 : 0, time(NULL), &x->req);
+}
+
+static size_t get_body(struct s3d_xfer *x, const char *p, size_t n)
+{
+	(void)x;
+	return fwrite(p, 1, n, stdout);
+}
+
+static int get_done(struct s3d_xfer *x)
+{
+	struct st *st = s3d_container_of(x, struct st, x);
+
+	if (!s3d_xfer_ok(x))
+		return st_fail(st);
+	fflush(stdout);
+	fprintf(stderr, "GET: HTTP %ld, %" PRIu64 " bytes, ETag %s\n",
+		x->status, x->body_bytes, x->etag);
+	st->finished = true;
+	return 0;
+}
+
+static const struct s3d_xfer_ops get_xops = {
+	.prepare = get_prep, .body = get_body, .done = get_done,
+};
+
+static int run_one(struct s3d_s3 *s3, const struct s3d_xfer_ops *ops,
+		   const char *what, const char *bucket, const char *key,
+		   const char *range)
+{
+	struct st st = { .s3 = s3, .bucket = bucket, .key = key,
+			 .range = range };
+	int err;
+
+	s3d_xfer_init(&st.x, ops, what, key);
+	s3d_xfer_submit(&st.x);
+	err = s3d_loop_run(st_finished, &st);
+	s3d_xfer_release(&st.x);
+	free(st.token);
+	return err ?: st.err;
+}
+
+/* ---- cache: the request handlers against a cache directory ---- */
+
+static unsigned int replies_due;
+
+static void st_reply(struct s3d_req *r, int status)
+{
+	printf("REPLY %s -> %d%s%s\n", (char *)r->priv, status,
+	       status ? " " : "", status ? strerror(-status) : "");
+	fflush(stdout);
+	free(r->priv);
+	s3d_req_free(r);
+	replies_due--;
+}
+
+static bool all_replied(void *arg)
+{
+	(void)arg;
+	return replies_due == 0;
+}
+
+static char *etag_of(const char *dir, const char *path)
+{
+	char file[8192], etag[S3CFS_ETAG_MAX + 1];
+	ssize_t n;
+
+	snprintf(file, sizeof(file), "%s/%s", dir, path);
+	n = lgetxattr(file, S3CFS_XATTR_ETAG, etag, sizeof(etag) - 1);
+	if (n < 0)
+		return strdup("\"none\"");
+	etag[n] = '\0';
+	return strdup(etag);
+}
+
+/* "list:PATH" "lookup:PATH:NAME" "fetch:PATH:OFF:LEN[:ETAG]" */
+static struct s3d_req *parse_req(const char *spec, const char *dir)
+{
+	struct s3d_req *r = calloc(1, sizeof(*r));
+	char *s = strdup(spec), *f[6] = { 0 }, *save = NULL, *t;
+	int n = 0;
+
+	if (!r || !s)
+		goto bad;
+	for (t = s; n < 6; n++) {
+		f[n] = strsep(&t, ":");
+		if (!t) {
+			n++;
+			break;
+		}
+	}
+	(void)save;
+	r->mount_id = 1;
+	r->id = (uint64_t)random();
+	r->priv = strdup(spec);
+	r->reply = st_reply;
+	if (!strcmp(f[0], "list") && n == 2) {
+		r->cmd = S3CFS_CMD_LIST;
+		r->path = strdup(f[1]);
+	} else if (!strcmp(f[0], "lookup") && n == 3) {
+		r->cmd = S3CFS_CMD_LOOKUP;
+		r->path = strdup(f[1]);
+		r->name = strdup(f[2]);
+	} else if (!strcmp(f[0], "fetch") && (n == 4 || n == 5)) {
+		r->cmd = S3CFS_CMD_FETCH;
+		r->path = strdup(f[1]);
+		r->off = strtoull(f[2], NULL, 0);
+		r->len = strtoull(f[3], NULL, 0);
+		r->etag = n == 5 ? strdup(f[4]) : etag_of(dir, f[1]);
+	} else {
+		fprintf(stderr, "bad request '%s'\n", spec);
+		goto bad;
+	}
+	free(s);
+	return r;
+bad:
+	free(s);
+	if (r)
+		free(r->priv);
+	s3d_req_free(r);
+	return NULL;
+}
+
+static int run_reqs(const char *group, const char *dir)
+{
+	char *g = strdup(group), *t = g, *spec;
+	int err = 0;
+
+	if (!g)
+		return -ENOMEM;
+	while ((spec = strsep(&t, ","))) {
+		struct s3d_req *r = parse_req(spec, dir);
+
+		if (!r) {
+			err = -EINVAL;
+			break;
+		}
+		replies_due++;
+		s3d_req_handle(r);
+	}
+	free(g);
+	return err ?: s3d_loop_run(all_replied, NULL);
+}
+
+static int run_cache(struct s3d_s3 *s3, int argc, char **argv)
+{
+	struct s3d_req *r;
+	int i, err = 0;
+
+	s3d_ops_init(s3);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->cmd = S3CFS_CMD_MOUNT;
+	r->id = 1;
+	r->mount_id = 1;
+	r->bucket = strdup(argv[0]);
+	r->prefix = strdup(argv[1]);
+	r->cache_dir = realpath(argv[2], NULL);
+	r->chunk = S3CFS_CHUNK_DEFAULT;
+	r->priv = strdup("mount");
+	r->reply = st_reply;
+	if (!r->cache_dir) {
+		perror(argv[2]);
+		free(r->priv);
+		s3d_req_free(r);
+		return -ENOENT;
+	}
+	replies_due++;
+	s3d_req_handle(r);
+	for (i = 3; i < argc && !err; i++)
+		err = run_reqs(argv[i], argv[2]);
+	s3d_ops_fini();
+	return err;
+}
+
+/**
+ * s3d_selftest() - run one --selftest command
+ * @s3: the client
+ * @argc: argument count
+ * @argv: COMMAND ARGS...
+ *
+ * Return: 0 or -errno.
+ */
+int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv)
+{
+	char range[64];
+
+	if (argc == 3 && !strcmp(argv[0], "list"))
+		return run_one(s3, &list_xops, "LIST", argv[1], argv[2], NULL);
+	if (argc == 3 && !strcmp(argv[0], "head"))
+		return run_one(s3, &head_xops, "HEAD", argv[1], argv[2], NULL);
+	if ((argc == 3 || argc == 5) && !strcmp(argv[0], "get")) {
+		if (argc == 5) {
+			unsigned long long off = strtoull(argv[3], NULL, 0);
+			unsigned long long len = strtoull(argv[4], NULL, 0);
+
+			if (!len)
+				return -EINVAL;
+			snprintf(range, sizeof(range), "bytes=%llu-%llu", off,
+				 off + len - 1);
+		}
+		return run_one(s3, &get_xops, "GET", argv[1], argv[2],
+			       argc == 5 ? range : NULL);
+	}
+	if (argc >= 4 && !strcmp(argv[0], "cache"))
+		return run_cache(s3, argc - 1, argv + 1);
+	fprintf(stderr, "s3cachefsd --selftest: unknown command or wrong arguments (see --help)\n");
+	return -EINVAL;
+}

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * All I/O on the cache directory (the lower filesystem).
+ *
+ * Every path that comes from the kernel is resolved with openat2() beneath
+ * the mount's cache root, refusing symlinks and magic links, so neither a
+ * crafted key nor a planted symlink can make us touch anything outside it.
+ * Single names inside an already opened directory are validated by the
+ * caller (path.c) and used with the *at() calls and O_NOFOLLOW.
+ *
+ * A lower file's data always belongs to the ETag stored on it. A changed
+ * object therefore gets a new file: O_TMPFILE in the directory, sized,
+ * tagged, linked under a hidden temporary name and renamed over the old
+ * one, so the kernel sees either the old file or the new, never a mix.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+
+#include "s3cachefsd.h"
+
+#define FORMAT_MAX	(S3CFS_BUCKET_MAX + S3CFS_PREFIX_MAX + 64)
+#define META_NAME	"format"
+
+static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.mode = (flags & (O_CREAT | __O_TMPFILE)) ? mode : 0,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	fd = syscall(SYS_openat2, dirfd, *path ? path : ".", &how, sizeof(how));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/**
+ * s3d_store_open_root() - open a cache root
+ * @dir: absolute path
+ * @rootfd: an O_PATH descriptor of it
+ *
+ * Return: 0 or -errno.
+ */
+int s3d_store_open_root(const char *dir, int *rootfd)
+{
+	int fd;
+
+	if (dir[0] != '/')
+		return -EINVAL;
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*rootfd = fd;
+	return 0;
+}
+
+/*
+ * Give an O_TMPFILE file the name @name in @dirfd. AT_EMPTY_PATH needs
+ * CAP_DAC_READ_SEARCH; without it, go through /proc/self/fd.
+ */
+static int link_tmpfile(int fd, int dirfd, const char *name)
+{
+	char proc[64];
+
+	if (!linkat(fd, "", dirfd, name, AT_EMPTY_PATH))
+		return 0;
+	if (errno != ENOENT && errno != EPERM)
+		return -errno;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (!linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW))
+		return 0;
+	return -errno;
+}
+
+static int read_small(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len - 1) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += n;
+	}
+	buf[got] = '\0';
+	return (int)got;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* One line for the log: newlines become spaces, the last one goes. */
+static void flatten(char *s)
+{
+	size_t n = strlen(s);
+
+	if (n && s[n - 1] == '\n')
+		s[n - 1] = '\0';
+	for (; *s; s++)
+		if (*s == '\n' || (unsigned char)*s < ' ')
+			*s = ' ';
+}
+
+static int format_write(int metafd, const char *want)
+{
+	int fd, err;
+
+	fd = openat(metafd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, want, strlen(want));
+	/* Written once per cache: make it durable before it has a name. */
+	if (!err && fsync(fd))
+		err = -errno;
+	if (!err)
+		err = link_tmpfile(fd, metafd, META_NAME);
+	close(fd);
+	return err;
+}
+
+/**
+ * s3d_store_check_format() - claim a cache root for a bucket and prefix
+ * @rootfd: the root
+ * @bucket: the bucket
+ * @prefix: the prefix
+ *
+ * Creates <root>/.s3cachefs/format if absent; if present, it must name the
+ * same bucket and prefix.
+ *
+ * Return: 0, -EXDEV (another bucket/prefix or format version, logged) or
+ * another -errno.
+ */
+int s3d_store_check_format(int rootfd, const char *bucket, const char *prefix)
+{
+	char want[FORMAT_MAX], have[FORMAT_MAX];
+	int metafd, fd, err, n;
+	struct stat st;
+
+	snprintf(want, sizeof(want), "version=%d\nbucket=%s\nprefix=%s\n",
+		 S3CFS_FORMAT_VERSION, bucket, prefix);
+	if (mkdirat(rootfd, S3CFS_META_DIR, 0700) && errno != EEXIST)
+		return -errno;
+	metafd = openat2_beneath(rootfd, S3CFS_META_DIR, O_RDONLY | O_DIRECTORY, 0);
+	if (metafd < 0)
+		return metafd;
+	for (;;) {
+		fd = openat2_beneath(metafd, META_NAME,
+				     O_RDONLY | O_NONBLOCK, 0);
+		if (fd != -ENOENT)
+			break;
+		err = format_write(metafd, want);
+		if (err != -EEXIST) {
+			close(metafd);
+			return err;
+		}
+		/* Lost a race with another writer: read theirs. */
+	}
+	close(metafd);
+	if (fd < 0)
+		return fd;
+	n = -EINVAL;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
+		n = read_small(fd, have, sizeof(have));
+	close(fd);
+	if (n < 0)
+		return n;
+	if (strcmp(have, want)) {
+		flatten(have);
+		flatten(want);
+		s3d_err("cache directory belongs to another bucket or prefix: %s has \"%s\", this mount wants \"%s\"",
+			S3CFS_FORMAT_FILE, have, want);
+		return -EXDEV;
+	}
+	return 0;
+}
+
+/**
+ * s3d_store_open_dir() - open a directory below the root
+ * @rootfd: the root
+ * @path: valid relative path ("" for the root itself)
+ * @create: create missing directories along the way
+ * @dirfd: set to an O_RDONLY|O_DIRECTORY descriptor
+ *
+ * Return: 0 or -errno (-ENOTDIR: a non-directory is in the way).
+ */
+int s3d_store_open_dir(int rootfd, const char *path, bool create, int *dirfd)
+{
+	char comp[256];
+	const char *p = path;
+	int fd, cur;
+
+	fd = openat2_beneath(rootfd, path, O_RDONLY | O_DIRECTORY, 0);
+	if (fd >= 0 || fd != -ENOENT || !create) {
+		if (fd >= 0)
+			*dirfd = fd;
+		return fd < 0 ? fd : 0;
+	}
+	cur = openat2_beneath(rootfd, "", O_RDONLY | O_DIRECTORY, 0);
+	while (cur >= 0 && *p) {
+		size_t n = strcspn(p, "/");
+
+		if (n >= sizeof(comp)) {
+			close(cur);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p += n + (p[n] == '/');
+		if (mkdirat(cur, comp, 0755) && errno != EEXIST) {
+			fd = -errno;
+			close(cur);
+			return fd;
+		}
+		fd = openat2_beneath(cur, comp, O_RDONLY | O_DIRECTORY, 0);
+		close(cur);
+		cur = fd;
+	}
+	if (cur < 0)
+		return cur == -ELOOP ? -ENOTDIR : cur;
+	*dirfd = cur;
+	return 0;
+}
+
+/**
+ * s3d_store_open_file() - open a file below the root
+ * @rootfd: the root
+ * @path: valid, non-empty relative path
+ * @flags: open flags (O_RDWR | O_DIRECT for fills)
+ * @fd: set on success
+ *
+ * Return: 0 or -errno.
+ */
+int s3d_store_open_file(int rootfd, const char *path, int flags, int *fd)
+{
+	struct stat st;
+	int f;
+
+	f = openat2_beneath(rootfd, path, flags | O_NONBLOCK, 0);
+	if (f < 0)
+		return f;
+	if (fstat(f, &st) || !S_ISREG(st.st_mode)) {
+		close(f);
+		return -EISDIR;
+	}
+	*fd = f;
+	return 0;
+}
+
+/* Read the ETag stored on a lower file. */
+int s3d_store_get_etag(int fd, char *buf, size_t len)
+{
+	ssize_t n = fgetxattr(fd, S3CFS_XATTR_ETAG, buf, len - 1);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int rm_tree(int dirfd, const char *name, int depth);
+
+/* Empty the directory open as @fd, re-reading until nothing is left. */
+static int rm_contents(int fd, int depth)
+{
+	bool removed;
+	int err = 0;
+	DIR *d;
+
+	fd = dup(fd);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	do {
+		struct dirent *de;
+
+		removed = false;
+		rewinddir(d);
+		while (!err && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (!unlinkat(dirfd(d), de->d_name, 0)) {
+				removed = true;
+			} else if (errno == EISDIR || errno == EPERM) {
+				err = rm_tree(dirfd(d), de->d_name, depth + 1);
+				removed = removed || !err;
+			} else if (errno != ENOENT) {
+				err = -errno;
+			}
+		}
+	} while (!err && removed);
+	closedir(d);
+	return err;
+}
+
+static int rm_tree(int dirfd, const char *name, int depth)
+{
+	int fd, err;
+
+	if (depth > 4096)
+		return -ELOOP;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	err = rm_contents(fd, depth);
+	close(fd);
+	if (!err && unlinkat(dirfd, name, AT_REMOVEDIR) && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
+/**
+ * s3d_store_remove() - remove an entry, a directory with all it holds
+ * @dirfd: the directory holding it
+ * @name: a valid single name
+ *
+ * Return: 0 (also if it did not exist) or -errno.
+ */
+int s3d_store_remove(int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return rm_tree(dirfd, name, 0);
+	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/**
+ * s3d_store_ensure_dir() - make @name in @dirfd a directory
+ * @dirfd: the parent
+ * @name: a valid single name
+ * @replace: remove a non-directory in the way (else -ENOTDIR)
+ *
+ * Return: 0 if it was already a directory or was created, 1 if something
+ * else had to be removed first, or -errno.
+ */
+int s3d_store_ensure_dir(int dirfd, const char *name, bool replace)
+{
+	struct stat st;
+
+	if (!mkdirat(dirfd, name, 0755))
+		return 0;
+	if (errno != EEXIST)
+		return -errno;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return 0;
+	if (!replace)
+		return -ENOTDIR;
+	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+		return -errno;
+	if (mkdirat(dirfd, name, 0755))
+		return -errno;
+	return 1;
+}
+
+/**
+ * s3d_store_replace_file() - put a new, empty lower file at @name
+ * @dirfd: the directory
+ * @name: a valid single name (must not be a directory now)
+ * @m: the object's ETag, size and mtime
+ *
+ * The new file is sparse (no data: every chunk missing).
+ *
+ * Return: 0 or -errno.
+ */
+int s3d_store_replace_file(int dirfd, const char *name,
+			   const struct s3d_meta *m)
+{
+	static unsigned int seq;
+	char tmp[64], mtime[32];
+	int fd, err = 0, tries;
+
+	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	snprintf(mtime, sizeof(mtime), "%lld", (long long)m->mtime);
+	if (ftruncate(fd, (off_t)m->size) ||
+	    fsetxattr(fd, S3CFS_XATTR_ETAG, m->etag, strlen(m->etag), 0) ||
+	    fsetxattr(fd, S3CFS_XATTR_MTIME, mtime, strlen(mtime), 0)) {
+		err = -errno;
+		goto out;
+	}
+	for (tries = 0; tries < 16; tries++) {
+		snprintf(tmp, sizeof(tmp), S3CFS_HIDDEN_PREFIX ".%d.%u",
+			 (int)getpid(), ++seq);
+		err = link_tmpfile(fd, dirfd, tmp);
+		if (err != -EEXIST)
+			break;
+	}
+	if (err)
+		goto out;
+	if (renameat(dirfd, tmp, dirfd, name)) {
+		err = -errno;
+		unlinkat(dirfd, tmp, 0);
+	}
+out:
+	close(fd);
+	return err;
+}
+
+/**
+ * s3d_store_ensure_file() - make @name a lower file for the object @m
+ * @dirfd: the directory
+ * @name: a valid single name
+ * @m: the object's metadata
+ * @replace_dir: a directory in the way is removed (else -EISDIR)
+ *
+ * A regular file that already carries @m->etag is left untouched (it may
+ * hold cached chunks); anything else is replaced by a new file.
+ *
+ * Return: 0 if kept, 1 if (re)created, or -errno.
+ */
+int s3d_store_ensure_file(int dirfd, const char *name,
+			  const struct s3d_meta *m, bool replace_dir)
+{
+	char etag[S3CFS_ETAG_MAX + 2];
+	struct stat st;
+	int fd, err;
+
+	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (S_ISREG(st.st_mode)) {
+			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW |
+				    O_NONBLOCK | O_CLOEXEC);
+			if (fd >= 0) {
+				err = s3d_store_get_etag(fd, etag, sizeof(etag));
+				close(fd);
+				if (!err && !strcmp(etag, m->etag))
+					return 0;
+			}
+		} else if (S_ISDIR(st.st_mode)) {
+			if (!replace_dir)
+				return -EISDIR;
+			err = rm_tree(dirfd, name, 0);
+			if (err)
+				return err;
+		}
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	err = s3d_store_replace_file(dirfd, name, m);
+	return err ? err : 1;
+}
+
+/**
+ * s3d_store_prune() - remove what a listing did not mention
+ * @dirfd: the directory
+ * @at_root: it is the cache root (keep .s3cachefs)
+ * @keep: says whether a name was in the listing
+ * @arg: its argument
+ *
+ * Stale daemon temporaries (.s3cfs*) go too: they only exist between a
+ * link and a rename inside one call, and the daemon is single threaded.
+ *
+ * Return: 0 or the first -errno (the rest is still attempted).
+ */
+int s3d_store_prune(int dirfd, bool at_root,
+		    bool (*keep)(const char *name, void *arg), void *arg)
+{
+	size_t hl = strlen(S3CFS_HIDDEN_PREFIX), n = 0, cap = 0, i;
+	char **doomed = NULL;
+	struct dirent *de;
+	int fd, err = 0, e;
+	DIR *d;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* Collect first: removing while reading may skip entries. */
+	while ((de = readdir(d))) {
+		const char *nm = de->d_name;
+
+		if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+			continue;
+		if (at_root && !strcmp(nm, S3CFS_META_DIR))
+			continue;
+		if (strncmp(nm, S3CFS_HIDDEN_PREFIX, hl) && keep(nm, arg))
+			continue;
+		if (n == cap) {
+			char **nd = realloc(doomed, (cap = cap ? cap * 2 : 16) *
+					    sizeof(*nd));
+
+			if (!nd) {
+				err = -ENOMEM;
+				break;
+			}
+			doomed = nd;
+		}
+		doomed[n] = strdup(nm);
+		if (!doomed[n]) {
+			err = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		s3d_dbg("removing %s (not in the listing)", doomed[i]);
+		e = s3d_store_remove(dirfd, doomed[i]);
+		if (e && !err)
+			err = e;
+		free(doomed[i]);
+	}
+	free(doomed);
+	closedir(d);
+	return err;
+}
+
+/* Record that @dirfd now holds a complete listing, taken at @when. */
+int s3d_store_set_listed(int dirfd, time_t when)
+{
+	char v[32];
+
+	snprintf(v, sizeof(v), "%lld", (long long)when);
+	if (fsetxattr(dirfd, S3CFS_XATTR_LISTED, v, strlen(v), 0))
+		return -errno;
+	return 0;
+}

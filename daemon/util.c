@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Small helpers: byte buffers, a string set, time and number parsing.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "s3cachefsd.h"
+
+static char empty_str[1];
+
+void s3d_buf_init(struct s3d_buf *b, size_t max)
+{
+	memset(b, 0, sizeof(*b));
+	b->max = max;
+}
+
+void s3d_buf_free(struct s3d_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+	b->err = 0;
+}
+
+/* Keep the memory, forget the contents and any error. */
+void s3d_buf_reset(struct s3d_buf *b)
+{
+	b->len = 0;
+	b->err = 0;
+	if (b->p)
+		b->p[0] = '\0';
+}
+
+static bool buf_grow(struct s3d_buf *b, size_t n)
+{
+	size_t want, cap;
+	char *p;
+
+	if (b->err)
+		return false;
+	if (n > SIZE_MAX - b->len - 1 || (b->max && b->len + n > b->max)) {
+		b->err = -E2BIG;
+		return false;
+	}
+	want = b->len + n + 1;
+	if (want <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : 64;
+	while (cap < want)
+		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->err = -ENOMEM;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+void s3d_buf_add(struct s3d_buf *b, const void *data, size_t n)
+{
+	if (!buf_grow(b, n))
+		return;
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void s3d_buf_adds(struct s3d_buf *b, const char *s)
+{
+	s3d_buf_add(b, s, strlen(s));
+}
+
+void s3d_buf_addc(struct s3d_buf *b, char c)
+{
+	s3d_buf_add(b, &c, 1);
+}
+
+void s3d_buf_addf(struct s3d_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		if (!b->err)
+			b->err = -EINVAL;
+		return;
+	}
+	if (!buf_grow(b, n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, n + 1, fmt, ap);
+	va_end(ap);
+	b->len += n;
+}
+
+/* Never NULL, so callers can print an empty buffer. */
+const char *s3d_buf_str(const struct s3d_buf *b)
+{
+	return b->p ? b->p : empty_str;
+}
+
+/* Hand the string to the caller (who frees it); NULL if an append failed. */
+char *s3d_buf_steal(struct s3d_buf *b)
+{
+	char *p;
+
+	if (b->err) {
+		s3d_buf_free(b);
+		return NULL;
+	}
+	p = b->p ? b->p : strdup("");
+	b->p = NULL;
+	b->len = b->cap = 0;
+	return p;
+}
+
+/* ---- string set: chained hash table, FNV-1a ---- */
+struct s3d_strset_ent {
+	struct s3d_strset_ent *next;
+	int val;
+	char key[];
+};
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+void s3d_strset_init(struct s3d_strset *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void s3d_strset_free(struct s3d_strset *s)
+{
+	struct s3d_strset_ent *e, *next;
+	size_t i;
+
+	for (i = 0; i < s->nbuckets; i++) {
+		for (e = s->tab[i]; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+	}
+	free(s->tab);
+	s3d_strset_init(s);
+}
+
+static int strset_rehash(struct s3d_strset *s)
+{
+	size_t n = s->nbuckets ? s->nbuckets * 2 : 64, i;
+	struct s3d_strset_ent **tab, *e, *next;
+
+	tab = calloc(n, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	for (i = 0; i < s->nbuckets; i++) {
+		for (e = s->tab[i]; e; e = next) {
+			size_t h = fnv1a(e->key) & (n - 1);
+
+			next = e->next;
+			e->next = tab[h];
+			tab[h] = e;
+		}
+	}
+	free(s->tab);
+	s->tab = tab;
+	s->nbuckets = n;
+	return 0;
+}
+
+static struct s3d_strset_ent *strset_find(const struct s3d_strset *s,
+					  const char *key)
+{
+	struct s3d_strset_ent *e;
+
+	if (!s->nbuckets)
+		return NULL;
+	for (e = s->tab[fnv1a(key) & (s->nbuckets - 1)]; e; e = e->next)
+		if (!strcmp(e->key, key))
+			return e;
+	return NULL;
+}
+
+/* Insert or update. Returns 1 if added, 0 if updated, -ENOMEM. */
+int s3d_strset_put(struct s3d_strset *s, const char *key, int val)
+{
+	struct s3d_strset_ent *e = strset_find(s, key);
+	size_t len, h;
+
+	if (e) {
+		e->val = val;
+		return 0;
+	}
+	if (s->count >= s->nbuckets && strset_rehash(s) < 0)
+		return -ENOMEM;
+	len = strlen(key);
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return -ENOMEM;
+	memcpy(e->key, key, len + 1);
+	e->val = val;
+	h = fnv1a(key) & (s->nbuckets - 1);
+	e->next = s->tab[h];
+	s->tab[h] = e;
+	s->count++;
+	return 1;
+}
+
+bool s3d_strset_get(const struct s3d_strset *s, const char *key, int *val)
+{
+	struct s3d_strset_ent *e = strset_find(s, key);
+
+	if (e && val)
+		*val = e->val;
+	return e != NULL;
+}
+
+/* ---- time and numbers ---- */
+uint64_t s3d_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int s3d_parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		if (v > (UINT64_MAX - (*s - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * S3's LastModified: "2009-10-12T17:50:30.000Z" (fraction optional, always
+ * UTC). Returns 0 and seconds since the epoch, or -EINVAL.
+ */
+int s3d_parse_iso8601(const char *s, time_t *out)
+{
+	struct tm tm = { 0 };
+	int n = 0;
+	time_t t;
+
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
+		   &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+	    n != 19)
+		return -EINVAL;
+	s += n;
+	if (*s == '.') {
+		s++;
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	if (strcmp(s, "Z") && strcmp(s, "+00:00"))
+		return -EINVAL;
+	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+	    tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
+	    tm.tm_sec > 60)
+		return -EINVAL;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*out = t;
+	return 0;
+}
+
+void s3d_hex(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
