@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ListObjectsV2 and Error bodies: pagination token, CommonPrefixes,
+ * entity-escaped and non-ASCII keys, and refusal of what S3 never sends.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "s3cachefsd.h"
+#include "tap.h"
+
+static const char page1[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+	"<Name>bkt</Name><Prefix>data/</Prefix><KeyCount>5</KeyCount>"
+	"<MaxKeys>1000</MaxKeys><Delimiter>/</Delimiter>"
+	"<IsTruncated>true</IsTruncated>"
+	"<ContinuationToken>prev</ContinuationToken>"
+	"<NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=&amp;x</NextContinuationToken>"
+	"<Contents><Key>data/</Key><LastModified>2009-10-12T17:50:30.000Z</LastModified>"
+	"<ETag>&quot;d41d8cd98f00b204e9800998ecf8427e&quot;</ETag><Size>0</Size>"
+	"<StorageClass>STANDARD</StorageClass></Contents>"
+	"<Contents><Key>data/a&amp;b &lt;c&gt; &apos;q&apos;.txt</Key>"
+	"<LastModified>2009-10-12T17:50:30Z</LastModified>"
+	"<ETag>\"9b2cf535f27731c974343645a3985328-12\"</ETag>"
+	"<Size>5497558138880</Size><Owner><ID>x</ID></Owner></Contents>"
+	"<Contents><Key>data/\xc3\xa9t\xc3\xa9 \xe1\x88\xb4.bin</Key>"
+	"<LastModified>2026-01-02T03:04:05.123Z</LastModified>"
+	"<ETag>&quot;e&quot;</ETag><Size>7</Size></Contents>"
+	"<Contents><Key>data/smile&#x1F600;&#233;</Key>"
+	"<ETag>&quot;s&quot;</ETag><Size>1</Size></Contents>"
+	"<CommonPrefixes><Prefix>data/sub/</Prefix></CommonPrefixes>"
+	"<CommonPrefixes><Prefix>data/z &amp; z/</Prefix></CommonPrefixes>"
+	"</ListBucketResult>";
+
+static void test_page(void)
+{
+	struct s3d_list_page pg;
+	char why[128] = "";
+	int err;
+
+	err = s3d_xml_parse_list(page1, sizeof(page1) - 1, &pg, why, sizeof(why));
+	if (!is_int(err, 0, "list: parses a full page"))
+		printf("# %s\n", why);
+	ok(pg.truncated, "list: IsTruncated");
+	is_str(pg.next_token, "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=&x",
+	       "list: NextContinuationToken (entities decoded)");
+	is_int((long long)pg.nobjs, 4, "list: four Contents");
+	is_int((long long)pg.nprefixes, 2, "list: two CommonPrefixes");
+	if (pg.nobjs == 4 && pg.nprefixes == 2) {
+		is_str(pg.objs[0].key, "data/", "list: directory marker key");
+		is_str(pg.objs[0].etag, "\"d41d8cd98f00b204e9800998ecf8427e\"",
+		       "list: ETag keeps its quotes");
+		is_int(pg.objs[0].mtime, 1255369830, "list: LastModified with millis");
+		is_str(pg.objs[1].key, "data/a&b <c> 'q'.txt",
+		       "list: entity-escaped key");
+		is_int((long long)pg.objs[1].size, 5497558138880LL,
+		       "list: 5 TiB size");
+		is_int(pg.objs[1].mtime, 1255369830, "list: LastModified without millis");
+		is_str(pg.objs[1].etag, "\"9b2cf535f27731c974343645a3985328-12\"",
+		       "list: multipart ETag");
+		is_str(pg.objs[2].key, "data/\xc3\xa9t\xc3\xa9 \xe1\x88\xb4.bin",
+		       "list: UTF-8 key");
+		is_int(pg.objs[2].mtime, 1767323045, "list: LastModified 2026");
+		is_str(pg.objs[3].key, "data/smile\xf0\x9f\x98\x80\xc3\xa9",
+		       "list: character references become UTF-8");
+		is_int(pg.objs[3].mtime, 0, "list: missing LastModified reads 0");
+		is_str(pg.prefixes[0], "data/sub/", "list: CommonPrefixes 1");
+		is_str(pg.prefixes[1], "data/z & z/", "list: CommonPrefixes 2 escaped");
+	}
+	s3d_list_page_free(&pg);
+}
+
+static void test_last_page(void)
+{
+	static const char xml[] =
+		"<ListBucketResult><IsTruncated>false</IsTruncated>"
+		"<KeyCount>0</KeyCount></ListBucketResult>";
+	struct s3d_list_page pg;
+
+	is_int(s3d_xml_parse_list(xml, sizeof(xml) - 1, &pg, NULL, 0), 0,
+	       "list: empty last page");
+	ok(!pg.truncated && !pg.next_token && !pg.nobjs && !pg.nprefixes,
+	   "list: empty last page has nothing");
+	s3d_list_page_free(&pg);
+}
+
+static void refuse(const char *xml, const char *what, const char *why_has)
+{
+	struct s3d_list_page pg;
+	char why[160] = "";
+	int err;
+
+	err = s3d_xml_parse_list(xml, strlen(xml), &pg, why, sizeof(why));
+	ok(err == -EINVAL && (!why_has || strstr(why, why_has)),
+	   "list: refuses %s", what);
+	if (err != -EINVAL || (why_has && !strstr(why, why_has)))
+		printf("#   err %d, why '%s'\n", err, why);
+	s3d_list_page_free(&pg);
+}
+
+static void test_refusals(void)
+{
+	refuse("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>",
+	       "a truncated page without a token", "NextContinuationToken");
+	refuse("<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+	       "<!ENTITY lol2 \"&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;\">]>"
+	       "<ListBucketResult><Contents><Key>&lol2;</Key></Contents>"
+	       "</ListBucketResult>", "a DOCTYPE (entity expansion)",
+	       "document type");
+	refuse("<Error><Code>AccessDenied</Code></Error>",
+	       "another document element", "unexpected document element");
+	refuse("<ListBucketResult><Contents><Key>a</Key>",
+	       "a truncated document", NULL);
+	refuse("<ListBucketResult><Contents><Key>a</Key><ETag>x</ETag>"
+	       "<Size>12ab</Size></Contents></ListBucketResult>",
+	       "a bad Size", "Size");
+	refuse("<ListBucketResult><Contents><Key>a</Key><Size>1</Size>"
+	       "</Contents></ListBucketResult>", "Contents without ETag", "ETag");
+	refuse("<ListBucketResult><Contents><ETag>x</ETag><Size>1</Size>"
+	       "</Contents></ListBucketResult>", "Contents without Key", "Key");
+	refuse("", "an empty body", NULL);
+	refuse("<ListBucketResult><Contents><Key>a\x01</Key></Contents>"
+	       "</ListBucketResult>", "characters XML 1.0 forbids", NULL);
+}
+
+static void test_error(void)
+{
+	static const char xml[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<Error><Code>NoSuchKey</Code>"
+		"<Message>The resource you requested does not exist</Message>"
+		"<Resource>/mybucket/myfoto.jpg</Resource>"
+		"<RequestId>4442587FB7D0A2F9</RequestId>"
+		"<HostId>abc</HostId></Error>";
+	static const char odd[] =
+		"<Error><Code>A &amp; B</Code><Details><Code>inner</Code>"
+		"</Details></Error>";
+	struct s3d_s3error e;
+
+	is_int(s3d_xml_parse_error(xml, sizeof(xml) - 1, &e), 0, "error: parses");
+	is_str(e.code, "NoSuchKey", "error: Code");
+	is_str(e.message, "The resource you requested does not exist",
+	       "error: Message");
+	is_str(e.request_id, "4442587FB7D0A2F9", "error: RequestId");
+	is_int(s3d_xml_parse_error(odd, sizeof(odd) - 1, &e), 0,
+	       "error: nested elements");
+	is_str(e.code, "A & B", "error: only the top-level Code counts");
+	ok(s3d_xml_parse_error("<html>502</html>", 16, &e) == -EINVAL &&
+	   !e.code[0], "error: a proxy's HTML page is not an S3 error");
+	ok(s3d_xml_parse_error("", 0, &e) == -EINVAL && !e.request_id[0],
+	   "error: empty body (HEAD)");
+}
+
+static void test_time(void)
+{
+	time_t t = 1;
+
+	is_int(s3d_parse_iso8601("1970-01-01T00:00:00.000Z", &t), 0,
+	       "iso8601: epoch");
+	is_int(t, 0, "iso8601: epoch value");
+	ok(s3d_parse_iso8601("2024-13-01T00:00:00Z", &t) == -EINVAL,
+	   "iso8601: month 13 refused");
+	ok(s3d_parse_iso8601("2024-01-01 00:00:00Z", &t) == -EINVAL,
+	   "iso8601: missing T refused");
+	ok(s3d_parse_iso8601("2024-01-01T00:00:00+02:00", &t) == -EINVAL,
+	   "iso8601: non-UTC offset refused");
+	ok(s3d_parse_iso8601("2024-01-01T00:00:00.Z", &t) == -EINVAL,
+	   "iso8601: empty fraction refused");
+}
+
+int main(void)
+{
+	test_page();
+	test_last_page();
+	test_refusals();
+	test_error();
+	test_time();
+	return tap_done();
+}
