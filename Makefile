@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+# s3cachefs: the kernel module (through Kbuild), the daemon and the tools.
+ifneq ($(KBUILD_MODULES)$(KBUILD_EXTMOD),)
+include $(src)/Kbuild
+else
+
+KVER ?= $(shell uname -r)
+KDIR ?= /lib/modules/$(KVER)/build
+# Kernels the module is built and tested against (KERNEL= picks one for check).
+KDIR_6_1 ?= /lib/modules/$(shell bash tools/kver.sh 6.1)/build
+KDIR_6_12 ?= /lib/modules/$(shell bash tools/kver.sh 6.12)/build
+KDIR_DEBUG ?= $(abspath ../shared/kernel-debug/build)
+KERNEL ?= 6.1
+
+.PHONY: all module daemon modules-all clean check check-host check-vm demo lint bench setup
+
+all: module daemon
+
+setup:
+	bash tools/setup.sh
+
+# Build against $(KDIR) in the source tree (what DKMS does).
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+daemon:
+	$(MAKE) -C daemon
+
+# Build one copy per kernel under build/<name>/ (sources are copied so the
+# builds do not share object files).
+build/%/s3cachefs.ko: FORCE
+	@kdir="$(KDIR_$(subst .,_,$(subst -,_,$*)))"; \
+	[ "$*" = debug ] && kdir="$(KDIR_DEBUG)"; \
+	[ -n "$$kdir" ] && [ -d "$$kdir" ] || { echo "no headers for kernel $*" >&2; exit 1; }; \
+	mkdir -p build/$*/kmod build/$*/uapi; \
+	cp -p Kbuild Makefile build/$*/; \
+	for f in kmod/*.[ch] uapi/*.h; do cmp -s $$f build/$*/$$f || cp -p $$f build/$*/$$f; done; \
+	$(MAKE) -C $$kdir M=$(CURDIR)/build/$* W=1 modules
+
+modules-all: build/6.1/s3cachefs.ko build/6.12/s3cachefs.ko
+
+check: daemon
+	bash tests/run.sh --kernel $(KERNEL)
+
+check-host: daemon
+	bash tests/run.sh --host-only
+
+demo: all
+	bash tools/demo.sh
+
+bench: all
+	bash tools/bench/bench.sh $(BENCH_ARGS)
+
+CHECKPATCH ?= $(firstword $(wildcard /usr/src/linux-source-6.1/scripts/checkpatch.pl))
+lint:
+	perl $(CHECKPATCH) --no-tree --strict --terse -f kmod/*.c kmod/*.h uapi/*.h
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	-$(MAKE) -C daemon clean
+	rm -rf build
+
+FORCE:
+endif

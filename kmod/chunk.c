@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: which chunks of a file are in the cache, and getting the
+ * missing ones from the daemon.
+ *
+ * The lower filesystem's extent map is the durable record: a chunk is
+ * present iff its whole range (clamped to the file size) is data, which the
+ * daemon guarantees by writing whole chunks with O_DIRECT. We scan it once
+ * per inode with SEEK_DATA/SEEK_HOLE into a bitmap and keep the bitmap up to
+ * date as fetches complete. Concurrent readers of a missing chunk share one
+ * FETCH: in-flight fetches sit on the inode's list and a reader that needs
+ * a chunk covered by one waits on it instead of sending another.
+ */
+#include "s3cachefs.h"
+#include <linux/slab.h>
+#include <linux/bitmap.h>
+#include <linux/namei.h>
+#include <linux/dcache.h>
+
+/* Largest single FETCH (one ranged GET). */
+#define S3CFS_FETCH_MAX		(64ULL << 20)
+
+static u64 s3cfs_size_to_chunks(const struct s3cfs_sb_info *sbi, loff_t size)
+{
+	return size > 0 ? ((u64)(size - 1) >> sbi->chunk_shift) + 1 : 0;
+}
+
+/*
+ * Set the bits of the chunks wholly covered by data in [start, end) of
+ * @lower. @lock (if not NULL) is taken around each bitmap update.
+ */
+static int s3cfs_scan_extents(struct s3cfs_sb_info *sbi, struct file *lower,
+			      loff_t start, loff_t end, unsigned long *bits,
+			      u64 nr, spinlock_t *lock)
+{
+	loff_t size = i_size_read(file_inode(lower));
+	loff_t mask = sbi->opts.chunk_size - 1;
+	loff_t pos = start, data, hole;
+	u64 first, last;
+
+	end = min(end, size);
+	while (pos < end) {
+		data = vfs_llseek(lower, pos, SEEK_DATA);
+		if (data == -ENXIO || (data >= 0 && data >= end))
+			break;
+		if (data < 0)
+			return data;
+		hole = vfs_llseek(lower, data, SEEK_HOLE);
+		if (hole < 0)
+			return hole;
+		first = (u64)(data + mask) >> sbi->chunk_shift;
+		last = hole >= size ? nr : (u64)hole >> sbi->chunk_shift;
+		if (last > nr)
+			last = nr;
+		if (last > first) {
+			if (lock)
+				spin_lock(lock);
+			bitmap_set(bits, first, last - first);
+			if (lock)
+				spin_unlock(lock);
+		}
+		if (hole <= pos)
+			break;
+		pos = hole;
+	}
+	return 0;
+}
+
+/**
+ * s3cfs_chunks_load() - build the presence bitmap of a file, if not built
+ * @inode: upper inode of a regular file that has been opened
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_chunks_load(struct inode *inode)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	unsigned long *bits = NULL;
+	loff_t size;
+	u64 nr;
+	int err;
+
+	spin_lock(&si->chunk_lock);
+	err = si->present ? 1 : 0;
+	spin_unlock(&si->chunk_lock);
+	if (err)
+		return 0;
+
+	down_read(&si->data_sem);
+	err = -EIO;
+	if (!si->lower_file)
+		goto out;
+	size = i_size_read(file_inode(si->lower_file));
+	nr = s3cfs_size_to_chunks(sbi, size);
+	err = -ENOMEM;
+	bits = kvcalloc(BITS_TO_LONGS(max_t(u64, nr, 1)), sizeof(long),
+			GFP_KERNEL);
+	if (!bits)
+		goto out;
+	err = s3cfs_scan_extents(sbi, si->lower_file, 0, size, bits, nr, NULL);
+	if (err)
+		goto out;
+	spin_lock(&si->chunk_lock);
+	if (!si->present) {
+		si->present = bits;
+		si->nr_chunks = nr;
+		bits = NULL;
+	}
+	spin_unlock(&si->chunk_lock);
+out:
+	up_read(&si->data_sem);
+	kvfree(bits);
+	return err;
+}
+
+/**
+ * s3cfs_chunks_free() - drop the presence bitmap (inode eviction)
+ * @si: the inode
+ */
+void s3cfs_chunks_free(struct s3cfs_inode_info *si)
+{
+	kvfree(si->present);
+	si->present = NULL;
+	si->nr_chunks = 0;
+}
+
+static bool s3cfs_range_present(struct s3cfs_inode_info *si, u64 c0, u64 c1)
+{
+	if (!si->present || c1 > si->nr_chunks)
+		return false;
+	return find_next_zero_bit(si->present, c1, c0) >= c1;
+}
+
+/**
+ * s3cfs_chunks_present() - are all chunks of a byte range present?
+ * @inode: upper inode
+ * @pos: start of the range
+ * @len: length of the range
+ *
+ * Call with data_sem held so that the answer stays true while reading.
+ *
+ * Return: true if every chunk overlapping [pos, pos + len) below EOF is
+ * present in the lower file.
+ */
+bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	loff_t end = min_t(loff_t, pos + len, i_size_read(inode));
+	bool ret;
+
+	if (pos >= end)
+		return true;
+	spin_lock(&si->chunk_lock);
+	ret = s3cfs_range_present(si, pos >> sbi->chunk_shift,
+				  ((u64)(end - 1) >> sbi->chunk_shift) + 1);
+	spin_unlock(&si->chunk_lock);
+	return ret;
+}
+
+/**
+ * s3cfs_chunks_fetched() - the daemon says a FETCH is done: check it
+ * @req: the FETCH request
+ *
+ * Trust, but verify: the chunks count as present only if the lower extent
+ * map shows them as data, and only if the file still holds the object
+ * version the request was for.
+ *
+ * Return: 0, -ECANCELED if the inode moved to another object version
+ * meanwhile (the reader retries), or -EIO if the daemon claimed a fetch it
+ * did not write.
+ */
+int s3cfs_chunks_fetched(struct s3cfs_req *req)
+{
+	struct s3cfs_sb_info *sbi = req->sbi;
+	struct s3cfs_inode_info *si = S3CFS_I(req->inode);
+	u64 c1 = req->first_chunk + req->nr_chunks;
+	int err;
+
+	down_read(&si->data_sem);
+	err = -ECANCELED;
+	if (!si->lower_file || strcmp(req->etag, si->etag))
+		goto out;
+	spin_lock(&si->chunk_lock);
+	err = si->present && c1 <= si->nr_chunks ? 0 : -ECANCELED;
+	spin_unlock(&si->chunk_lock);
+	if (err)
+		goto out;
+	err = s3cfs_scan_extents(sbi, si->lower_file, req->offset,
+				 req->offset + req->length, si->present,
+				 si->nr_chunks, &si->chunk_lock);
+	if (err)
+		goto out;
+	spin_lock(&si->chunk_lock);
+	if (!s3cfs_range_present(si, req->first_chunk, c1))
+		err = -EIO;
+	spin_unlock(&si->chunk_lock);
+	if (err)
+		pr_warn_ratelimited("daemon reported %s [%llu, +%llu) fetched but it is not in the cache\n",
+				    req->path, req->offset, req->length);
+out:
+	up_read(&si->data_sem);
+	return err;
+}
+
+/* The in-flight FETCH covering chunk @c, if any. */
+static struct s3cfs_req *s3cfs_fetch_find(struct s3cfs_inode_info *si, u64 c)
+	__must_hold(&si->chunk_lock)
+{
+	struct s3cfs_req *req;
+
+	list_for_each_entry(req, &si->fetches, inode_link)
+		if (c >= req->first_chunk &&
+		    c < req->first_chunk + req->nr_chunks)
+			return req;
+	return NULL;
+}
+
+/* End of the run of missing, not in-flight chunks starting at @c. */
+static u64 s3cfs_run_end(struct s3cfs_sb_info *sbi,
+			 struct s3cfs_inode_info *si, u64 c, u64 limit)
+	__must_hold(&si->chunk_lock)
+{
+	u64 cap = max_t(u64, S3CFS_FETCH_MAX >> sbi->chunk_shift, 1);
+	u64 e = c + 1;
+
+	limit = min(limit, si->nr_chunks);
+	while (e < limit && e - c < cap && !test_bit(e, si->present) &&
+	       !s3cfs_fetch_find(si, e))
+		e++;
+	return e;
+}
+
+/* A FETCH request for @inode, not yet armed with a range. */
+static struct s3cfs_req *s3cfs_fetch_prepare(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct s3cfs_req *req;
+	struct dentry *dentry;
+	char *buf, *path;
+	int err;
+
+	req = s3cfs_req_alloc(S3CFS_SB(inode->i_sb), S3CFS_CMD_FETCH);
+	if (!req)
+		return ERR_PTR(-ENOMEM);
+	dentry = d_find_alias(inode);
+	err = -ESTALE;
+	if (!dentry)
+		goto fail;
+	err = s3cfs_inode_path(dentry, &buf, &path);
+	dput(dentry);
+	if (err)
+		goto fail;
+	req->path = kstrdup(path, GFP_KERNEL);
+	__putname(buf);
+	down_read(&si->data_sem);
+	req->etag = kstrdup(si->etag, GFP_KERNEL);
+	up_read(&si->data_sem);
+	err = -ENOMEM;
+	if (!req->path || !req->etag)
+		goto fail;
+	ihold(inode);
+	req->inode = inode;
+	return req;
+fail:
+	s3cfs_req_put(req);
+	return ERR_PTR(err);
+}
+
+static void s3cfs_fetch_arm(struct s3cfs_sb_info *sbi,
+			    struct s3cfs_inode_info *si, struct s3cfs_req *req,
+			    u64 first, u64 n)
+	__must_hold(&si->chunk_lock)
+{
+	req->first_chunk = first;
+	req->nr_chunks = n;
+	req->offset = first << sbi->chunk_shift;
+	req->length = n << sbi->chunk_shift;
+	list_add_tail(&req->inode_link, &si->fetches);
+}
+
+static int s3cfs_fetch_submit(struct s3cfs_req *req)
+{
+	struct s3cfs_sb_info *sbi = req->sbi;
+	int err;
+
+	atomic64_inc(&sbi->stats.fetches);
+	err = s3cfs_req_submit(req);
+	if (err)
+		s3cfs_req_complete(req, err);
+	return err;
+}
+
+/*
+ * Start fetching the missing chunks in [c, c + n) without waiting: the
+ * sequential reader will want them next.
+ */
+static void s3cfs_chunks_prefetch(struct inode *inode, u64 c, u64 n)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct s3cfs_req *req = NULL;
+	u64 limit = c + n, e;
+
+	while (c < limit && s3cfs_daemon_present()) {
+		if (!req) {
+			req = s3cfs_fetch_prepare(inode);
+			if (IS_ERR(req))
+				return;
+		}
+		spin_lock(&si->chunk_lock);
+		if (!si->present || c >= si->nr_chunks) {
+			spin_unlock(&si->chunk_lock);
+			break;
+		}
+		if (test_bit(c, si->present) || s3cfs_fetch_find(si, c)) {
+			spin_unlock(&si->chunk_lock);
+			c++;
+			continue;
+		}
+		e = s3cfs_run_end(sbi, si, c, limit);
+		s3cfs_fetch_arm(sbi, si, req, c, e - c);
+		spin_unlock(&si->chunk_lock);
+		s3cfs_fetch_submit(req);
+		s3cfs_req_put(req);
+		req = NULL;
+		c = e;
+	}
+	if (req)
+		s3cfs_req_put(req);
+}
+
+/**
+ * s3cfs_chunks_ensure() - make every chunk of a byte range present
+ * @inode: upper inode of an open regular file
+ * @pos: start of the range
+ * @len: length of the range
+ * @ahead: chunks past the range to start fetching without waiting
+ *
+ * Sends one FETCH per run of adjacent missing chunks that no other reader
+ * is fetching already, and waits (killable, at most the fetch timeout) for
+ * all the chunks of the range. Does not hold data_sem while waiting.
+ *
+ * Return: the number of chunks this reader had to fetch (0: all present),
+ * or -EIO (timeout or daemon error), -EINTR, -ESTALE, -ENOMEM.
+ */
+int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len,
+			unsigned int ahead)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	unsigned long deadline = jiffies +
+		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
+	struct s3cfs_req *new = NULL, *req;
+	int err, missed = 0, stale = 0;
+	u64 c0, c1, c, lim;
+	bool created;
+	loff_t end;
+
+again:
+	err = s3cfs_chunks_load(inode);
+	if (err)
+		goto out;
+	end = min_t(loff_t, pos + len, i_size_read(inode));
+	if (pos >= end)
+		goto out;
+	c0 = pos >> sbi->chunk_shift;
+	c1 = ((u64)(end - 1) >> sbi->chunk_shift) + 1;
+	for (;;) {
+		created = false;
+		spin_lock(&si->chunk_lock);
+		if (!si->present) {
+			/* Dropped by a refresh: rescan the new lower file. */
+			spin_unlock(&si->chunk_lock);
+			goto again;
+		}
+		lim = min(c1, si->nr_chunks);
+		c = find_next_zero_bit(si->present, lim, c0);
+		if (c >= lim) {
+			spin_unlock(&si->chunk_lock);
+			break;
+		}
+		req = s3cfs_fetch_find(si, c);
+		if (req) {
+			refcount_inc(&req->ref);
+		} else {
+			if (!new) {
+				spin_unlock(&si->chunk_lock);
+				new = s3cfs_fetch_prepare(inode);
+				if (IS_ERR(new)) {
+					err = PTR_ERR(new);
+					new = NULL;
+					goto out;
+				}
+				continue;
+			}
+			s3cfs_fetch_arm(sbi, si, new,
+					c, s3cfs_run_end(sbi, si, c, lim) - c);
+			req = new;
+			new = NULL;
+			created = true;
+		}
+		atomic_inc(&req->waiters);
+		spin_unlock(&si->chunk_lock);
+
+		if (created) {
+			missed += req->nr_chunks;
+			atomic64_add(req->nr_chunks, &sbi->stats.chunk_misses);
+			s3cfs_fetch_submit(req);
+		}
+		err = s3cfs_req_wait(req, deadline);
+		s3cfs_req_put(req);
+		if (!err)
+			continue;
+		if (err == -ECANCELED && time_before(jiffies, deadline))
+			continue;
+		if (err == -ESTALE && stale++ < 3) {
+			err = s3cfs_inode_refresh(inode);
+			if (err)
+				goto out;
+			goto again;
+		}
+		if (err == -ETIMEDOUT || err == -ECANCELED) {
+			pr_warn_ratelimited("fetch of %pd timed out after %u ms\n",
+					    READ_ONCE(si->lower.dentry),
+					    READ_ONCE(sbi->opts.fetch_timeout_ms));
+			err = -EIO;
+		}
+		goto out;
+	}
+	if (ahead)
+		s3cfs_chunks_prefetch(inode, c1, ahead);
+	err = missed;
+out:
+	if (new)
+		s3cfs_req_put(new);
+	return err;
+}
+
+/**
+ * s3cfs_inode_refresh() - the object changed in S3: follow it
+ * @inode: upper inode of a regular file
+ *
+ * The daemon has replaced the lower file with one that carries the new
+ * object's metadata (it never changes a file's ETag in place). Rebind the
+ * upper inode to it, forget what we knew of the old one and bump the
+ * generation so that readers drop page cache of the old version.
+ *
+ * Return: 0, -ESTALE if the object is gone, or another negative errno.
+ */
+int s3cfs_inode_refresh(struct inode *inode)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct dentry *parent, *lower, *old_dentry;
+	struct file *file = NULL, *old_file = NULL;
+	struct name_snapshot name;
+	const struct cred *old_cred;
+	unsigned long *bits;
+	struct path path;
+	int err;
+
+	old_cred = override_creds(sbi->creds);
+	down_write(&si->data_sem);
+	old_dentry = si->lower.dentry;
+	parent = dget_parent(old_dentry);
+	take_dentry_name_snapshot(&name, old_dentry);
+	lower = lookup_one_len_unlocked(name.name.name, parent, name.name.len);
+	release_dentry_name_snapshot(&name);
+	dput(parent);
+	if (IS_ERR(lower)) {
+		err = PTR_ERR(lower);
+		goto out;
+	}
+	err = -ESTALE;
+	if (d_is_negative(lower) || !d_is_reg(lower))
+		goto out_dput;
+	err = -EIO;
+	if (d_inode(lower) == d_inode(old_dentry))
+		goto out_dput;	/* daemon said "changed" but changed nothing */
+	path.mnt = si->lower.mnt;
+	path.dentry = lower;
+	file = dentry_open(&path, O_RDONLY | O_DIRECT | O_LARGEFILE |
+			   O_NOATIME, sbi->creds);
+	if (IS_ERR(file)) {
+		err = PTR_ERR(file);
+		goto out_dput;
+	}
+	old_file = si->lower_file;
+	si->lower_file = file;
+	WRITE_ONCE(si->lower.dentry, lower);
+	lower = old_dentry;	/* dropped below */
+	spin_lock(&si->chunk_lock);
+	bits = si->present;
+	si->present = NULL;
+	si->nr_chunks = 0;
+	spin_unlock(&si->chunk_lock);
+	kvfree(bits);
+	s3cfs_inode_load_meta(inode);
+	/* Pairs with the atomic_read() of readers in s3cfs_read_iter(). */
+	atomic_inc(&si->gen);
+	atomic64_inc(&sbi->stats.stale);
+	err = 0;
+	pr_debug("%pd changed in S3: cached data dropped\n", si->lower.dentry);
+out_dput:
+	dput(lower);
+out:
+	up_write(&si->data_sem);
+	revert_creds(old_cred);
+	if (old_file)
+		fput(old_file);
+	return err;
+}

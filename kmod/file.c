@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: regular files.
+ *
+ * Reads go through the page cache of the upper inode (aops.c). The lower
+ * file is opened once per inode, read-only with O_DIRECT, at first open.
+ */
+#include "s3cachefs.h"
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/uio.h>
+
+/* A read that saw the object change under it is redone this often. */
+#define S3CFS_STALE_RETRIES	3
+
+/**
+ * s3cfs_open_lower() - open the lower file of a regular file, once
+ * @inode: upper inode
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_open_lower(struct inode *inode)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct file *lower;
+	int err = 0;
+
+	down_read(&si->data_sem);
+	lower = si->lower_file;
+	up_read(&si->data_sem);
+	if (lower)
+		return 0;
+
+	down_write(&si->data_sem);
+	if (!si->lower_file) {
+		lower = dentry_open(&si->lower, O_RDONLY | O_DIRECT |
+				    O_LARGEFILE | O_NOATIME, sbi->creds);
+		if (IS_ERR(lower))
+			err = PTR_ERR(lower);
+		else
+			si->lower_file = lower;
+	}
+	up_write(&si->data_sem);
+	return err;
+}
+
+static int s3cfs_open(struct inode *inode, struct file *file)
+{
+	int err = generic_file_open(inode, file);
+
+	if (err)
+		return err;
+	return s3cfs_open_lower(inode);
+}
+
+/*
+ * When the object changed in S3 (s3cfs_inode_refresh() bumped the
+ * generation), pages of the old version may still be cached: drop them
+ * and redo a read that overlapped the change, so that one read never
+ * returns bytes of two versions.
+ */
+static ssize_t s3cfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
+{
+	struct inode *inode = file_inode(iocb->ki_filp);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	loff_t pos = iocb->ki_pos;
+	int tries, gen;
+	ssize_t ret;
+
+	for (tries = 0; ; tries++) {
+		gen = atomic_read(&si->gen);
+		if (gen != READ_ONCE(si->seen_gen)) {
+			invalidate_inode_pages2(inode->i_mapping);
+			WRITE_ONCE(si->seen_gen, gen);
+		}
+		ret = generic_file_read_iter(iocb, to);
+		if (atomic_read(&si->gen) == gen || tries >= S3CFS_STALE_RETRIES)
+			return ret;
+		if (ret > 0)
+			iov_iter_revert(to, ret);
+		iocb->ki_pos = pos;
+	}
+}
+
+const struct file_operations s3cfs_file_fops = {
+	.open		= s3cfs_open,
+	.llseek		= generic_file_llseek,
+	.read_iter	= s3cfs_read_iter,
+	.mmap		= generic_file_readonly_mmap,
+	.splice_read	= s3cfs_splice_read,
+};

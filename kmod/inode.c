@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: upper inodes, each standing on one lower inode.
+ *
+ * Upper inodes are hashed by their lower inode, so one lower file has one
+ * upper inode (and one page cache). Attributes come from the lower file
+ * and the daemon's xattrs on it: size = lower size, mtime = the object's
+ * Last-Modified, owner and mode from the mount options.
+ */
+#include "s3cachefs.h"
+#include <linux/slab.h>
+#include <linux/xattr.h>
+#include <linux/kstrtox.h>
+#include <linux/namei.h>
+
+static struct kmem_cache *s3cfs_inode_cachep;
+
+struct inode *s3cfs_alloc_inode(struct super_block *sb)
+{
+	struct s3cfs_inode_info *si;
+
+	si = alloc_inode_sb(sb, s3cfs_inode_cachep, GFP_KERNEL);
+	if (!si)
+		return NULL;
+	si->lower.dentry = NULL;
+	si->lower.mnt = NULL;
+	si->lower_file = NULL;
+	si->present = NULL;
+	si->nr_chunks = 0;
+	si->etag[0] = '\0';
+	atomic_set(&si->gen, 0);
+	si->seen_gen = 0;
+	si->listed_at = 0;
+	INIT_LIST_HEAD(&si->fetches);
+	return &si->vfs_inode;
+}
+
+void s3cfs_free_inode(struct inode *inode)
+{
+	kmem_cache_free(s3cfs_inode_cachep, S3CFS_I(inode));
+}
+
+void s3cfs_evict_inode(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+
+	truncate_inode_pages_final(&inode->i_data);
+	clear_inode(inode);
+	WARN_ON_ONCE(!list_empty(&si->fetches));
+	if (si->lower_file)
+		fput(si->lower_file);
+	si->lower_file = NULL;
+	s3cfs_chunks_free(si);
+	path_put(&si->lower);
+}
+
+static void s3cfs_inode_once(void *obj)
+{
+	struct s3cfs_inode_info *si = obj;
+
+	inode_init_once(&si->vfs_inode);
+	init_rwsem(&si->data_sem);
+	spin_lock_init(&si->chunk_lock);
+}
+
+int s3cfs_inode_cache_init(void)
+{
+	s3cfs_inode_cachep = kmem_cache_create("s3cfs_inode",
+					       sizeof(struct s3cfs_inode_info),
+					       0, SLAB_RECLAIM_ACCOUNT |
+					       SLAB_ACCOUNT,
+					       s3cfs_inode_once);
+	return s3cfs_inode_cachep ? 0 : -ENOMEM;
+}
+
+void s3cfs_inode_cache_exit(void)
+{
+	/* Inodes are freed after an RCU grace period. */
+	rcu_barrier();
+	kmem_cache_destroy(s3cfs_inode_cachep);
+}
+
+static ssize_t s3cfs_get_xattr(struct dentry *lower, const char *name,
+			       char *buf, size_t size)
+{
+	ssize_t n = __vfs_getxattr(lower, d_inode(lower), name, buf, size - 1);
+
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	return n;
+}
+
+/**
+ * s3cfs_inode_load_meta() - (re)load attributes from the lower inode
+ * @inode: upper inode, new or with data_sem held for writing
+ *
+ * Called with the mounter's credentials.
+ */
+void s3cfs_inode_load_meta(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct dentry *lower = si->lower.dentry;
+	struct inode *linode = d_inode(lower);
+	struct timespec64 ts = s3cfs_inode_get_mtime(linode);
+	char buf[24];
+	s64 secs;
+
+	if (s3cfs_get_xattr(lower, S3CFS_XATTR_MTIME, buf, sizeof(buf)) > 0 &&
+	    !kstrtos64(buf, 10, &secs)) {
+		ts.tv_sec = secs;
+		ts.tv_nsec = 0;
+	}
+	s3cfs_inode_set_times(inode, ts);
+	if (S_ISREG(linode->i_mode)) {
+		if (s3cfs_get_xattr(lower, S3CFS_XATTR_ETAG, si->etag,
+				    sizeof(si->etag)) < 0)
+			si->etag[0] = '\0';
+		i_size_write(inode, i_size_read(linode));
+	}
+}
+
+static int s3cfs_inode_test(struct inode *inode, void *lower)
+{
+	return d_inode(READ_ONCE(S3CFS_I(inode)->lower.dentry)) == lower;
+}
+
+static int s3cfs_inode_set(struct inode *inode, void *lower)
+{
+	return 0;
+}
+
+/**
+ * s3cfs_iget() - the upper inode for a lower dentry
+ * @sb: our superblock
+ * @lower: a positive lower dentry (directory or regular file)
+ *
+ * Return: a referenced inode, or ERR_PTR(-EIO) for a lower entry that is
+ * neither a directory nor a regular file, or ERR_PTR(-ENOMEM).
+ */
+struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(sb);
+	struct inode *linode = d_inode(lower);
+	struct s3cfs_inode_info *si;
+	struct inode *inode;
+
+	if (!S_ISDIR(linode->i_mode) && !S_ISREG(linode->i_mode))
+		return ERR_PTR(-EIO);
+	inode = iget5_locked(sb, (unsigned long)linode, s3cfs_inode_test,
+			     s3cfs_inode_set, linode);
+	if (!inode)
+		return ERR_PTR(-ENOMEM);
+	if (!(inode->i_state & I_NEW))
+		return inode;
+
+	si = S3CFS_I(inode);
+	si->lower.dentry = dget(lower);
+	si->lower.mnt = mntget(sbi->lower_root.mnt);
+	inode->i_ino = linode->i_ino;
+	inode->i_uid = sbi->opts.uid;
+	inode->i_gid = sbi->opts.gid;
+	if (S_ISDIR(linode->i_mode)) {
+		inode->i_mode = S_IFDIR | sbi->opts.dir_mode;
+		inode->i_op = &s3cfs_dir_iops;
+		inode->i_fop = &s3cfs_dir_fops;
+		set_nlink(inode, 2);
+	} else {
+		inode->i_mode = S_IFREG | sbi->opts.file_mode;
+		inode->i_op = &s3cfs_file_iops;
+		inode->i_fop = &s3cfs_file_fops;
+		inode->i_mapping->a_ops = &s3cfs_aops;
+		set_nlink(inode, 1);
+	}
+	s3cfs_inode_load_meta(inode);
+	unlock_new_inode(inode);
+	return inode;
+}
+
+/**
+ * s3cfs_inode_path() - path of an upper dentry relative to the mount root
+ * @dentry: the dentry
+ * @bufp: set to a __getname() buffer the caller must __putname()
+ * @pathp: set to the path inside @bufp, without a leading '/' ("" = root)
+ *
+ * Return: 0 or a negative errno (nothing to free then).
+ */
+int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp)
+{
+	char *buf = __getname();
+	char *p;
+
+	if (!buf)
+		return -ENOMEM;
+	p = dentry_path_raw(dentry, buf, PATH_MAX);
+	if (IS_ERR(p)) {
+		__putname(buf);
+		return PTR_ERR(p);
+	}
+	while (*p == '/')
+		p++;
+	*bufp = buf;
+	*pathp = p;
+	return 0;
+}
+
+static int s3cfs_getattr(S3CFS_IDMAP_ARG, const struct path *path,
+			 struct kstat *stat, u32 request_mask,
+			 unsigned int flags)
+{
+	struct inode *inode = d_inode(path->dentry);
+	struct inode *linode = d_inode(READ_ONCE(S3CFS_I(inode)->lower.dentry));
+
+	s3cfs_fillattr(inode, request_mask, stat);
+	/* st_blocks: what is cached on NVMe, as du(1) should show. */
+	stat->blocks = linode->i_blocks;
+	stat->blksize = 1U << S3CFS_SB(inode->i_sb)->chunk_shift;
+	return 0;
+}
+
+const struct inode_operations s3cfs_file_iops = {
+	.getattr	= s3cfs_getattr,
+};
+
+const struct inode_operations s3cfs_dir_iops = {
+	.lookup		= s3cfs_lookup,
+	.getattr	= s3cfs_getattr,
+};

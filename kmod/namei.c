@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: name lookup and revalidation.
+ *
+ * A name is looked up in the lower directory. The lower directory is
+ * trusted as a mirror of S3 while its last listing is younger than
+ * meta_ttl; otherwise we ask the daemon about that one name (LOOKUP:
+ * HEAD key + LIST key/ max 1) rather than listing a directory that may
+ * hold millions of objects. Dentries, negative ones included, are trusted
+ * for meta_ttl, then revalidated the same way.
+ */
+#include "s3cachefs.h"
+#include <linux/namei.h>
+#include <linux/xattr.h>
+#include <linux/kstrtox.h>
+#include <linux/timekeeping.h>
+
+/**
+ * s3cfs_name_hidden() - is this lower name one we never show?
+ * @in_root: the name is in the mount's root directory
+ * @name: the name
+ * @len: its length
+ *
+ * Return: true for the daemon's temporaries and, at the root, the cache's
+ * metadata directory.
+ */
+bool s3cfs_name_hidden(bool in_root, const char *name, int len)
+{
+	size_t hl = sizeof(S3CFS_HIDDEN_PREFIX) - 1;
+	size_t ml = sizeof(S3CFS_META_DIR) - 1;
+
+	if (len >= hl && !memcmp(name, S3CFS_HIDDEN_PREFIX, hl))
+		return true;
+	return in_root && len == ml && !memcmp(name, S3CFS_META_DIR, ml);
+}
+
+/**
+ * s3cfs_dir_listed_fresh() - was this directory listed less than meta_ttl ago?
+ * @dir: upper directory inode
+ *
+ * Looks at our own record of the last LIST and, across remounts, at the
+ * daemon's S3CFS_XATTR_LISTED on the lower directory. Call with the
+ * mounter's credentials.
+ *
+ * Return: true if the lower directory can be trusted as the listing.
+ */
+bool s3cfs_dir_listed_fresh(struct inode *dir)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(dir);
+	unsigned int ttl = READ_ONCE(sbi->opts.meta_ttl_ms);
+	unsigned long at = READ_ONCE(si->listed_at);
+	struct dentry *lower = si->lower.dentry;
+	char buf[24];
+	ssize_t n;
+	s64 secs, age;
+
+	if (!ttl)
+		return false;
+	if (at && time_before(jiffies, at + msecs_to_jiffies(ttl)))
+		return true;
+	n = __vfs_getxattr(lower, d_inode(lower), S3CFS_XATTR_LISTED, buf,
+			   sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (kstrtos64(buf, 10, &secs))
+		return false;
+	age = ktime_get_real_seconds() - secs;
+	return age >= 0 && age * MSEC_PER_SEC < ttl;
+}
+
+/* Ask the daemon to make lower entry @name in @parent match S3. */
+static int s3cfs_lookup_upcall(struct dentry *parent, const char *name)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(parent->d_sb);
+	char *buf, *path;
+	int err;
+
+	err = s3cfs_inode_path(parent, &buf, &path);
+	if (err)
+		return err;
+	atomic64_inc(&sbi->stats.lookups);
+	err = s3cfs_upcall(sbi, S3CFS_CMD_LOOKUP, path, name);
+	__putname(buf);
+	return err;
+}
+
+/*
+ * Look @name up in the lower directory, asking the daemon first unless
+ * the directory's listing is fresh. With no daemon, or when the daemon
+ * fails, an entry already in the cache is served as it is.
+ */
+static struct dentry *s3cfs_lower_lookup(struct dentry *parent,
+					 const struct qstr *name)
+{
+	struct inode *dir = d_inode(parent);
+	struct dentry *lower_dir = S3CFS_I(dir)->lower.dentry;
+	struct dentry *lower;
+	int err;
+
+	lower = lookup_one_len_unlocked(name->name, lower_dir, name->len);
+	if (IS_ERR(lower) || s3cfs_dir_listed_fresh(dir))
+		return lower;
+	if (d_is_positive(lower) && !s3cfs_daemon_present())
+		return lower;
+
+	err = s3cfs_lookup_upcall(parent, name->name);
+	if (err && err != -ENOENT) {
+		if (d_is_positive(lower))
+			return lower;
+		dput(lower);
+		return ERR_PTR(err);
+	}
+	dput(lower);
+	return lookup_one_len_unlocked(name->name, lower_dir, name->len);
+}
+
+struct dentry *s3cfs_lookup(struct inode *dir, struct dentry *dentry,
+			    unsigned int flags)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
+	const struct cred *old_cred;
+	struct inode *inode = NULL;
+	struct dentry *lower;
+
+	if (dentry->d_name.len > NAME_MAX)
+		return ERR_PTR(-ENAMETOOLONG);
+	dentry->d_time = jiffies;
+	if (s3cfs_name_hidden(IS_ROOT(dentry->d_parent), dentry->d_name.name,
+			      dentry->d_name.len))
+		return d_splice_alias(NULL, dentry);
+
+	old_cred = override_creds(sbi->creds);
+	lower = s3cfs_lower_lookup(dentry->d_parent, &dentry->d_name);
+	revert_creds(old_cred);
+	if (IS_ERR(lower))
+		return ERR_CAST(lower);
+	if (d_is_positive(lower)) {
+		inode = s3cfs_iget(dir->i_sb, lower);
+		/* Neither file nor directory: not ours, not shown. */
+		if (inode == ERR_PTR(-EIO))
+			inode = NULL;
+	}
+	dput(lower);
+	if (IS_ERR(inode))
+		return ERR_CAST(inode);
+	return d_splice_alias(inode, dentry);
+}
+
+static int s3cfs_d_revalidate(struct dentry *dentry, unsigned int flags)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(dentry->d_sb);
+	unsigned long ttl = msecs_to_jiffies(READ_ONCE(sbi->opts.meta_ttl_ms));
+	struct dentry *parent, *lower;
+	const struct cred *old_cred;
+	struct inode *inode;
+	int valid;
+
+	if (IS_ROOT(dentry))
+		return 1;
+	if (ttl && time_before(jiffies, dentry->d_time + ttl)) {
+		/* Young, and no listing of the parent has come in since. */
+		struct inode *pdir = d_inode_rcu(READ_ONCE(dentry->d_parent));
+
+		if (!pdir || !time_after(READ_ONCE(S3CFS_I(pdir)->listed_at),
+					 dentry->d_time))
+			return 1;
+	}
+	if (flags & LOOKUP_RCU)
+		return -ECHILD;
+	inode = d_inode(dentry);
+	if (!inode)
+		return 0;	/* negative and expired: look it up again */
+
+	parent = dget_parent(dentry);
+	old_cred = override_creds(sbi->creds);
+	lower = s3cfs_lower_lookup(parent, &dentry->d_name);
+	revert_creds(old_cred);
+	dput(parent);
+	if (IS_ERR(lower))
+		return PTR_ERR(lower) == -ENOENT ? 0 : PTR_ERR(lower);
+	/* Same lower inode: same object version (ETags never change in place). */
+	valid = d_inode(lower) &&
+		d_inode(lower) == d_inode(READ_ONCE(S3CFS_I(inode)->lower.dentry));
+	dput(lower);
+	if (valid)
+		dentry->d_time = jiffies;
+	return valid;
+}
+
+const struct dentry_operations s3cfs_dops = {
+	.d_revalidate	= s3cfs_d_revalidate,
+};

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: the generic netlink family.
+ *
+ * Commands and attributes are in uapi/s3cachefs.h. Everything the daemon
+ * sends needs CAP_SYS_ADMIN (and CAP_NET_ADMIN through GENL_ADMIN_PERM),
+ * comes from the initial network namespace, and is validated strictly
+ * against a per-command policy; answers are accepted only from the
+ * registered daemon socket.
+ */
+#include "s3cachefs.h"
+#include <net/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/module.h>
+
+static const struct nla_policy s3cfs_register_policy[S3CFS_A_MAX + 1] = {
+	[S3CFS_A_VERSION]	= { .type = NLA_U32 },
+};
+
+static const struct nla_policy s3cfs_reply_policy[S3CFS_A_MAX + 1] = {
+	[S3CFS_A_REQ_ID]	= { .type = NLA_U64 },
+	[S3CFS_A_STATUS]	= NLA_POLICY_RANGE(NLA_S32, -MAX_ERRNO, 0),
+	[S3CFS_A_MOUNT_ID]	= { .type = NLA_U32 },
+	[S3CFS_A_OFFSET]	= { .type = NLA_U64 },
+	[S3CFS_A_LENGTH]	= { .type = NLA_U64 },
+};
+
+static struct genl_family s3cfs_genl_family;
+
+static int s3cfs_nl_register(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *ver = info->attrs[S3CFS_A_VERSION];
+	int err;
+
+	if (!netlink_capable(skb, CAP_SYS_ADMIN))
+		return -EPERM;
+	if (!ver) {
+		GENL_SET_ERR_MSG(info, "REGISTER needs S3CFS_A_VERSION");
+		return -EINVAL;
+	}
+	if (nla_get_u32(ver) != S3CFS_GENL_VERSION) {
+		GENL_SET_ERR_MSG(info, "protocol version mismatch");
+		return -EPROTO;
+	}
+	err = s3cfs_upcall_register(info->snd_portid);
+	if (err == -EBUSY)
+		GENL_SET_ERR_MSG(info, "another s3cachefsd is registered");
+	return err;
+}
+
+static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	u8 cmd = info->genlhdr->cmd;
+	u64 id, off, len;
+	u32 mount_id;
+	int status, err;
+
+	if (!netlink_capable(skb, CAP_SYS_ADMIN))
+		return -EPERM;
+	if (!s3cfs_daemon_is(info->snd_portid)) {
+		GENL_SET_ERR_MSG(info, "not the registered daemon");
+		return -EPERM;
+	}
+	if (!a[S3CFS_A_REQ_ID] || !a[S3CFS_A_MOUNT_ID] || !a[S3CFS_A_STATUS]) {
+		GENL_SET_ERR_MSG(info, "answer needs REQ_ID, MOUNT_ID and STATUS");
+		return -EINVAL;
+	}
+	id = nla_get_u64(a[S3CFS_A_REQ_ID]);
+	mount_id = nla_get_u32(a[S3CFS_A_MOUNT_ID]);
+	status = nla_get_s32(a[S3CFS_A_STATUS]);
+	if (cmd == S3CFS_CMD_MOUNT && id == 0) {
+		/* Answer to a mount announced after REGISTER. */
+		if (status)
+			pr_warn("daemon refused mount %u: %d\n", mount_id, status);
+		return 0;
+	}
+	if (a[S3CFS_A_OFFSET])
+		off = nla_get_u64(a[S3CFS_A_OFFSET]);
+	if (a[S3CFS_A_LENGTH])
+		len = nla_get_u64(a[S3CFS_A_LENGTH]);
+	err = s3cfs_upcall_reply(cmd, id, mount_id, status,
+				 a[S3CFS_A_OFFSET] ? &off : NULL,
+				 a[S3CFS_A_LENGTH] ? &len : NULL);
+	if (err == -ENOENT)
+		GENL_SET_ERR_MSG(info, "no such request pending");
+	else if (err)
+		GENL_SET_ERR_MSG(info, "answer does not match the request");
+	return err;
+}
+
+#define S3CFS_REPLY_OP(c) {						\
+	.cmd = (c),							\
+	.doit = s3cfs_nl_reply,						\
+	.policy = s3cfs_reply_policy,					\
+	.maxattr = S3CFS_A_MAX,						\
+	.flags = GENL_ADMIN_PERM,					\
+}
+
+static const struct genl_ops s3cfs_genl_ops[] = {
+	{
+		.cmd = S3CFS_CMD_REGISTER,
+		.doit = s3cfs_nl_register,
+		.policy = s3cfs_register_policy,
+		.maxattr = S3CFS_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
+	S3CFS_REPLY_OP(S3CFS_CMD_MOUNT),
+	S3CFS_REPLY_OP(S3CFS_CMD_FETCH),
+	S3CFS_REPLY_OP(S3CFS_CMD_LOOKUP),
+	S3CFS_REPLY_OP(S3CFS_CMD_LIST),
+};
+
+static struct genl_family s3cfs_genl_family __ro_after_init = {
+	.name		= S3CFS_GENL_NAME,
+	.version	= S3CFS_GENL_VERSION,
+	.maxattr	= S3CFS_A_MAX,
+	.netnsok	= false,
+	.parallel_ops	= true,
+	.module		= THIS_MODULE,
+	.ops		= s3cfs_genl_ops,
+	.n_ops		= ARRAY_SIZE(s3cfs_genl_ops),
+	.resv_start_op	= S3CFS_CMD_REGISTER,
+};
+
+static size_t s3cfs_str_size(const char *s)
+{
+	return s ? nla_total_size(strlen(s) + 1) : 0;
+}
+
+static struct sk_buff *s3cfs_nl_new(u8 cmd, size_t payload, void **hdr)
+{
+	struct sk_buff *skb;
+
+	skb = genlmsg_new(payload + 2 * nla_total_size_64bit(sizeof(u64)) +
+			  4 * nla_total_size(sizeof(u64)), GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	*hdr = genlmsg_put(skb, 0, 0, &s3cfs_genl_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+/**
+ * s3cfs_nl_send_mount() - send a MOUNT request or announcement
+ * @sbi: the mount
+ * @id: request id, 0 for an announcement after REGISTER
+ * @portid: the daemon
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = s3cfs_nl_new(S3CFS_CMD_MOUNT, s3cfs_str_size(sbi->bucket) +
+			   s3cfs_str_size(sbi->prefix) +
+			   s3cfs_str_size(sbi->cache_path), &hdr);
+	if (!skb)
+		return -ENOMEM;
+	if (nla_put_u64_64bit(skb, S3CFS_A_REQ_ID, id, S3CFS_A_PAD) ||
+	    nla_put_u32(skb, S3CFS_A_MOUNT_ID, sbi->mount_id) ||
+	    nla_put_string(skb, S3CFS_A_BUCKET, sbi->bucket) ||
+	    nla_put_string(skb, S3CFS_A_PREFIX, sbi->prefix) ||
+	    nla_put_string(skb, S3CFS_A_CACHE_DIR, sbi->cache_path) ||
+	    nla_put_u32(skb, S3CFS_A_CHUNK_SIZE, sbi->opts.chunk_size)) {
+		nlmsg_free(skb);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return genlmsg_unicast(&init_net, skb, portid);
+}
+
+/**
+ * s3cfs_nl_send_umount() - tell the daemon a mount is gone
+ * @sbi: the mount
+ * @portid: the daemon
+ */
+void s3cfs_nl_send_umount(struct s3cfs_sb_info *sbi, u32 portid)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = s3cfs_nl_new(S3CFS_CMD_UMOUNT, 0, &hdr);
+	if (!skb)
+		return;
+	if (nla_put_u32(skb, S3CFS_A_MOUNT_ID, sbi->mount_id)) {
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_end(skb, hdr);
+	genlmsg_unicast(&init_net, skb, portid);
+}
+
+/**
+ * s3cfs_nl_send() - send a request to the daemon
+ * @req: the request
+ * @portid: the daemon
+ *
+ * Return: 0, or -EAGAIN (socket full), -ECONNREFUSED (socket gone),
+ * -ENOMEM, -EMSGSIZE.
+ */
+int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	if (req->cmd == S3CFS_CMD_MOUNT)
+		return s3cfs_nl_send_mount(req->sbi, req->id, portid);
+	skb = s3cfs_nl_new(req->cmd, s3cfs_str_size(req->path) +
+			   s3cfs_str_size(req->name) +
+			   s3cfs_str_size(req->etag), &hdr);
+	if (!skb)
+		return -ENOMEM;
+	if (nla_put_u64_64bit(skb, S3CFS_A_REQ_ID, req->id, S3CFS_A_PAD) ||
+	    nla_put_u32(skb, S3CFS_A_MOUNT_ID, req->sbi->mount_id) ||
+	    (req->path && nla_put_string(skb, S3CFS_A_PATH, req->path)) ||
+	    (req->name && nla_put_string(skb, S3CFS_A_NAME, req->name)))
+		goto too_big;
+	if (req->cmd == S3CFS_CMD_FETCH &&
+	    (nla_put_u64_64bit(skb, S3CFS_A_OFFSET, req->offset, S3CFS_A_PAD) ||
+	     nla_put_u64_64bit(skb, S3CFS_A_LENGTH, req->length, S3CFS_A_PAD) ||
+	     nla_put_string(skb, S3CFS_A_ETAG, req->etag)))
+		goto too_big;
+	genlmsg_end(skb, hdr);
+	return genlmsg_unicast(&init_net, skb, portid);
+
+too_big:
+	nlmsg_free(skb);
+	return -EMSGSIZE;
+}
+
+static int s3cfs_nl_notify(struct notifier_block *nb, unsigned long state,
+			   void *data)
+{
+	struct netlink_notify *n = data;
+
+	if (state == NETLINK_URELEASE && n->protocol == NETLINK_GENERIC &&
+	    net_eq(n->net, &init_net))
+		s3cfs_upcall_daemon_gone(n->portid);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block s3cfs_nl_notifier = {
+	.notifier_call = s3cfs_nl_notify,
+};
+
+/**
+ * s3cfs_netlink_init() - register the family and the socket-release notifier
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_netlink_init(void)
+{
+	int err;
+
+	err = netlink_register_notifier(&s3cfs_nl_notifier);
+	if (err)
+		return err;
+	err = genl_register_family(&s3cfs_genl_family);
+	if (err)
+		netlink_unregister_notifier(&s3cfs_nl_notifier);
+	return err;
+}
+
+/**
+ * s3cfs_netlink_exit() - undo s3cfs_netlink_init()
+ */
+void s3cfs_netlink_exit(void)
+{
+	genl_unregister_family(&s3cfs_genl_family);
+	netlink_unregister_notifier(&s3cfs_nl_notifier);
+}
+
+MODULE_ALIAS_GENL_FAMILY(S3CFS_GENL_NAME);

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: mount options and the mount source.
+ *
+ *   mount -t s3cachefs -o cache=DIR[,chunk=1M][,uid=,gid=,file_mode=,
+ *         dir_mode=][,fetch_timeout=S][,meta_ttl=S][,readahead=KiB]
+ *         BUCKET[:PREFIX] MOUNTPOINT
+ *
+ * Defaults for the knobs come from module parameters. Bad options fail the
+ * mount with a message in the fs_context log (dmesg with mount(2)).
+ */
+#include "s3cachefs.h"
+#include <linux/fs_parser.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/ctype.h>
+#include <linux/log2.h>
+#include <linux/backing-dev.h>
+#include <linux/moduleparam.h>
+
+static unsigned int fetch_timeout = 60;
+module_param(fetch_timeout, uint, 0644);
+MODULE_PARM_DESC(fetch_timeout, "Default seconds a read waits for the daemon (60)");
+
+static unsigned int meta_ttl = 60;
+module_param(meta_ttl, uint, 0644);
+MODULE_PARM_DESC(meta_ttl, "Default seconds listings and lookups are trusted (60)");
+
+static unsigned int readahead_kb = 8192;
+module_param(readahead_kb, uint, 0644);
+MODULE_PARM_DESC(readahead_kb, "Default readahead window in KiB (8192)");
+
+#define S3CFS_TIMEOUT_MAX	3600		/* s */
+#define S3CFS_TTL_MAX		(30 * 86400)	/* s; in ms it must fit a u32 */
+#define S3CFS_RA_MAX		(1U << 20)	/* KiB */
+
+enum s3cfs_param {
+	Opt_cache,
+	Opt_chunk,
+	Opt_uid,
+	Opt_gid,
+	Opt_file_mode,
+	Opt_dir_mode,
+	Opt_fetch_timeout,
+	Opt_meta_ttl,
+	Opt_readahead,
+};
+
+const struct fs_parameter_spec s3cfs_fs_parameters[] = {
+	fsparam_string("cache", Opt_cache),
+	fsparam_string("chunk", Opt_chunk),
+	fsparam_u32("uid", Opt_uid),
+	fsparam_u32("gid", Opt_gid),
+	fsparam_u32oct("file_mode", Opt_file_mode),
+	fsparam_u32oct("dir_mode", Opt_dir_mode),
+	fsparam_u32("fetch_timeout", Opt_fetch_timeout),
+	fsparam_u32("meta_ttl", Opt_meta_ttl),
+	fsparam_u32("readahead", Opt_readahead),
+	{}
+};
+
+/* Options that cannot change on remount. */
+#define S3CFS_FIXED_OPTS (BIT(Opt_cache) | BIT(Opt_chunk) | BIT(Opt_uid) | \
+			  BIT(Opt_gid) | BIT(Opt_file_mode) | BIT(Opt_dir_mode))
+
+/**
+ * struct s3cfs_fs_ctx - mount options being parsed (fc->fs_private)
+ * @opts: the options
+ * @set: bitmask of the options given (BIT(Opt_*))
+ */
+struct s3cfs_fs_ctx {
+	struct s3cfs_mount_opts opts;
+	unsigned long set;
+};
+
+static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
+{
+	struct s3cfs_fs_ctx *ctx = fc->fs_private;
+	struct s3cfs_mount_opts *o = &ctx->opts;
+	struct fs_parse_result result;
+	unsigned long long chunk;
+	char *end;
+	int opt;
+
+	opt = fs_parse(fc, s3cfs_fs_parameters, param, &result);
+	if (opt < 0)
+		return opt;
+	ctx->set |= BIT(opt);
+
+	switch (opt) {
+	case Opt_cache:
+		if (!*param->string)
+			return invalfc(fc, "cache= needs a directory");
+		kfree(o->cache);
+		o->cache = param->string;
+		param->string = NULL;
+		break;
+	case Opt_chunk:
+		chunk = memparse(param->string, &end);
+		if (*end || !is_power_of_2(chunk) || chunk < S3CFS_CHUNK_MIN ||
+		    chunk > S3CFS_CHUNK_MAX || chunk < PAGE_SIZE)
+			return invalfc(fc, "chunk=%s: must be a power of two from 64K to 64M",
+				       param->string);
+		o->chunk_size = chunk;
+		break;
+	case Opt_uid:
+		o->uid = make_kuid(current_user_ns(), result.uint_32);
+		if (!uid_valid(o->uid))
+			return invalfc(fc, "uid=%u: not a valid uid", result.uint_32);
+		break;
+	case Opt_gid:
+		o->gid = make_kgid(current_user_ns(), result.uint_32);
+		if (!gid_valid(o->gid))
+			return invalfc(fc, "gid=%u: not a valid gid", result.uint_32);
+		break;
+	case Opt_file_mode:
+	case Opt_dir_mode:
+		if (result.uint_32 & ~07777)
+			return invalfc(fc, "%s=%o: only permission bits allowed",
+				       param->key, result.uint_32);
+		if (opt == Opt_file_mode)
+			o->file_mode = result.uint_32;
+		else
+			o->dir_mode = result.uint_32;
+		break;
+	case Opt_fetch_timeout:
+		if (!result.uint_32 || result.uint_32 > S3CFS_TIMEOUT_MAX)
+			return invalfc(fc, "fetch_timeout=%u: must be 1..%u seconds",
+				       result.uint_32, S3CFS_TIMEOUT_MAX);
+		o->fetch_timeout_ms = result.uint_32 * MSEC_PER_SEC;
+		break;
+	case Opt_meta_ttl:
+		if (result.uint_32 > S3CFS_TTL_MAX)
+			return invalfc(fc, "meta_ttl=%u: at most %u seconds",
+				       result.uint_32, S3CFS_TTL_MAX);
+		o->meta_ttl_ms = result.uint_32 * MSEC_PER_SEC;
+		break;
+	case Opt_readahead:
+		if (result.uint_32 > S3CFS_RA_MAX)
+			return invalfc(fc, "readahead=%u: at most %u KiB",
+				       result.uint_32, S3CFS_RA_MAX);
+		o->readahead_kb = result.uint_32;
+		break;
+	}
+	return 0;
+}
+
+/**
+ * s3cfs_parse_source() - split the mount source into bucket and prefix
+ * @fc: the fs_context, fc->source is "BUCKET[:PREFIX]" or "s3://BUCKET[/PREFIX]"
+ * @bucket: set to a kmalloc'ed bucket name
+ * @prefix: set to a kmalloc'ed prefix, "" or ending in '/'
+ *
+ * Return: 0 or -EINVAL (logged).
+ */
+int s3cfs_parse_source(struct fs_context *fc, char **bucket, char **prefix)
+{
+	const char *src = fc->source, *sep, *p;
+	size_t blen, plen;
+	char *b, *pre;
+
+	if (!src || !*src)
+		return invalfc(fc, "no source: mount BUCKET[:PREFIX] on the mountpoint");
+	if (!strncmp(src, "s3://", 5)) {
+		src += 5;
+		sep = strchr(src, '/');
+	} else {
+		sep = strchr(src, ':');
+	}
+	blen = sep ? sep - src : strlen(src);
+	if (blen < 1 || blen > S3CFS_BUCKET_MAX)
+		return invalfc(fc, "bucket name must be 1..%d characters", S3CFS_BUCKET_MAX);
+	for (p = src; p < src + blen; p++)
+		if (!isalnum(*p) && *p != '-' && *p != '.' && *p != '_')
+			return invalfc(fc, "bad character '%c' in bucket name", *p);
+
+	p = sep ? sep + 1 : "";
+	while (*p == '/')
+		p++;
+	plen = strlen(p);
+	if (plen > S3CFS_PREFIX_MAX - 1)
+		return invalfc(fc, "prefix longer than %d bytes", S3CFS_PREFIX_MAX - 1);
+	/* Each prefix component becomes a path: refuse what cannot be one. */
+	if (strstr(p, "//") || !strcmp(p, ".") || !strcmp(p, "..") ||
+	    !strncmp(p, "./", 2) || !strncmp(p, "../", 3) ||
+	    strstr(p, "/./") || strstr(p, "/../") ||
+	    (plen >= 2 && !strcmp(p + plen - 2, "/.")) ||
+	    (plen >= 3 && !strcmp(p + plen - 3, "/..")))
+		return invalfc(fc, "prefix '%s' has empty, '.' or '..' components", p);
+
+	b = kmemdup_nul(src, blen, GFP_KERNEL);
+	pre = kzalloc(plen + 2, GFP_KERNEL);
+	if (!b || !pre) {
+		kfree(b);
+		kfree(pre);
+		return -ENOMEM;
+	}
+	memcpy(pre, p, plen);
+	if (plen && pre[plen - 1] != '/')
+		pre[plen] = '/';
+	*bucket = b;
+	*prefix = pre;
+	return 0;
+}
+
+static int s3cfs_get_tree(struct fs_context *fc)
+{
+	return get_tree_nodev(fc, s3cfs_fill_super);
+}
+
+/* Remount may change the knobs, nothing that shapes the cache. */
+static int s3cfs_reconfigure(struct fs_context *fc)
+{
+	struct s3cfs_fs_ctx *ctx = fc->fs_private;
+	struct s3cfs_sb_info *sbi = S3CFS_SB(fc->root->d_sb);
+
+	if (ctx->set & S3CFS_FIXED_OPTS)
+		return invalfc(fc, "only fetch_timeout, meta_ttl and readahead can change on remount");
+	fc->sb_flags |= SB_RDONLY;
+	if (ctx->set & BIT(Opt_fetch_timeout))
+		WRITE_ONCE(sbi->opts.fetch_timeout_ms, ctx->opts.fetch_timeout_ms);
+	if (ctx->set & BIT(Opt_meta_ttl))
+		WRITE_ONCE(sbi->opts.meta_ttl_ms, ctx->opts.meta_ttl_ms);
+	if (ctx->set & BIT(Opt_readahead)) {
+		WRITE_ONCE(sbi->opts.readahead_kb, ctx->opts.readahead_kb);
+		sbi->sb->s_bdi->ra_pages = ctx->opts.readahead_kb >> (PAGE_SHIFT - 10);
+	}
+	return 0;
+}
+
+static void s3cfs_free_fc(struct fs_context *fc)
+{
+	struct s3cfs_fs_ctx *ctx = fc->fs_private;
+
+	if (ctx)
+		kfree(ctx->opts.cache);
+	kfree(ctx);
+}
+
+static const struct fs_context_operations s3cfs_context_ops = {
+	.parse_param	= s3cfs_parse_param,
+	.get_tree	= s3cfs_get_tree,
+	.reconfigure	= s3cfs_reconfigure,
+	.free		= s3cfs_free_fc,
+};
+
+/**
+ * s3cfs_init_fs_context() - start a mount or remount
+ * @fc: the fs_context
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int s3cfs_init_fs_context(struct fs_context *fc)
+{
+	struct s3cfs_fs_ctx *ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+
+	if (!ctx)
+		return -ENOMEM;
+	ctx->opts.chunk_size = S3CFS_CHUNK_DEFAULT;
+	ctx->opts.uid = current_fsuid();
+	ctx->opts.gid = current_fsgid();
+	ctx->opts.file_mode = 0444;
+	ctx->opts.dir_mode = 0555;
+	ctx->opts.fetch_timeout_ms = clamp(READ_ONCE(fetch_timeout), 1U,
+					   (unsigned int)S3CFS_TIMEOUT_MAX) * MSEC_PER_SEC;
+	ctx->opts.meta_ttl_ms = min(READ_ONCE(meta_ttl),
+				    (unsigned int)S3CFS_TTL_MAX) * MSEC_PER_SEC;
+	ctx->opts.readahead_kb = min(READ_ONCE(readahead_kb), S3CFS_RA_MAX);
+	fc->fs_private = ctx;
+	fc->ops = &s3cfs_context_ops;
+	fc->sb_flags |= SB_RDONLY;
+	return 0;
+}
+
+/**
+ * s3cfs_take_opts() - move the parsed options into a new superblock
+ * @fc: the fs_context
+ * @opts: where to put them; the cache string changes owner
+ */
+void s3cfs_take_opts(struct fs_context *fc, struct s3cfs_mount_opts *opts)
+{
+	struct s3cfs_fs_ctx *ctx = fc->fs_private;
+
+	*opts = ctx->opts;
+	ctx->opts.cache = NULL;
+}

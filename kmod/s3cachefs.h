@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * s3cachefs: private header of the kernel module.
+ *
+ * Layers: an upper (s3cachefs) inode/dentry pairs with a lower one in the
+ * cache directory; the upper inode owns the page cache, filled from the
+ * lower file with direct I/O; chunks missing in the lower file are fetched
+ * by the daemon (upcall.c, netlink.c).
+ */
+#ifndef _S3CFS_H
+#define _S3CFS_H
+
+#undef pr_fmt
+#define pr_fmt(fmt) "s3cachefs: " fmt
+
+#include <linux/fs.h>
+#include <linux/fs_context.h>
+#include <linux/fs_parser.h>
+#include <linux/path.h>
+#include <linux/cred.h>
+#include <linux/kobject.h>
+#include <linux/completion.h>
+#include <linux/rwsem.h>
+#include <linux/spinlock.h>
+#include <linux/list.h>
+#include <linux/refcount.h>
+#include <linux/atomic.h>
+#include "compat.h"
+#include "uapi/s3cachefs.h"
+
+#define S3CFS_MAGIC		0x53334346	/* "S3CF" */
+
+/* Upcall latency histogram: bucket i counts fetches under 2^i ms. */
+#define S3CFS_LAT_BUCKETS	16
+
+/**
+ * struct s3cfs_stats - per-mount counters, shown in sysfs
+ * @chunk_hits: chunks read from the lower file without a fetch
+ * @chunk_misses: chunks a reader found missing and waited for
+ * @fetches: FETCH upcalls sent
+ * @fetch_bytes: bytes requested by successful FETCHes
+ * @fetch_errors: FETCHes that ended in an error (timeouts included)
+ * @fetch_timeouts: waits that gave up after fetch_timeout_ms
+ * @lookups: LOOKUP upcalls sent
+ * @lists: LIST upcalls sent
+ * @stale: objects found changed in S3 (cached data dropped)
+ * @latency: FETCH round trip histogram, see S3CFS_LAT_BUCKETS
+ */
+struct s3cfs_stats {
+	atomic64_t chunk_hits;
+	atomic64_t chunk_misses;
+	atomic64_t fetches;
+	atomic64_t fetch_bytes;
+	atomic64_t fetch_errors;
+	atomic64_t fetch_timeouts;
+	atomic64_t lookups;
+	atomic64_t lists;
+	atomic64_t stale;
+	atomic64_t latency[S3CFS_LAT_BUCKETS];
+};
+
+/**
+ * struct s3cfs_mount_opts - parsed mount options
+ * @cache: path of the cache directory (cache=)
+ * @chunk_size: chunk size in bytes (chunk=)
+ * @uid: owner of every inode (uid=)
+ * @gid: group of every inode (gid=)
+ * @file_mode: permission bits of files (file_mode=)
+ * @dir_mode: permission bits of directories (dir_mode=)
+ * @fetch_timeout_ms: how long a reader waits for the daemon (fetch_timeout=, s)
+ * @meta_ttl_ms: how long listings and lookups are trusted (meta_ttl=, s)
+ * @readahead_kb: readahead window (readahead=, KiB)
+ */
+struct s3cfs_mount_opts {
+	char *cache;
+	u32 chunk_size;
+	kuid_t uid;
+	kgid_t gid;
+	umode_t file_mode;
+	umode_t dir_mode;
+	unsigned int fetch_timeout_ms;
+	unsigned int meta_ttl_ms;
+	unsigned int readahead_kb;
+};
+
+/**
+ * struct s3cfs_sb_info - one mount (sb->s_fs_info)
+ * @sb: the superblock
+ * @lower_root: the cache directory
+ * @creds: the mounter's credentials; all lower I/O runs with them
+ * @bucket: bucket name
+ * @prefix: key prefix, empty or ending in '/'
+ * @cache_path: @lower_root as a string, for the daemon
+ * @opts: mount options; the knobs are read with READ_ONCE and changed
+ *	through sysfs with WRITE_ONCE
+ * @chunk_shift: log2(@opts.chunk_size)
+ * @mount_id: id in the upcall protocol (s3cfs_mount_ida)
+ * @mounts_link: entry in the list of live mounts (s3cfs_mounts_lock)
+ * @stats: counters
+ * @kobj: /sys/fs/s3cachefs/<MAJ:MIN>/
+ * @kobj_unregister: completed by the kobject's release
+ * @kobj_added: @kobj was added and must be deleted
+ */
+struct s3cfs_sb_info {
+	struct super_block *sb;
+	struct path lower_root;
+	const struct cred *creds;
+	char *bucket;
+	char *prefix;
+	char *cache_path;
+	struct s3cfs_mount_opts opts;
+	unsigned int chunk_shift;
+	u32 mount_id;
+	struct list_head mounts_link;
+	struct s3cfs_stats stats;
+	struct kobject kobj;
+	struct completion kobj_unregister;
+	bool kobj_added;
+};
+
+/**
+ * struct s3cfs_inode_info - upper inode
+ * @vfs_inode: the VFS inode
+ * @lower: the lower dentry and mount this inode stands on
+ * @data_sem: shared while reading lower data or checking presence for a
+ *	read; exclusive while punching lower data or rebinding @lower_file
+ * @lower_file: the lower file opened O_DIRECT, read-only, shared by all
+ *	openers (regular files; set once under @data_sem, then stable until
+ *	eviction or rebinding)
+ * @chunk_lock: protects @present, @nr_chunks and @fetches
+ * @present: bitmap of chunks known present in the lower file, NULL until
+ *	the first read scans the lower extent map
+ * @nr_chunks: number of bits in @present
+ * @fetches: FETCH requests in flight for this inode (struct s3cfs_req)
+ * @etag: ETag of the object version the lower file holds (under @data_sem)
+ * @gen: bumped each time cached data is dropped; readers that saw another
+ *	value retry so that one read never mixes two object versions
+ * @seen_gen: the @gen whose page cache is current (s3cfs_read_iter)
+ * @listed_at: directories: jiffies of our last successful LIST, 0 if none
+ */
+struct s3cfs_inode_info {
+	struct inode vfs_inode;
+	struct path lower;
+	struct rw_semaphore data_sem;
+	struct file *lower_file;
+	spinlock_t chunk_lock;
+	unsigned long *present;
+	u64 nr_chunks;
+	struct list_head fetches;
+	char etag[S3CFS_ETAG_MAX + 1];
+	atomic_t gen;
+	int seen_gen;
+	unsigned long listed_at;
+};
+
+static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
+{
+	return sb->s_fs_info;
+}
+
+static inline struct s3cfs_inode_info *S3CFS_I(struct inode *inode)
+{
+	return container_of(inode, struct s3cfs_inode_info, vfs_inode);
+}
+
+/**
+ * struct s3cfs_req - one upcall, from submission to the daemon's answer
+ * @ref: one for the request table while queued, one per waiter
+ * @id: request id (key in the request table)
+ * @cmd: S3CFS_CMD_*
+ * @flags: S3CFS_REQ_* bits
+ * @status: the answer, valid once S3CFS_REQ_DONE is set
+ * @waiters: readers waiting; the last one to give up cancels the request
+ * @done: completed exactly once, when S3CFS_REQ_DONE is set
+ * @sbi: the mount (requests never outlive their mount: see s3cfs_upcall_flush)
+ * @inode: FETCH: the upper inode (referenced)
+ * @inode_link: FETCH: entry in the inode's @fetches (chunk_lock)
+ * @first_chunk: FETCH: first chunk
+ * @nr_chunks: FETCH: number of chunks
+ * @sent_at: jiffies when first sent, for the latency histogram
+ * @path: PATH attribute
+ * @name: NAME attribute (LOOKUP)
+ * @etag: ETAG attribute (FETCH)
+ * @offset: OFFSET attribute (FETCH)
+ * @length: LENGTH attribute (FETCH)
+ */
+struct s3cfs_req {
+	refcount_t ref;
+	u64 id;
+	u8 cmd;
+	unsigned long flags;
+	int status;
+	atomic_t waiters;
+	struct completion done;
+	struct s3cfs_sb_info *sbi;
+	struct inode *inode;
+	struct list_head inode_link;
+	u64 first_chunk;
+	u64 nr_chunks;
+	unsigned long sent_at;
+	char *path;
+	char *name;
+	char *etag;
+	u64 offset;
+	u64 length;
+};
+
+#define S3CFS_REQ_DONE		0	/* answered, cancelled or flushed */
+#define S3CFS_REQ_SENT		1	/* handed to the current daemon socket */
+#define S3CFS_REQ_QUEUED	2	/* counted in the pending requests */
+
+/* params.c */
+int s3cfs_init_fs_context(struct fs_context *fc);
+int s3cfs_parse_source(struct fs_context *fc, char **bucket, char **prefix);
+void s3cfs_take_opts(struct fs_context *fc, struct s3cfs_mount_opts *opts);
+extern const struct fs_parameter_spec s3cfs_fs_parameters[];
+
+/* super.c */
+extern struct file_system_type s3cfs_fs_type;
+int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc);
+void s3cfs_kill_sb(struct super_block *sb);
+void s3cfs_mounts_lock(void);
+void s3cfs_mounts_unlock(void);
+int s3cfs_for_each_mount(int (*fn)(struct s3cfs_sb_info *sbi, void *arg),
+			 void *arg);
+
+/* inode.c */
+int s3cfs_inode_cache_init(void);
+void s3cfs_inode_cache_exit(void);
+struct inode *s3cfs_alloc_inode(struct super_block *sb);
+void s3cfs_free_inode(struct inode *inode);
+void s3cfs_evict_inode(struct inode *inode);
+struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower);
+void s3cfs_inode_load_meta(struct inode *inode);
+int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp);
+extern const struct inode_operations s3cfs_file_iops;
+extern const struct inode_operations s3cfs_dir_iops;
+
+/* namei.c */
+struct dentry *s3cfs_lookup(struct inode *dir, struct dentry *dentry,
+			    unsigned int flags);
+extern const struct dentry_operations s3cfs_dops;
+bool s3cfs_name_hidden(bool in_root, const char *name, int len);
+bool s3cfs_dir_listed_fresh(struct inode *dir);
+
+/* dir.c */
+extern const struct file_operations s3cfs_dir_fops;
+
+/* file.c */
+extern const struct file_operations s3cfs_file_fops;
+int s3cfs_open_lower(struct inode *inode);
+
+/* aops.c */
+extern const struct address_space_operations s3cfs_aops;
+
+/* chunk.c */
+int s3cfs_chunks_load(struct inode *inode);
+void s3cfs_chunks_free(struct s3cfs_inode_info *si);
+int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len,
+			unsigned int ahead);
+bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len);
+int s3cfs_chunks_fetched(struct s3cfs_req *req);
+int s3cfs_inode_refresh(struct inode *inode);
+
+/* upcall.c */
+struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd);
+void s3cfs_req_put(struct s3cfs_req *req);
+int s3cfs_req_submit(struct s3cfs_req *req);
+int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline);
+void s3cfs_req_complete(struct s3cfs_req *req, int status);
+int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
+		 const char *name);
+int s3cfs_upcall_reply(u8 cmd, u64 id, u32 mount_id, int status,
+		       const u64 *offset, const u64 *length);
+int s3cfs_upcall_register(u32 portid);
+void s3cfs_upcall_daemon_gone(u32 portid);
+void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi);
+bool s3cfs_daemon_present(void);
+bool s3cfs_daemon_is(u32 portid);
+void s3cfs_upcall_umount(struct s3cfs_sb_info *sbi);
+void s3cfs_upcall_exit(void);
+
+/* netlink.c */
+int s3cfs_netlink_init(void);
+void s3cfs_netlink_exit(void);
+int s3cfs_nl_send(struct s3cfs_req *req, u32 portid);
+int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid);
+void s3cfs_nl_send_umount(struct s3cfs_sb_info *sbi, u32 portid);
+
+/* sysfs.c */
+int s3cfs_sysfs_init(void);
+void s3cfs_sysfs_exit(void);
+int s3cfs_sysfs_add(struct s3cfs_sb_info *sbi);
+void s3cfs_sysfs_del(struct s3cfs_sb_info *sbi);
+
+#endif /* _S3CFS_H */

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: superblock, mount and unmount, module init and exit.
+ */
+#include "s3cachefs.h"
+#include <linux/module.h>
+#include <linux/fs_parser.h>
+#include <linux/namei.h>
+#include <linux/statfs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/backing-dev.h>
+#include <linux/magic.h>
+#include <linux/idr.h>
+#include <linux/log2.h>
+
+#ifndef XFS_SUPER_MAGIC
+#define XFS_SUPER_MAGIC	0x58465342
+#endif
+
+/* Live mounts, announced to every daemon that registers. */
+static LIST_HEAD(s3cfs_mounts);
+static DEFINE_MUTEX(s3cfs_mounts_mutex);
+static DEFINE_IDA(s3cfs_mount_ida);
+
+void s3cfs_mounts_lock(void)
+{
+	mutex_lock(&s3cfs_mounts_mutex);
+}
+
+void s3cfs_mounts_unlock(void)
+{
+	mutex_unlock(&s3cfs_mounts_mutex);
+}
+
+/**
+ * s3cfs_for_each_mount() - call @fn for every live mount, mounts locked
+ * @fn: the function; a non-zero return stops the walk
+ * @arg: passed to @fn
+ *
+ * Return: the first non-zero return of @fn, or 0.
+ */
+int s3cfs_for_each_mount(int (*fn)(struct s3cfs_sb_info *sbi, void *arg),
+			 void *arg)
+{
+	struct s3cfs_sb_info *sbi;
+	int err;
+
+	lockdep_assert_held(&s3cfs_mounts_mutex);
+	list_for_each_entry(sbi, &s3cfs_mounts, mounts_link) {
+		err = fn(sbi, arg);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int s3cfs_statfs(struct dentry *dentry, struct kstatfs *buf)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(dentry->d_sb);
+	int err = vfs_statfs(&sbi->lower_root, buf);
+
+	buf->f_type = S3CFS_MAGIC;
+	buf->f_namelen = NAME_MAX;
+	return err;
+}
+
+static int s3cfs_show_options(struct seq_file *m, struct dentry *root)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(root->d_sb);
+	struct s3cfs_mount_opts *o = &sbi->opts;
+
+	seq_show_option(m, "cache", sbi->cache_path);
+	seq_printf(m, ",chunk=%uk", o->chunk_size >> 10);
+	seq_printf(m, ",uid=%u,gid=%u", from_kuid_munged(&init_user_ns, o->uid),
+		   from_kgid_munged(&init_user_ns, o->gid));
+	seq_printf(m, ",file_mode=%o,dir_mode=%o", o->file_mode, o->dir_mode);
+	seq_printf(m, ",fetch_timeout=%u,meta_ttl=%u,readahead=%u",
+		   READ_ONCE(o->fetch_timeout_ms) / 1000,
+		   READ_ONCE(o->meta_ttl_ms) / 1000,
+		   READ_ONCE(o->readahead_kb));
+	return 0;
+}
+
+static int s3cfs_show_devname(struct seq_file *m, struct dentry *root)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(root->d_sb);
+
+	seq_escape(m, sbi->bucket, " \t\n\\");
+	if (*sbi->prefix) {
+		seq_putc(m, ':');
+		seq_escape(m, sbi->prefix, " \t\n\\");
+	}
+	return 0;
+}
+
+static const struct super_operations s3cfs_sops = {
+	.alloc_inode	= s3cfs_alloc_inode,
+	.free_inode	= s3cfs_free_inode,
+	.evict_inode	= s3cfs_evict_inode,
+	.statfs		= s3cfs_statfs,
+	.show_options	= s3cfs_show_options,
+	.show_devname	= s3cfs_show_devname,
+};
+
+static void s3cfs_free_sbi(struct s3cfs_sb_info *sbi)
+{
+	if (sbi->creds)
+		put_cred(sbi->creds);
+	path_put(&sbi->lower_root);
+	if (sbi->mount_id)
+		ida_free(&s3cfs_mount_ida, sbi->mount_id);
+	kfree(sbi->opts.cache);
+	kfree(sbi->cache_path);
+	kfree(sbi->bucket);
+	kfree(sbi->prefix);
+	kfree(sbi);
+}
+
+/* The cache directory: ext4 or xfs, and not stacked too deep. */
+static int s3cfs_open_cache(struct fs_context *fc, struct s3cfs_sb_info *sbi)
+{
+	struct super_block *lsb;
+	char *buf, *p;
+	int err;
+
+	err = kern_path(sbi->opts.cache, LOOKUP_FOLLOW | LOOKUP_DIRECTORY,
+			&sbi->lower_root);
+	if (err)
+		return invalfc(fc, "cache=%s: cannot open directory (%d)",
+			       sbi->opts.cache, err);
+	lsb = sbi->lower_root.mnt->mnt_sb;
+	if (lsb->s_magic != EXT4_SUPER_MAGIC && lsb->s_magic != XFS_SUPER_MAGIC)
+		return invalfc(fc, "cache=%s is on %s: the cache must be on ext4 or xfs",
+			       sbi->opts.cache, lsb->s_type->name);
+	if (sb_rdonly(lsb) || __mnt_is_readonly(sbi->lower_root.mnt))
+		return invalfc(fc, "cache=%s is on a read-only filesystem",
+			       sbi->opts.cache);
+
+	buf = __getname();
+	if (!buf)
+		return -ENOMEM;
+	p = d_path(&sbi->lower_root, buf, PATH_MAX);
+	if (!IS_ERR(p))
+		sbi->cache_path = kstrdup(p, GFP_KERNEL);
+	__putname(buf);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+	return sbi->cache_path ? 0 : -ENOMEM;
+}
+
+/* Tell the daemon about the mount; it checks the cache's format marker. */
+static int s3cfs_register_mount(struct fs_context *fc,
+				struct s3cfs_sb_info *sbi)
+{
+	int err;
+
+	if (!s3cfs_daemon_present()) {
+		errorfc(fc, "s3cachefsd is not running");
+		return -ENOTCONN;
+	}
+	err = s3cfs_upcall(sbi, S3CFS_CMD_MOUNT, NULL, NULL);
+	switch (err) {
+	case 0:
+		return 0;
+	case -EXDEV:
+		errorfc(fc, "cache=%s belongs to another bucket or prefix (see %s/%s)",
+			sbi->cache_path, sbi->cache_path, S3CFS_FORMAT_FILE);
+		return err;
+	case -EIO:
+		errorfc(fc, "s3cachefsd did not answer the mount request");
+		return err;
+	default:
+		errorfc(fc, "s3cachefsd refused the mount (%d)", err);
+		return err;
+	}
+}
+
+/**
+ * s3cfs_fill_super() - set up a new mount
+ * @sb: the new superblock
+ * @fc: the fs_context with the parsed options
+ *
+ * Return: 0 or a negative errno (with a message in the fs_context log).
+ */
+int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc)
+{
+	struct s3cfs_sb_info *sbi;
+	struct inode *root;
+	int err, id;
+
+	sbi = kzalloc(sizeof(*sbi), GFP_KERNEL);
+	if (!sbi)
+		return -ENOMEM;
+	sbi->sb = sb;
+	INIT_LIST_HEAD(&sbi->mounts_link);
+	init_completion(&sbi->kobj_unregister);
+	s3cfs_take_opts(fc, &sbi->opts);
+	sb->s_fs_info = sbi;
+
+	err = -EINVAL;
+	if (!sbi->opts.cache) {
+		errorfc(fc, "cache=DIR is required");
+		goto out;
+	}
+	err = s3cfs_parse_source(fc, &sbi->bucket, &sbi->prefix);
+	if (err)
+		goto out;
+	err = s3cfs_open_cache(fc, sbi);
+	if (err)
+		goto out;
+	sbi->chunk_shift = ilog2(sbi->opts.chunk_size);
+	err = -ENOMEM;
+	sbi->creds = prepare_creds();
+	if (!sbi->creds)
+		goto out;
+	id = ida_alloc_min(&s3cfs_mount_ida, 1, GFP_KERNEL);
+	if (id < 0) {
+		err = id;
+		goto out;
+	}
+	sbi->mount_id = id;
+
+	sb->s_stack_depth = sbi->lower_root.mnt->mnt_sb->s_stack_depth + 1;
+	err = -EINVAL;
+	if (sb->s_stack_depth > FILESYSTEM_MAX_STACK_DEPTH) {
+		errorfc(fc, "cache=%s: filesystems stacked too deep", sbi->cache_path);
+		goto out;
+	}
+	sb->s_magic = S3CFS_MAGIC;
+	sb->s_op = &s3cfs_sops;
+	sb->s_d_op = &s3cfs_dops;
+	sb->s_maxbytes = MAX_LFS_FILESIZE;
+	sb->s_time_gran = 1;
+	sb->s_flags |= SB_RDONLY | SB_NOATIME | SB_NODIRATIME;
+	err = super_setup_bdi(sb);
+	if (err)
+		goto out;
+	sb->s_bdi->ra_pages = sbi->opts.readahead_kb >> (PAGE_SHIFT - 10);
+	sb->s_bdi->io_pages = sb->s_bdi->ra_pages;
+
+	root = s3cfs_iget(sb, sbi->lower_root.dentry);
+	if (IS_ERR(root)) {
+		err = PTR_ERR(root);
+		goto out;
+	}
+	sb->s_root = d_make_root(root);
+	err = -ENOMEM;
+	if (!sb->s_root)
+		goto out;
+
+	s3cfs_mounts_lock();
+	list_add_tail(&sbi->mounts_link, &s3cfs_mounts);
+	s3cfs_mounts_unlock();
+	err = s3cfs_register_mount(fc, sbi);
+	if (err)
+		goto out;
+	err = s3cfs_sysfs_add(sbi);
+	if (err)
+		goto out;
+	pr_info("mounted %s:%s on cache %s (mount %u, chunk %u KiB)\n",
+		sbi->bucket, sbi->prefix, sbi->cache_path, sbi->mount_id,
+		sbi->opts.chunk_size >> 10);
+	return 0;
+out:
+	/* s3cfs_kill_sb() frees what was set up. */
+	return err;
+}
+
+/**
+ * s3cfs_kill_sb() - unmount
+ * @sb: the superblock
+ *
+ * Fails what is still pending for this mount before the inodes go (the
+ * requests hold inode references), then tells the daemon.
+ */
+void s3cfs_kill_sb(struct super_block *sb)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(sb);
+
+	if (sbi) {
+		s3cfs_mounts_lock();
+		list_del_init(&sbi->mounts_link);
+		s3cfs_mounts_unlock();
+		s3cfs_upcall_flush(sbi);
+		s3cfs_sysfs_del(sbi);
+	}
+	kill_anon_super(sb);
+	if (sbi) {
+		if (sbi->mount_id && sb->s_root)
+			s3cfs_upcall_umount(sbi);
+		s3cfs_free_sbi(sbi);
+	}
+}
+
+struct file_system_type s3cfs_fs_type = {
+	.owner			= THIS_MODULE,
+	.name			= "s3cachefs",
+	.init_fs_context	= s3cfs_init_fs_context,
+	.parameters		= s3cfs_fs_parameters,
+	.kill_sb		= s3cfs_kill_sb,
+};
+MODULE_ALIAS_FS("s3cachefs");
+
+static int __init s3cfs_init(void)
+{
+	int err;
+
+	err = s3cfs_inode_cache_init();
+	if (err)
+		return err;
+	err = s3cfs_sysfs_init();
+	if (err)
+		goto out_inode_cache;
+	err = s3cfs_netlink_init();
+	if (err)
+		goto out_sysfs;
+	err = register_filesystem(&s3cfs_fs_type);
+	if (err)
+		goto out_netlink;
+	pr_info("loaded (protocol %d)\n", S3CFS_GENL_VERSION);
+	return 0;
+
+out_netlink:
+	s3cfs_netlink_exit();
+out_sysfs:
+	s3cfs_sysfs_exit();
+out_inode_cache:
+	s3cfs_inode_cache_exit();
+	return err;
+}
+
+static void __exit s3cfs_exit(void)
+{
+	unregister_filesystem(&s3cfs_fs_type);
+	s3cfs_netlink_exit();
+	s3cfs_upcall_exit();
+	s3cfs_sysfs_exit();
+	s3cfs_inode_cache_exit();
+}
+
+module_init(s3cfs_init);
+module_exit(s3cfs_exit);
+MODULE_DESCRIPTION("s3cachefs: S3 bucket cached on local NVMe");
+MODULE_AUTHOR("The s3cachefs authors");
+MODULE_LICENSE("GPL");

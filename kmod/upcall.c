@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: upcall request lifecycle.
+ *
+ * DOC: upcall protocol
+ *
+ * A request (struct s3cfs_req) is created by a reader that needs something
+ * from the daemon (a chunk, a lookup, a listing), inserted into the global
+ * request table s3cfs_reqs under a fresh id, and sent to the registered
+ * daemon socket if there is one. The daemon answers with the same command,
+ * id and mount id; s3cfs_upcall_reply() takes the request out of the table
+ * (only if the answer matches it) and completes it. Completion happens
+ * exactly once (S3CFS_REQ_DONE), whoever gets there first: the answer, the
+ * last waiter giving up (timeout or fatal signal), or unmount.
+ *
+ * References: the table holds one while the request is in it; each waiter
+ * and each sender holds one. The table reference is dropped by whoever
+ * erases the request from the table.
+ *
+ * Daemon death: the socket's NETLINK_URELEASE clears the daemon port and
+ * marks every request unsent; requests stay in the table. A daemon that
+ * registers gets a MOUNT for every live mount, then every unsent request.
+ *
+ *   CPU0 (reader)                     CPU1 (daemon reply)
+ *   s3cfs_req_submit()
+ *     xa_alloc(req) -- table ref
+ *     s3cfs_nl_send()
+ *                                     s3cfs_upcall_reply()
+ *                                       xa_lock; match; __xa_erase
+ *                                       s3cfs_req_complete()
+ *   s3cfs_req_wait() returns status     s3cfs_req_put() -- table ref
+ *   s3cfs_req_put() -- last ref, freed
+ */
+#include "s3cachefs.h"
+#include <linux/xarray.h>
+#include <linux/slab.h>
+#include <linux/sched/signal.h>
+#include <linux/workqueue.h>
+#include <linux/moduleparam.h>
+
+static unsigned int max_pending = 4096;
+module_param(max_pending, uint, 0644);
+MODULE_PARM_DESC(max_pending, "Most upcall requests queued at once, all mounts (default 4096)");
+
+/* All pending requests of all mounts, by id. */
+static DEFINE_XARRAY_ALLOC1(s3cfs_reqs);
+static u32 s3cfs_next_id;
+static atomic_t s3cfs_nr_pending = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(s3cfs_pending_wq);
+
+/* The registered daemon's netlink port id, 0 if none. */
+static DEFINE_SPINLOCK(s3cfs_daemon_lock);
+static u32 s3cfs_daemon_portid;
+
+static void s3cfs_resend_workfn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(s3cfs_resend_work, s3cfs_resend_workfn);
+
+static u32 s3cfs_daemon(void)
+{
+	u32 portid;
+
+	spin_lock(&s3cfs_daemon_lock);
+	portid = s3cfs_daemon_portid;
+	spin_unlock(&s3cfs_daemon_lock);
+	return portid;
+}
+
+/**
+ * s3cfs_daemon_present() - is a daemon registered?
+ *
+ * Return: true if a daemon socket is registered.
+ */
+bool s3cfs_daemon_present(void)
+{
+	return s3cfs_daemon() != 0;
+}
+
+/**
+ * s3cfs_daemon_is() - is @portid the registered daemon?
+ * @portid: a netlink port id
+ *
+ * Return: true if it is.
+ */
+bool s3cfs_daemon_is(u32 portid)
+{
+	return portid && s3cfs_daemon() == portid;
+}
+
+/**
+ * s3cfs_upcall_umount() - tell the daemon a mount is gone
+ * @sbi: the mount
+ */
+void s3cfs_upcall_umount(struct s3cfs_sb_info *sbi)
+{
+	u32 portid = s3cfs_daemon();
+
+	if (portid)
+		s3cfs_nl_send_umount(sbi, portid);
+}
+
+/**
+ * s3cfs_req_alloc() - allocate a request with one reference (the caller's)
+ * @sbi: the mount
+ * @cmd: S3CFS_CMD_*
+ *
+ * Return: the request, or NULL without memory.
+ */
+struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd)
+{
+	struct s3cfs_req *req = kzalloc(sizeof(*req), GFP_KERNEL);
+
+	if (!req)
+		return NULL;
+	refcount_set(&req->ref, 1);
+	req->cmd = cmd;
+	req->sbi = sbi;
+	init_completion(&req->done);
+	INIT_LIST_HEAD(&req->inode_link);
+	return req;
+}
+
+/**
+ * s3cfs_req_put() - drop a reference; the last one frees the request
+ * @req: the request
+ */
+void s3cfs_req_put(struct s3cfs_req *req)
+{
+	if (!refcount_dec_and_test(&req->ref))
+		return;
+	WARN_ON_ONCE(!list_empty(&req->inode_link));
+	if (req->inode)
+		iput(req->inode);
+	kfree(req->path);
+	kfree(req->name);
+	kfree(req->etag);
+	kfree(req);
+}
+
+static void s3cfs_account_latency(struct s3cfs_req *req)
+{
+	unsigned int ms = jiffies_to_msecs(jiffies - req->sent_at);
+	unsigned int b = ms ? min_t(unsigned int, ilog2(ms) + 1,
+				    S3CFS_LAT_BUCKETS - 1) : 0;
+
+	atomic64_inc(&req->sbi->stats.latency[b]);
+}
+
+/**
+ * s3cfs_req_complete() - finish a request exactly once
+ * @req: the request, already out of the request table or never in it
+ * @status: 0 or a negative errno
+ *
+ * Wakes every waiter. Later calls are no-ops.
+ */
+void s3cfs_req_complete(struct s3cfs_req *req, int status)
+{
+	struct s3cfs_inode_info *si;
+
+	if (test_and_set_bit(S3CFS_REQ_DONE, &req->flags))
+		return;
+	if (req->cmd == S3CFS_CMD_FETCH) {
+		si = S3CFS_I(req->inode);
+		s3cfs_account_latency(req);
+		if (status)
+			atomic64_inc(&req->sbi->stats.fetch_errors);
+		else
+			atomic64_add(req->length, &req->sbi->stats.fetch_bytes);
+		spin_lock(&si->chunk_lock);
+		list_del_init(&req->inode_link);
+		spin_unlock(&si->chunk_lock);
+	}
+	req->status = status;
+	/* Pairs with the test_bit(S3CFS_REQ_DONE) of waiters that peek. */
+	smp_mb__before_atomic();
+	complete_all(&req->done);
+	if (test_bit(S3CFS_REQ_QUEUED, &req->flags)) {
+		atomic_dec(&s3cfs_nr_pending);
+		wake_up(&s3cfs_pending_wq);
+	}
+}
+
+static void s3cfs_req_send(struct s3cfs_req *req)
+{
+	u32 portid = s3cfs_daemon();
+	int err;
+
+	if (!portid || test_bit(S3CFS_REQ_DONE, &req->flags))
+		return;
+	err = s3cfs_nl_send(req, portid);
+	if (!err) {
+		if (!req->sent_at)
+			req->sent_at = jiffies;
+		set_bit(S3CFS_REQ_SENT, &req->flags);
+		return;
+	}
+	pr_debug("send req %llu to port %u: %d\n", req->id, portid, err);
+	/* Socket full or gone: try again shortly (or after REGISTER). */
+	schedule_delayed_work(&s3cfs_resend_work, msecs_to_jiffies(10));
+}
+
+/**
+ * s3cfs_req_submit() - queue a request and send it to the daemon
+ * @req: the request; the table takes its own reference
+ *
+ * Waits (killable) while max_pending requests are queued.
+ *
+ * Return: 0 when queued (sent or waiting for a daemon), or a negative errno.
+ */
+int s3cfs_req_submit(struct s3cfs_req *req)
+{
+	u32 id;
+	int err;
+
+	err = wait_event_killable(s3cfs_pending_wq,
+				  atomic_read(&s3cfs_nr_pending) <
+				  READ_ONCE(max_pending));
+	if (err)
+		return err;
+	atomic_inc(&s3cfs_nr_pending);
+	set_bit(S3CFS_REQ_QUEUED, &req->flags);
+	refcount_inc(&req->ref);
+	req->sent_at = jiffies;
+	/* Visible to replies and flushes from here on. */
+	err = xa_alloc_cyclic(&s3cfs_reqs, &id, req, xa_limit_32b,
+			      &s3cfs_next_id, GFP_KERNEL);
+	if (err < 0) {
+		refcount_dec(&req->ref);
+		clear_bit(S3CFS_REQ_QUEUED, &req->flags);
+		atomic_dec(&s3cfs_nr_pending);
+		return err;
+	}
+	req->id = id;
+	s3cfs_req_send(req);
+	return 0;
+}
+
+/* Take @req out of the table if it is still there; drops the table ref. */
+static void s3cfs_req_unqueue(struct s3cfs_req *req)
+{
+	if (xa_cmpxchg(&s3cfs_reqs, req->id, req, NULL, 0) == req)
+		s3cfs_req_put(req);
+}
+
+/**
+ * s3cfs_req_wait() - wait for the answer to a request
+ * @req: the request; the caller counted itself in @req->waiters
+ * @deadline: jiffies after which to give up
+ *
+ * The last waiter to give up cancels the request, so a daemon that never
+ * answers leaves nothing behind. A waiter that finds the request cancelled
+ * under it by another waiter gets -ECANCELED and should try again.
+ *
+ * Return: the request's status, -ETIMEDOUT, -EINTR or -ECANCELED.
+ */
+int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline)
+{
+	long left = (long)(deadline - jiffies);
+	long ret = 0;
+	int status;
+
+	if (left > 0)
+		ret = wait_for_completion_killable_timeout(&req->done, left);
+	if (ret > 0 || test_bit(S3CFS_REQ_DONE, &req->flags)) {
+		atomic_dec(&req->waiters);
+		wait_for_completion(&req->done);
+		return req->status;
+	}
+	status = ret < 0 ? -EINTR : -ETIMEDOUT;
+	if (status == -ETIMEDOUT && req->cmd == S3CFS_CMD_FETCH)
+		atomic64_inc(&req->sbi->stats.fetch_timeouts);
+	if (atomic_dec_and_test(&req->waiters)) {
+		s3cfs_req_unqueue(req);
+		s3cfs_req_complete(req, -ECANCELED);
+	}
+	return status;
+}
+
+/**
+ * s3cfs_upcall() - send a LOOKUP, LIST or MOUNT request and wait for it
+ * @sbi: the mount
+ * @cmd: S3CFS_CMD_LOOKUP, S3CFS_CMD_LIST or S3CFS_CMD_MOUNT
+ * @path: PATH attribute or NULL
+ * @name: NAME attribute or NULL
+ *
+ * Waits at most the mount's fetch timeout.
+ *
+ * Return: the daemon's status, or -ENOMEM, -EINTR, -EIO (timeout).
+ */
+int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
+		 const char *name)
+{
+	unsigned long deadline = jiffies +
+		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
+	struct s3cfs_req *req;
+	int err;
+
+	req = s3cfs_req_alloc(sbi, cmd);
+	if (!req)
+		return -ENOMEM;
+	err = -ENOMEM;
+	if (path) {
+		req->path = kstrdup(path, GFP_KERNEL);
+		if (!req->path)
+			goto out;
+	}
+	if (name) {
+		req->name = kstrdup(name, GFP_KERNEL);
+		if (!req->name)
+			goto out;
+	}
+	atomic_set(&req->waiters, 1);
+	err = s3cfs_req_submit(req);
+	if (err)
+		goto out;
+	err = s3cfs_req_wait(req, deadline);
+	if (err == -ETIMEDOUT || err == -ECANCELED)
+		err = -EIO;
+out:
+	s3cfs_req_put(req);
+	return err;
+}
+
+/**
+ * s3cfs_upcall_reply() - the daemon answered a request
+ * @cmd: the command of the answer
+ * @id: REQ_ID
+ * @mount_id: MOUNT_ID
+ * @status: STATUS, 0 or a negative errno
+ * @offset: OFFSET (FETCH only, else NULL)
+ * @length: LENGTH (FETCH only, else NULL)
+ *
+ * Return: 0, -ENOENT if no such request is pending, -EINVAL if the answer
+ * does not match the request (the request is left alone).
+ */
+int s3cfs_upcall_reply(u8 cmd, u64 id, u32 mount_id, int status,
+		       const u64 *offset, const u64 *length)
+{
+	struct s3cfs_req *req;
+
+	if (status > 0 || status < -MAX_ERRNO)
+		return -EINVAL;
+	if (id > U32_MAX)
+		return -ENOENT;
+	xa_lock(&s3cfs_reqs);
+	req = xa_load(&s3cfs_reqs, id);
+	if (!req) {
+		xa_unlock(&s3cfs_reqs);
+		return -ENOENT;
+	}
+	if (req->cmd != cmd || req->sbi->mount_id != mount_id ||
+	    (cmd == S3CFS_CMD_FETCH &&
+	     (!offset || !length || *offset != req->offset ||
+	      *length != req->length))) {
+		xa_unlock(&s3cfs_reqs);
+		return -EINVAL;
+	}
+	__xa_erase(&s3cfs_reqs, id);
+	xa_unlock(&s3cfs_reqs);
+
+	/* The table's reference is ours now. */
+	if (cmd == S3CFS_CMD_FETCH && !status)
+		status = s3cfs_chunks_fetched(req);
+	s3cfs_req_complete(req, status);
+	s3cfs_req_put(req);
+	return 0;
+}
+
+/*
+ * Hold a reference on every request in the table that matches @want, in a
+ * batch, so they can be sent or completed without the table lock.
+ */
+#define S3CFS_BATCH 32
+static unsigned int s3cfs_reqs_grab(unsigned long *start,
+				    struct s3cfs_req **batch,
+				    bool (*want)(struct s3cfs_req *, void *),
+				    void *arg)
+{
+	XA_STATE(xas, &s3cfs_reqs, *start);
+	struct s3cfs_req *req;
+	unsigned int n = 0;
+
+	xas_lock(&xas);
+	xas_for_each(&xas, req, ULONG_MAX) {
+		if (!want(req, arg))
+			continue;
+		refcount_inc(&req->ref);
+		batch[n++] = req;
+		if (n == S3CFS_BATCH) {
+			*start = xas.xa_index + 1;
+			break;
+		}
+	}
+	xas_unlock(&xas);
+	if (n < S3CFS_BATCH)
+		*start = ULONG_MAX;
+	return n;
+}
+
+static bool s3cfs_want_unsent(struct s3cfs_req *req, void *arg)
+{
+	return !test_bit(S3CFS_REQ_SENT, &req->flags);
+}
+
+static void s3cfs_resend_workfn(struct work_struct *work)
+{
+	struct s3cfs_req *batch[S3CFS_BATCH];
+	unsigned long start = 0;
+	unsigned int i, n;
+
+	while (start != ULONG_MAX && s3cfs_daemon_present()) {
+		n = s3cfs_reqs_grab(&start, batch, s3cfs_want_unsent, NULL);
+		for (i = 0; i < n; i++) {
+			s3cfs_req_send(batch[i]);
+			s3cfs_req_put(batch[i]);
+		}
+		cond_resched();
+	}
+}
+
+static int s3cfs_mount_announce(struct s3cfs_sb_info *sbi, void *arg)
+{
+	int err = s3cfs_nl_send_mount(sbi, 0, *(u32 *)arg);
+
+	if (err)
+		pr_warn("cannot announce mount %u to the daemon: %d\n",
+			sbi->mount_id, err);
+	return err;
+}
+
+/**
+ * s3cfs_upcall_register() - a daemon registered
+ * @portid: its netlink port id
+ *
+ * Tells it about every live mount before anything else can be sent to it,
+ * then re-sends every pending request.
+ *
+ * Return: 0, or -EBUSY if another daemon is registered.
+ */
+int s3cfs_upcall_register(u32 portid)
+{
+	int err;
+
+	/* Mount list locked: no mount can be added before the port is set. */
+	s3cfs_mounts_lock();
+	err = -EBUSY;
+	if (s3cfs_daemon_present())
+		goto out_unlock;
+	err = s3cfs_for_each_mount(s3cfs_mount_announce, &portid);
+	if (err)
+		goto out_unlock;
+	spin_lock(&s3cfs_daemon_lock);
+	s3cfs_daemon_portid = portid;
+	spin_unlock(&s3cfs_daemon_lock);
+	s3cfs_mounts_unlock();
+	pr_info("daemon registered (port %u)\n", portid);
+	mod_delayed_work(system_wq, &s3cfs_resend_work, 0);
+	return 0;
+
+out_unlock:
+	s3cfs_mounts_unlock();
+	return err;
+}
+
+static bool s3cfs_want_any(struct s3cfs_req *req, void *arg)
+{
+	return true;
+}
+
+/**
+ * s3cfs_upcall_daemon_gone() - the daemon's socket was released
+ * @portid: the port that went away
+ *
+ * Pending requests stay queued, unsent, for the next daemon.
+ */
+void s3cfs_upcall_daemon_gone(u32 portid)
+{
+	struct s3cfs_req *batch[S3CFS_BATCH];
+	unsigned long start = 0;
+	unsigned int i, n;
+
+	spin_lock(&s3cfs_daemon_lock);
+	if (s3cfs_daemon_portid != portid) {
+		spin_unlock(&s3cfs_daemon_lock);
+		return;
+	}
+	s3cfs_daemon_portid = 0;
+	spin_unlock(&s3cfs_daemon_lock);
+	pr_warn("daemon (port %u) went away; requests wait for a new one\n",
+		portid);
+
+	while (start != ULONG_MAX) {
+		n = s3cfs_reqs_grab(&start, batch, s3cfs_want_any, NULL);
+		for (i = 0; i < n; i++) {
+			clear_bit(S3CFS_REQ_SENT, &batch[i]->flags);
+			s3cfs_req_put(batch[i]);
+		}
+	}
+}
+
+static bool s3cfs_want_mount(struct s3cfs_req *req, void *arg)
+{
+	return req->sbi == arg;
+}
+
+/**
+ * s3cfs_upcall_flush() - fail every request of a mount that is going away
+ * @sbi: the mount
+ *
+ * Called at unmount before the inodes are evicted: requests hold inode
+ * references, and their waiters get -EIO.
+ */
+void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi)
+{
+	struct s3cfs_req *batch[S3CFS_BATCH];
+	unsigned long start = 0;
+	unsigned int i, n;
+
+	while (start != ULONG_MAX) {
+		n = s3cfs_reqs_grab(&start, batch, s3cfs_want_mount, sbi);
+		for (i = 0; i < n; i++) {
+			s3cfs_req_unqueue(batch[i]);
+			s3cfs_req_complete(batch[i], -EIO);
+			s3cfs_req_put(batch[i]);
+		}
+	}
+}
+
+/**
+ * s3cfs_upcall_exit() - module unload: no mounts, nothing may be pending
+ */
+void s3cfs_upcall_exit(void)
+{
+	cancel_delayed_work_sync(&s3cfs_resend_work);
+	WARN_ON(!xa_empty(&s3cfs_reqs));
+	xa_destroy(&s3cfs_reqs);
+}

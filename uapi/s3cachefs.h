@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * s3cachefs: the protocol between the kernel module (s3cachefs.ko) and the
+ * fill daemon (s3cachefsd), and the on-disk format of the cache directory.
+ * Both sides include this one header; there is no second copy.
+ *
+ * Changelog (bump S3CFS_GENL_VERSION when a change is not backwards
+ * compatible; grow by adding commands and attributes at the end):
+ *   1 - REGISTER, MOUNT, UMOUNT, FETCH, LOOKUP, LIST.
+ *
+ * Transport: one generic netlink family, S3CFS_GENL_NAME, in the initial
+ * network namespace only. The daemon REGISTERs (needs CAP_SYS_ADMIN); from
+ * then on the kernel unicasts requests to the registering socket. Every
+ * request carries S3CFS_A_REQ_ID (u64, unique while pending) and
+ * S3CFS_A_MOUNT_ID. The daemon answers each request with a message of the
+ * same command carrying the same REQ_ID and MOUNT_ID (FETCH replies also echo
+ * OFFSET and LENGTH) plus S3CFS_A_STATUS: 0 or a negative errno. A reply
+ * that does not match a pending request is refused with -ENOENT/-EINVAL.
+ * UMOUNT is a notification and gets no reply.
+ *
+ * When the registered socket closes, pending requests stay queued; a daemon
+ * that registers again first receives a MOUNT for every live mount, then
+ * every pending request again (so the daemon must treat requests as
+ * idempotent). Readers wait at most the mount's fetch timeout.
+ */
+#ifndef _UAPI_LINUX_S3CACHEFS_H
+#define _UAPI_LINUX_S3CACHEFS_H
+
+#include <linux/types.h>
+
+#define S3CFS_GENL_NAME		"s3cachefs"
+#define S3CFS_GENL_VERSION	1
+
+/**
+ * enum s3cfs_cmd - generic netlink commands
+ * @S3CFS_CMD_UNSPEC: never used
+ * @S3CFS_CMD_REGISTER: daemon -> kernel. Attrs: VERSION. The sender's socket
+ *	becomes the one daemon socket. Answered by a netlink ack.
+ * @S3CFS_CMD_MOUNT: kernel -> daemon, a new (or, after REGISTER, a live)
+ *	mount. Attrs: REQ_ID, MOUNT_ID, BUCKET, PREFIX, CACHE_DIR, CHUNK_SIZE.
+ *	The daemon opens CACHE_DIR, checks or writes the format marker and
+ *	replies STATUS (-EXDEV: the cache belongs to another bucket/prefix).
+ * @S3CFS_CMD_UMOUNT: kernel -> daemon notification. Attrs: MOUNT_ID.
+ * @S3CFS_CMD_FETCH: kernel -> daemon. Attrs: REQ_ID, MOUNT_ID, PATH, OFFSET,
+ *	LENGTH, ETAG. Fill [OFFSET, OFFSET + LENGTH) of the lower file PATH
+ *	(chunk aligned; LENGTH may run past EOF, the daemon clamps it) with
+ *	the bytes of the object version ETAG, as whole chunks. -ESTALE: the
+ *	object changed; the daemon has already replaced the lower file with
+ *	one carrying the new metadata (see "cache directory" below).
+ * @S3CFS_CMD_LOOKUP: kernel -> daemon. Attrs: REQ_ID, MOUNT_ID, PATH (the
+ *	parent directory), NAME. Make the lower entry PATH/NAME match S3: a
+ *	file for an object, a directory for a common prefix, nothing (and
+ *	-ENOENT) if neither exists.
+ * @S3CFS_CMD_LIST: kernel -> daemon. Attrs: REQ_ID, MOUNT_ID, PATH. Make the
+ *	lower directory PATH hold exactly the listing of its prefix, then set
+ *	S3CFS_XATTR_LISTED on it.
+ * @__S3CFS_CMD_MAX: number of commands
+ */
+enum s3cfs_cmd {
+	S3CFS_CMD_UNSPEC,
+	S3CFS_CMD_REGISTER,
+	S3CFS_CMD_MOUNT,
+	S3CFS_CMD_UMOUNT,
+	S3CFS_CMD_FETCH,
+	S3CFS_CMD_LOOKUP,
+	S3CFS_CMD_LIST,
+	__S3CFS_CMD_MAX,
+};
+#define S3CFS_CMD_MAX (__S3CFS_CMD_MAX - 1)
+
+/**
+ * enum s3cfs_attr - generic netlink attributes
+ * @S3CFS_A_UNSPEC: never used
+ * @S3CFS_A_VERSION: u32, protocol version (REGISTER)
+ * @S3CFS_A_REQ_ID: u64, request id (kernel allocated)
+ * @S3CFS_A_STATUS: s32, 0 or a negative errno (replies)
+ * @S3CFS_A_MOUNT_ID: u32, the mount the request is for
+ * @S3CFS_A_BUCKET: string, bucket name
+ * @S3CFS_A_PREFIX: string, key prefix; empty or ending in '/'
+ * @S3CFS_A_CACHE_DIR: string, absolute path of the cache root
+ * @S3CFS_A_CHUNK_SIZE: u32, chunk size in bytes (power of two)
+ * @S3CFS_A_PATH: string, path relative to the cache root, no leading '/';
+ *	"" is the root. Key = PREFIX + PATH.
+ * @S3CFS_A_NAME: string, one path component (LOOKUP)
+ * @S3CFS_A_OFFSET: u64, byte offset (FETCH)
+ * @S3CFS_A_LENGTH: u64, byte length (FETCH)
+ * @S3CFS_A_ETAG: string, ETag of the cached object version (FETCH)
+ * @S3CFS_A_PAD: padding for 64-bit attributes
+ * @__S3CFS_A_MAX: number of attributes
+ */
+enum s3cfs_attr {
+	S3CFS_A_UNSPEC,
+	S3CFS_A_VERSION,
+	S3CFS_A_REQ_ID,
+	S3CFS_A_STATUS,
+	S3CFS_A_MOUNT_ID,
+	S3CFS_A_BUCKET,
+	S3CFS_A_PREFIX,
+	S3CFS_A_CACHE_DIR,
+	S3CFS_A_CHUNK_SIZE,
+	S3CFS_A_PATH,
+	S3CFS_A_NAME,
+	S3CFS_A_OFFSET,
+	S3CFS_A_LENGTH,
+	S3CFS_A_ETAG,
+	S3CFS_A_PAD,
+	__S3CFS_A_MAX,
+};
+#define S3CFS_A_MAX (__S3CFS_A_MAX - 1)
+
+/* Limits, checked by both sides. Lengths exclude the terminating NUL. */
+#define S3CFS_BUCKET_MAX	63
+#define S3CFS_PREFIX_MAX	1024	/* an S3 key is at most 1024 bytes */
+#define S3CFS_PATH_MAX		4095
+#define S3CFS_ETAG_MAX		255
+#define S3CFS_CHUNK_MIN		(64U << 10)
+#define S3CFS_CHUNK_MAX		(64U << 20)
+#define S3CFS_CHUNK_DEFAULT	(1U << 20)
+
+/*
+ * The cache directory (lower filesystem, ext4 or xfs).
+ *
+ * Key PREFIX + "a/b/c.bin" lives at <cache>/a/b/c.bin, a sparse file whose
+ * size is the object's size. A chunk [n * CHUNK, (n + 1) * CHUNK) clamped to
+ * the size is present iff its whole range is data (SEEK_DATA/SEEK_HOLE).
+ *
+ * A lower file's data always belongs to the ETag stored on it: the daemon
+ * never changes S3CFS_XATTR_ETAG of an existing file in place. A changed
+ * object gets a new lower file, created with O_TMPFILE, sized, tagged, and
+ * renamed over the old name (names beginning with S3CFS_HIDDEN_PREFIX are
+ * the daemon's and never shown). Only the kernel punches holes in files.
+ */
+#define S3CFS_XATTR_ETAG	"trusted.s3cachefs.etag"	/* raw ETag, as S3 sent it */
+#define S3CFS_XATTR_MTIME	"trusted.s3cachefs.mtime"	/* decimal seconds since the epoch */
+#define S3CFS_XATTR_LISTED	"trusted.s3cachefs.listed"	/* dirs: decimal seconds (CLOCK_REALTIME) of the last full listing */
+#define S3CFS_META_DIR		".s3cachefs"	/* at the cache root: format marker, daemon state */
+#define S3CFS_FORMAT_FILE	".s3cachefs/format"	/* "version=1\nbucket=B\nprefix=P\n" */
+#define S3CFS_FORMAT_VERSION	1
+#define S3CFS_HIDDEN_PREFIX	".s3cfs"	/* daemon temporaries, hidden */
+
+#endif /* _UAPI_LINUX_S3CACHEFS_H */
