@@ -215,7 +215,7 @@ static int s3cfs_reconfigure(struct fs_context *fc)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(fc->root->d_sb);
 
 	if (ctx->set & S3CFS_FIXED_OPTS)
-		return invalfc(fc, "only fetch_timeout, meta_ttl and readahead can change on remount");
+		return invalfc(fc, "remount can change only fetch_timeout, meta_ttl, readahead");
 	fc->sb_flags |= SB_RDONLY;
 	if (ctx->set & BIT(Opt_fetch_timeout))
 		WRITE_ONCE(sbi->opts.fetch_timeout_ms, ctx->opts.fetch_timeout_ms);
@@ -263,8 +263,8 @@ int s3cfs_init_fs_context(struct fs_context *fc)
 	ctx->opts.dir_mode = 0555;
 	ctx->opts.fetch_timeout_ms = clamp(READ_ONCE(fetch_timeout), 1U,
 					   (unsigned int)S3CFS_TIMEOUT_MAX) * MSEC_PER_SEC;
-	ctx->opts.meta_ttl_ms = min(READ_ONCE(meta_ttl),
-				    (unsigned int)S3CFS_TTL_MAX) * MSEC_PER_SEC;
+	ctx->opts.meta_ttl_ms = min_t(unsigned int, READ_ONCE(meta_ttl),
+				      S3CFS_TTL_MAX) * MSEC_PER_SEC;
 	ctx->opts.readahead_kb = min(READ_ONCE(readahead_kb), S3CFS_RA_MAX);
 	fc->fs_private = ctx;
 	fc->ops = &s3cfs_context_ops;

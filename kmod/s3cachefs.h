@@ -143,7 +143,7 @@ struct s3cfs_inode_info {
 	struct path lower;
 	struct rw_semaphore data_sem;
 	struct file *lower_file;
-	spinlock_t chunk_lock;
+	spinlock_t chunk_lock;	/* see @chunk_lock above */
 	unsigned long *present;
 	u64 nr_chunks;
 	struct list_head fetches;

@@ -53,36 +53,42 @@ static ssize_t fetch_latency_show(struct s3cfs_sb_info *sbi, char *buf)
 			   atomic64_read(&sbi->stats.latency[i]));
 	return n;
 }
+
 static struct s3cfs_sysfs_attr s3cfs_attr_fetch_latency = __ATTR_RO(fetch_latency);
 
 static ssize_t bucket_show(struct s3cfs_sb_info *sbi, char *buf)
 {
 	return sysfs_emit(buf, "%s\n", sbi->bucket);
 }
+
 static struct s3cfs_sysfs_attr s3cfs_attr_bucket = __ATTR_RO(bucket);
 
 static ssize_t prefix_show(struct s3cfs_sb_info *sbi, char *buf)
 {
 	return sysfs_emit(buf, "%s\n", sbi->prefix);
 }
+
 static struct s3cfs_sysfs_attr s3cfs_attr_prefix = __ATTR_RO(prefix);
 
 static ssize_t cache_dir_show(struct s3cfs_sb_info *sbi, char *buf)
 {
 	return sysfs_emit(buf, "%s\n", sbi->cache_path);
 }
+
 static struct s3cfs_sysfs_attr s3cfs_attr_cache_dir = __ATTR_RO(cache_dir);
 
 static ssize_t chunk_size_show(struct s3cfs_sb_info *sbi, char *buf)
 {
 	return sysfs_emit(buf, "%u\n", sbi->opts.chunk_size);
 }
+
 static struct s3cfs_sysfs_attr s3cfs_attr_chunk_size = __ATTR_RO(chunk_size);
 
 static ssize_t mount_id_show(struct s3cfs_sb_info *sbi, char *buf)
 {
 	return sysfs_emit(buf, "%u\n", sbi->mount_id);
 }
+
 static struct s3cfs_sysfs_attr s3cfs_attr_mount_id = __ATTR_RO(mount_id);
 
 static ssize_t s3cfs_store_uint(const char *buf, size_t len, unsigned int min,
@@ -110,6 +116,7 @@ static ssize_t fetch_timeout_ms_store(struct s3cfs_sb_info *sbi,
 	return s3cfs_store_uint(buf, len, 100, 3600 * MSEC_PER_SEC,
 				&sbi->opts.fetch_timeout_ms);
 }
+
 static struct s3cfs_sysfs_attr s3cfs_attr_fetch_timeout_ms = __ATTR_RW(fetch_timeout_ms);
 
 static ssize_t meta_ttl_ms_show(struct s3cfs_sb_info *sbi, char *buf)
@@ -123,6 +130,7 @@ static ssize_t meta_ttl_ms_store(struct s3cfs_sb_info *sbi, const char *buf,
 	return s3cfs_store_uint(buf, len, 0, 30U * 86400 * 1000,
 				&sbi->opts.meta_ttl_ms);
 }
+
 static struct s3cfs_sysfs_attr s3cfs_attr_meta_ttl_ms = __ATTR_RW(meta_ttl_ms);
 
 static ssize_t readahead_kb_show(struct s3cfs_sb_info *sbi, char *buf)
@@ -141,6 +149,7 @@ static ssize_t readahead_kb_store(struct s3cfs_sb_info *sbi, const char *buf,
 			READ_ONCE(sbi->opts.readahead_kb) >> (PAGE_SHIFT - 10);
 	return ret;
 }
+
 static struct s3cfs_sysfs_attr s3cfs_attr_readahead_kb = __ATTR_RW(readahead_kb);
 
 static struct attribute *s3cfs_sb_attrs[] = {

@@ -130,9 +130,12 @@ enum s3cfs_attr {
  * renamed over the old name (names beginning with S3CFS_HIDDEN_PREFIX are
  * the daemon's and never shown). Only the kernel punches holes in files.
  */
-#define S3CFS_XATTR_ETAG	"trusted.s3cachefs.etag"	/* raw ETag, as S3 sent it */
-#define S3CFS_XATTR_MTIME	"trusted.s3cachefs.mtime"	/* decimal seconds since the epoch */
-#define S3CFS_XATTR_LISTED	"trusted.s3cachefs.listed"	/* dirs: decimal seconds (CLOCK_REALTIME) of the last full listing */
+/* Files: the raw ETag, as S3 sent it (quotes included). */
+#define S3CFS_XATTR_ETAG	"trusted.s3cachefs.etag"
+/* Files: Last-Modified, decimal seconds since the epoch. */
+#define S3CFS_XATTR_MTIME	"trusted.s3cachefs.mtime"
+/* Directories: decimal seconds (CLOCK_REALTIME) of the last full listing. */
+#define S3CFS_XATTR_LISTED	"trusted.s3cachefs.listed"
 #define S3CFS_META_DIR		".s3cachefs"	/* at the cache root: format marker, daemon state */
 #define S3CFS_FORMAT_FILE	".s3cachefs/format"	/* "version=1\nbucket=B\nprefix=P\n" */
 #define S3CFS_FORMAT_VERSION	1
