@@ -586,8 +586,8 @@ bool s3d_xfer_ok(const struct s3d_xfer *x)
  * @bucket: for the log line
  *
  * Logs one line with the operation, the key, the HTTP status and the S3
- * error code and request id (404 only at debug level: lookups of names that
- * do not exist are routine).
+ * error code and request id (a 404 for a HEAD only at debug level: lookups
+ * of names that do not exist are routine).
  *
  * Return: 0 for a 2xx response, else a negative errno.
  */
@@ -611,7 +611,9 @@ int s3d_xfer_errno(struct s3d_xfer *x, const char *bucket)
 		snprintf(e.request_id, sizeof(e.request_id), "%s",
 			 x->request_id[0] ? x->request_id : "-");
 	err = s3d_s3_errno(x->status, e.code);
-	s3d_log(x->status == 404 ? S3D_LOG_DEBUG : S3D_LOG_ERR,
+	/* A HEAD that finds nothing is a routine negative lookup. */
+	s3d_log(x->status == 404 && !strcmp(x->what, "HEAD") ?
+		S3D_LOG_DEBUG : S3D_LOG_ERR,
 		"%s s3://%s/%s: HTTP %ld %s%s%s (request id %s)", x->what,
 		bucket, x->key, x->status, e.code[0] ? e.code : "-",
 		e.message[0] ? ": " : "", e.message, e.request_id);

@@ -232,12 +232,28 @@ static int head_meta(const struct s3d_xfer *x, struct s3d_meta *meta)
 
 /* ---- LIST ---- */
 
+/*
+ * Pages are applied to the cache directory a slice at a time from a timer,
+ * so a directory of a million objects never holds the loop for long, and
+ * the next page is already being fetched while this one is applied (at
+ * most LIST_AHEAD pages parsed and waiting).
+ */
+#define LIST_SLICE	256
+#define LIST_AHEAD	2
+
 enum { SEEN_FILE = 1, SEEN_DIR = 2 };
 
 struct deferred {
 	struct deferred *next;
 	struct s3d_obj obj;
 	char name[];
+};
+
+struct list_page {
+	struct list_page *next;
+	struct s3d_list_page pg;
+	size_t next_prefix;	/* the first not applied yet */
+	size_t next_obj;
 };
 
 struct list_op {
@@ -247,9 +263,15 @@ struct list_op {
 	int dirfd;
 	bool at_root;
 	char *token;		/* continuation token for the next page */
+	bool more;		/* a next page exists and is not requested yet */
+	bool fetching;		/* a page request is queued or in flight */
+	bool last;		/* the final page has arrived */
+	struct list_page *head, *tail;	/* parsed pages, oldest first */
+	unsigned int queued;
+	unsigned int pages;
 	struct s3d_strset seen;
 	struct deferred *deferred;	/* files whose name is a dir on disk */
-	unsigned int pages;
+	struct s3d_timer work;
 	struct s3d_xfer x;
 };
 
@@ -264,6 +286,14 @@ static void list_finish(struct list_op *op, int err)
 		free(d->obj.etag);
 		free(d);
 	}
+	while (op->head) {
+		struct list_page *p = op->head;
+
+		op->head = p->next;
+		s3d_list_page_free(&p->pg);
+		free(p);
+	}
+	s3d_timer_cancel(&op->work);
 	s3d_xfer_release(&op->x);
 	s3d_strset_free(&op->seen);
 	if (op->dirfd >= 0)
@@ -353,22 +383,25 @@ static int list_file(struct list_op *op, const struct s3d_obj *o)
 	return err < 0 ? err : 0;
 }
 
-static int list_apply(struct list_op *op, const struct s3d_list_page *pg)
+/* Apply up to @budget entries of @lp; returns the budget left or -errno. */
+static int list_apply(struct list_op *op, struct list_page *lp, int budget)
 {
-	size_t i;
+	const struct s3d_list_page *pg = &lp->pg;
 	int err;
 
-	for (i = 0; i < pg->nprefixes; i++) {
-		err = list_dir(op, pg->prefixes[i]);
+	while (budget > 0 && lp->next_prefix < pg->nprefixes) {
+		err = list_dir(op, pg->prefixes[lp->next_prefix++]);
 		if (err)
 			return err;
+		budget--;
 	}
-	for (i = 0; i < pg->nobjs; i++) {
-		err = list_file(op, &pg->objs[i]);
+	while (budget > 0 && lp->next_obj < pg->nobjs) {
+		err = list_file(op, &pg->objs[lp->next_obj++]);
 		if (err)
 			return err;
+		budget--;
 	}
-	return 0;
+	return budget;
 }
 
 static int list_deferred(struct list_op *op)
@@ -412,51 +445,97 @@ static void list_complete(struct list_op *op)
 	list_finish(op, err);
 }
 
+static void list_fetch_more(struct list_op *op)
+{
+	if (!op->more || op->fetching || op->queued >= LIST_AHEAD)
+		return;
+	op->more = false;
+	op->fetching = true;
+	s3d_xfer_submit(&op->x);
+}
+
+static void list_work(struct s3d_timer *t)
+{
+	struct list_op *op = s3d_container_of(t, struct list_op, work);
+	int budget = LIST_SLICE;
+
+	while (op->head && budget > 0) {
+		struct list_page *p = op->head;
+
+		budget = list_apply(op, p, budget);
+		if (budget < 0) {
+			s3d_err("LIST s3://%s/%s: cache directory: %s",
+				op->m->bucket, op->lp, strerror(-budget));
+			list_finish(op, budget);
+			return;
+		}
+		if (p->next_prefix < p->pg.nprefixes || p->next_obj < p->pg.nobjs)
+			break;
+		op->head = p->next;
+		if (!op->head)
+			op->tail = NULL;
+		op->queued--;
+		s3d_list_page_free(&p->pg);
+		free(p);
+		list_fetch_more(op);
+	}
+	if (op->head)
+		s3d_timer_arm(&op->work, 0);	/* more after other events */
+	else if (op->last && !op->fetching)
+		list_complete(op);
+}
+
 static int list_page_done(struct s3d_xfer *x)
 {
 	struct list_op *op = s3d_container_of(x, struct list_op, x);
-	struct s3d_list_page pg;
+	struct list_page *p;
 	char why[160];
 	int err;
 
+	op->fetching = false;
 	err = s3d_xfer_errno(x, op->m->bucket);
-	if (err)
-		goto fail;
+	if (err) {
+		list_finish(op, err);
+		return 0;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		list_finish(op, -ENOMEM);
+		return 0;
+	}
 	op->pages++;
-	err = s3d_xml_parse_list(s3d_buf_str(&x->resp), x->resp.len, &pg,
+	err = s3d_xml_parse_list(s3d_buf_str(&x->resp), x->resp.len, &p->pg,
 				 why, sizeof(why));
+	if (!err && p->pg.truncated && op->token &&
+	    !strcmp(op->token, p->pg.next_token)) {
+		snprintf(why, sizeof(why), "continuation token repeated");
+		err = -EINVAL;
+	}
 	if (err) {
 		s3d_err("LIST s3://%s/%s: unusable response (page %u): %s",
 			op->m->bucket, op->lp, op->pages, why);
-		err = -EIO;
-	}
-	err = err ?: list_apply(op, &pg);
-	if (!err && pg.truncated) {
-		if (op->token && !strcmp(op->token, pg.next_token)) {
-			s3d_err("LIST s3://%s/%s: server repeated continuation token",
-				op->m->bucket, op->lp);
-			err = -EIO;
-		} else {
-			free(op->token);
-			op->token = pg.next_token;
-			pg.next_token = NULL;
-		}
-	}
-	if (!err && pg.truncated) {
-		s3d_list_page_free(&pg);
-		s3d_xfer_submit(x);
+		s3d_list_page_free(&p->pg);
+		free(p);
+		list_finish(op, err == -ENOMEM ? err : -EIO);
 		return 0;
 	}
-	s3d_list_page_free(&pg);
-	if (err)
-		goto fail;
-	list_complete(op);
-	return 0;
-fail:
-	if (err != -EIO && err != -ENOENT && err != -EACCES)
-		s3d_err("LIST s3://%s/%s: %s", op->m->bucket, op->lp,
-			strerror(-err));
-	list_finish(op, err);
+	if (p->pg.truncated) {
+		free(op->token);
+		op->token = p->pg.next_token;
+		p->pg.next_token = NULL;
+		op->more = true;
+	} else {
+		op->last = true;
+	}
+	if (op->tail)
+		op->tail->next = p;
+	else
+		op->head = p;
+	op->tail = p;
+	op->queued++;
+	list_fetch_more(op);
+	if (!op->work.armed)
+		s3d_timer_arm(&op->work, 0);
 	return 0;
 }
 
@@ -481,6 +560,8 @@ static void do_list(struct s3d_req *r, struct s3d_mount *m)
 	op->dirfd = -1;
 	op->at_root = !*r->path;
 	s3d_strset_init(&op->seen);
+	s3d_list_init(&op->work.node);
+	op->work.fn = list_work;
 	s3d_xfer_init(&op->x, &list_ops, "LIST", "");
 	op->lp = s3d_list_prefix(m->prefix, r->path);
 	if (!op->lp) {
@@ -495,6 +576,7 @@ static void do_list(struct s3d_req *r, struct s3d_mount *m)
 		list_finish(op, err);
 		return;
 	}
+	op->fetching = true;
 	s3d_xfer_submit(&op->x);
 }
 

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# s3rver_smoke.sh - s3cachefsd against the S3 test server, on the host,
+# without the kernel module: the S3 client (--selftest list/head/get) and
+# the request handlers (--selftest cache: MOUNT, LIST, LOOKUP, FETCH into
+# a real cache directory). Prints TAP; exit 1 if anything failed.
+#
+#   tests/host/s3rver_smoke.sh [PORT]      (make -C daemon smoke)
+#
+# Needs: daemon/s3cachefsd built, s3rver (tests/s3server, `npm ci` there),
+# root (trusted.* xattrs) and O_DIRECT on $TMPDIR's filesystem.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+port=${1:-4599}
+work=$(mktemp -d "${TMPDIR:-/tmp}/s3d-smoke.XXXXXX")
+daemon=${S3CFSD:-$repo/daemon/s3cachefsd}
+export S3_PORT=$port S3_DATA=$work/s3data
+# shellcheck source=../lib/s3.sh
+. "$repo/tests/lib/s3.sh"	# clears AWS_* from the environment
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
+	return 0
+}
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
+want: $2"; return 1; fi; }
+diag() { sed 's/^/# /' <<<"$*"; }
+
+cleanup() {
+	"$repo/tests/s3server/s3server.sh" stop "$S3_DATA" "$port" >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+sd() {
+	"$daemon" --endpoint "$S3_ENDPOINT" --path-style --anonymous "$@"
+}
+# One --selftest cache run; REPLY lines on stdout, the log in $work/log.
+cache() {
+	local dir=$1 prefix=$2
+	shift 2
+	sd --selftest cache bkt "$prefix" "$dir" "$@" 2>>"$work/log" |
+		grep '^REPLY' | grep -v '^REPLY mount -> 0$'
+}
+xattr() {
+	python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], sys.argv[2]).decode())' "$1" "$2" 2>/dev/null
+}
+first_data() {
+	python3 -c 'import os,sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+try: print(os.lseek(fd, 0, os.SEEK_DATA))
+except OSError: print("none")' "$1"
+}
+# The first hole at or after offset $2 (default 0).
+first_hole() {
+	python3 -c 'import os,sys
+fd = os.open(sys.argv[1], os.O_RDONLY); print(os.lseek(fd, int(sys.argv[2]), os.SEEK_HOLE))' "$1" "${2:-0}"
+}
+
+[ -x "$daemon" ] || { echo "Bail out! no $daemon (make -C daemon)"; exit 1; }
+echo "TAP version 13"
+if ! "$repo/tests/s3server/s3server.sh" start "$S3_DATA" "$port" bkt >"$work/server.out" 2>&1; then
+	echo "Bail out! s3rver does not start: $(tail -n 3 "$work/server.out")"
+	exit 1
+fi
+
+# --- fixtures ---------------------------------------------------------------
+head -c $((3 * 1048576 + 123)) /dev/urandom >"$work/big.bin"
+head -c $((2 * 1048576)) /dev/urandom >"$work/big2.bin"
+echo hello >"$work/small.txt"
+: >"$work/empty"
+s3_put bkt data/big.bin "$work/big.bin"
+s3_put bkt data/small.txt "$work/small.txt"
+s3_put bkt data/sub/deep.txt "$work/small.txt"
+s3_put bkt "data/a b+c&d.txt" "$work/small.txt"
+s3_put bkt "data/été ሴ.txt" "$work/small.txt"
+s3_put bkt data/marker/ "$work/empty"
+s3_put bkt data/clash "$work/small.txt"
+s3_put bkt data/clash/inner "$work/small.txt"
+s3_put bkt data/.s3cachefs "$work/small.txt"
+s3_put bkt data/.s3cfs.evil "$work/small.txt"
+s3_seed_many bkt many/ 10500
+for d in d1 d2 d3; do s3_put bkt "many/$d/x" "$work/small.txt"; done
+big_etag="\"$(md5sum <"$work/big.bin" | cut -d' ' -f1)\""
+
+# --- the S3 client ------------------------------------------------------------
+out=$(sd --selftest list bkt data/ 2>>"$work/log")
+is "$(grep -c '^OBJ' <<<"$out") $(grep -c '^PRE' <<<"$out")" "7 3" \
+	"list: 7 objects, 3 common prefixes under data/" || diag "$out"
+check "list: entity-escaped key decoded" grep -qF 'OBJ data/a b+c&d.txt 6' <<<"$out"
+check "list: UTF-8 key" grep -qF 'OBJ data/été ሴ.txt 6' <<<"$out"
+check "list: quoted ETag as S3 sent it" grep -qF "OBJ data/big.bin 3145851 $big_etag" <<<"$out"
+out=$(sd --selftest list bkt many/ 2>>"$work/log")
+is "$(tail -n 1 <<<"$out")" "TOTAL 10500 objects, 3 prefixes, 11 pages" \
+	"list: 10500 objects paginated (11 pages of 1000)"
+out=$(sd --selftest head bkt data/big.bin 2>>"$work/log")
+is "$(sed -n 1,2p <<<"$out" | tr '\n' ' ')" "ETAG $big_etag SIZE 3145851 " "head: ETag and size"
+sd --selftest get bkt data/big.bin 1048570 100000 2>>"$work/log" >"$work/range"
+check "get: explicit range returns exactly those bytes" \
+	cmp "$work/range" <(tail -c +1048571 "$work/big.bin" | head -c 100000)
+sd --selftest head bkt data/nothere >/dev/null 2>>"$work/log"
+is "$?" 1 "head: a missing key fails"
+AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER AWS_SESSION_TOKEN=tok \
+	"$daemon" --endpoint "$S3_ENDPOINT" --selftest list bkt data/sub/ \
+	>"$work/signed" 2>>"$work/log"
+check "list: signed requests (SigV4, session token) work" grep -q '^OBJ data/sub/deep.txt' "$work/signed"
+
+# --- the request handlers: LIST ---------------------------------------------
+c=$work/cache
+mkdir -p "$c"
+out=$(cache "$c" data/ list: list:sub list:marker)
+is "$out" "REPLY list: -> 0
+REPLY list:sub -> 0
+REPLY list:marker -> 0" "LIST: root, sub and the marker directory"
+is "$(cat "$c/.s3cachefs/format")" "version=1
+bucket=bkt
+prefix=data/" "MOUNT: format marker written"
+is "$(cd "$c" && ls -A | tr '\n' '|')" ".s3cachefs|a b+c&d.txt|big.bin|clash|marker|small.txt|sub|été ሴ.txt|" \
+	"LIST: lower entries are exactly the listing (dir wins, reserved names skipped)"
+check "LIST: clash is a directory (directory wins over the object)" test -d "$c/clash"
+is "$(stat -c %s "$c/big.bin")" 3145851 "LIST: lower file has the object's size"
+is "$(xattr "$c/big.bin" trusted.s3cachefs.etag)" "$big_etag" "LIST: ETag xattr"
+is "$(first_data "$c/big.bin")" none "LIST: lower file is a hole"
+check "LIST: listed xattr on the directory" test -n "$(xattr "$c/sub" trusted.s3cachefs.listed)"
+check "LIST: skipped keys were logged" grep -q 'data/.s3cfs.evil.*not a usable file name' "$work/log"
+
+# --- FETCH --------------------------------------------------------------------
+out=$(cache "$c" data/ "fetch:big.bin:0:1048576,fetch:big.bin:1048576:1048576,fetch:big.bin:2097152:1048576,fetch:big.bin:3145728:1048576")
+is "$(grep -c -- '-> 0$' <<<"$out")" 4 "FETCH: four chunks concurrently"
+check "FETCH: cached bytes equal the object" cmp "$c/big.bin" "$work/big.bin"
+is "$(stat -c %s "$c/big.bin")" 3145851 "FETCH: size restored after the rounded-up tail write"
+is "$(first_hole "$c/big.bin")" 3145851 "FETCH: the whole file is data"
+rm -rf "$work/c2" && mkdir "$work/c2"
+cache "$work/c2" data/ list: >/dev/null
+out=$(cache "$work/c2" data/ fetch:big.bin:1048576:1048576)
+is "$out" "REPLY fetch:big.bin:1048576:1048576 -> 0" "FETCH: one middle chunk"
+is "$(first_data "$work/c2/big.bin") $(first_hole "$work/c2/big.bin" 1048576)" "1048576 2097152" \
+	"FETCH: exactly that chunk became data (SEEK_DATA/SEEK_HOLE)"
+
+# --- the object changes -------------------------------------------------------
+cp "$work/big2.bin" "$work/big.bin"
+s3_put bkt data/big.bin "$work/big.bin"
+new_etag="\"$(md5sum <"$work/big.bin" | cut -d' ' -f1)\""
+out=$(cache "$c" data/ "fetch:big.bin:0:1048576:$big_etag")
+is "$out" "REPLY fetch:big.bin:0:1048576:$big_etag -> -116 Stale file handle" \
+	"FETCH: changed object -> ESTALE (response ETag checked, If-Match ignored by s3rver)"
+is "$(xattr "$c/big.bin" trusted.s3cachefs.etag) $(stat -c %s "$c/big.bin") $(first_data "$c/big.bin")" \
+	"$new_etag 2097152 none" "FETCH: lower file replaced with the new metadata, no data"
+out=$(cache "$c" data/ "fetch:big.bin:0:1048576,fetch:big.bin:1048576:1048576")
+is "$(grep -c -- '-> 0$' <<<"$out")" 2 "FETCH: the new version"
+check "FETCH: new bytes cached" cmp "$c/big.bin" "$work/big.bin"
+
+# --- LIST again: keep, replace, remove ----------------------------------------
+s3_delete bkt data/small.txt
+s3_put bkt data/new.txt "$work/small.txt"
+echo stale >"$c/.s3cfs.99.1"
+echo junk >"$c/junk"
+mkdir -p "$c/olddir/x"
+ino=$(stat -c %i "$c/big.bin")
+out=$(cache "$c" data/ list:)
+is "$out" "REPLY list: -> 0" "LIST: relist"
+check "LIST: deleted object removed" test ! -e "$c/small.txt"
+check "LIST: new object added" test -f "$c/new.txt"
+check "LIST: stale temporary and strays removed" test ! -e "$c/.s3cfs.99.1" -a ! -e "$c/junk" -a ! -e "$c/olddir"
+is "$(stat -c %i "$c/big.bin")" "$ino" "LIST: unchanged object keeps its lower file"
+check "LIST: and its cached data" cmp "$c/big.bin" "$work/big.bin"
+
+# --- LOOKUP -------------------------------------------------------------------
+echo ghost >"$c/ghost"
+out=$(cache "$c" data/ "lookup::new.txt,lookup::marker,lookup:sub:deep.txt,lookup::nothere,lookup::ghost,lookup::.s3cachefs")
+for want in "lookup::new.txt -> 0" "lookup::marker -> 0" "lookup:sub:deep.txt -> 0" \
+	"lookup::nothere -> -2" "lookup::ghost -> -2" "lookup::.s3cachefs -> -2"; do
+	check "LOOKUP: $want" grep -q "^REPLY $want" <<<"$out"
+done
+check "LOOKUP: negative lookup removes the stale lower entry" test ! -e "$c/ghost"
+rm -rf "$work/c3" && mkdir "$work/c3"
+out=$(cache "$work/c3" data/ "lookup:sub:deep.txt,lookup::clash,lookup::big.bin")
+is "$(grep -c -- '-> 0$' <<<"$out")" 3 "LOOKUP: in an unlisted cache"
+check "LOOKUP: creates parents, a file, and a directory for a prefix" \
+	test -f "$work/c3/sub/deep.txt" -a -d "$work/c3/clash" -a -f "$work/c3/big.bin"
+is "$(xattr "$work/c3/big.bin" trusted.s3cachefs.etag) $(stat -c %s "$work/c3/big.bin")" \
+	"$new_etag 2097152" "LOOKUP: file metadata from HEAD"
+
+# --- a lost cache file ----------------------------------------------------------
+rm "$c/big.bin"
+out=$(cache "$c" data/ "fetch:big.bin:0:1048576:$new_etag")
+is "$out" "REPLY fetch:big.bin:0:1048576:$new_etag -> -116 Stale file handle" \
+	"FETCH: a vanished cache file is renewed (ESTALE)"
+is "$(xattr "$c/big.bin" trusted.s3cachefs.etag)" "$new_etag" "FETCH: renewed from HEAD"
+
+# --- errors -------------------------------------------------------------------
+rm -rf "$work/c4" && mkdir "$work/c4"
+out=$(sd --selftest cache nobucket "" "$work/c4" list: 2>"$work/err" | grep '^REPLY list')
+is "$out" "REPLY list: -> -2 No such file or directory" "LIST: NoSuchBucket -> ENOENT"
+# s3rver sends no RequestId (the log says "-" then); S3 always does.
+check "errors: logged with operation, status, S3 code, message and request id" \
+	grep -qE 'LIST s3://nobucket/: HTTP 404 NoSuchBucket: The specified bucket does not exist \(request id ' "$work/err"
+out=$(cache "$c" other/ list: 2>&1)
+check "MOUNT: a cache of another prefix is refused (EXDEV)" grep -q 'REPLY mount -> -18' <<<"$out"
+mkdir "$work/c6"
+t0=$(date +%s%N)
+out=$("$daemon" --endpoint http://127.0.0.1:1 --anonymous --selftest cache bkt data/ "$work/c6" list: 2>"$work/err" | grep '^REPLY list')
+t1=$(date +%s%N)
+is "$out" "REPLY list: -> -5 Input/output error" "errors: connection refused -> EIO"
+is "$(grep -c 'retrying in' "$work/err")" 2 "errors: after 3 attempts (2 retries with back-off)"
+diag "connection-refused path took $(( (t1 - t0) / 1000000 )) ms"
+
+# --- a 10k directory ----------------------------------------------------------
+rm -rf "$work/c5" && mkdir "$work/c5"
+t0=$(date +%s%N)
+out=$(cache "$work/c5" many/ list:)
+t1=$(date +%s%N)
+is "$out" "REPLY list: -> 0" "LIST: 10500 objects + 3 prefixes"
+is "$(find "$work/c5" -mindepth 1 -maxdepth 1 ! -name .s3cachefs | wc -l)" 10503 \
+	"LIST: all 10503 entries in the lower directory"
+diag "10k listing into the cache took $(( (t1 - t0) / 1000000 )) ms"
+t0=$(date +%s%N)
+cache "$work/c5" many/ list: >/dev/null
+t1=$(date +%s%N)
+diag "relisting it (nothing changed) took $(( (t1 - t0) / 1000000 )) ms"
+
+echo "1..$n"
+[ $failed = 0 ] || { echo "# $failed failed; daemon log:"; tail -n 30 "$work/log" | sed 's/^/# /'; }
+[ $failed = 0 ]

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cache directory: format marker, confinement beneath the root, lower
+ * files (new file per ETag, kept when the ETag matches), directory/file
+ * replacement, pruning. Needs trusted.* xattrs (root) and O_TMPFILE on the
+ * filesystem holding $TMPDIR (ext4, xfs, tmpfs); skipped otherwise.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include "s3cachefsd.h"
+#include "tap.h"
+
+static char root[] = "/tmp/s3d-test-store-XXXXXX";
+static int rootfd = -1;
+
+static char *at(const char *rel)
+{
+	static char p[4][512];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(p[i], sizeof(p[i]), "%s/%s", root, rel);
+	return p[i];
+}
+
+static bool exists(const char *rel)
+{
+	struct stat st;
+
+	return !lstat(at(rel), &st);
+}
+
+static bool is_dir(const char *rel)
+{
+	struct stat st;
+
+	return !lstat(at(rel), &st) && S_ISDIR(st.st_mode);
+}
+
+static ino_t ino(const char *rel)
+{
+	struct stat st;
+
+	return lstat(at(rel), &st) ? 0 : st.st_ino;
+}
+
+static const char *xattr(const char *rel, const char *name)
+{
+	static char v[300];
+	ssize_t n = lgetxattr(at(rel), name, v, sizeof(v) - 1);
+
+	if (n < 0)
+		return NULL;
+	v[n] = '\0';
+	return v;
+}
+
+static void rm_rf(const char *path)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	if (system(cmd))
+		diag("rm -rf failed");
+}
+
+static bool supported(void)
+{
+	int fd = open(root, O_TMPFILE | O_RDWR, 0600);
+	bool ok = fd >= 0 && !fsetxattr(fd, S3CFS_XATTR_ETAG, "x", 1, 0);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void test_format(void)
+{
+	is_int(s3d_store_check_format(rootfd, "bkt", "pre/"), 0,
+	       "format: a new cache is claimed");
+	ok(is_dir(".s3cachefs"), "format: .s3cachefs is a directory");
+	is_int(s3d_store_check_format(rootfd, "bkt", "pre/"), 0,
+	       "format: same bucket and prefix accepted again");
+	is_int(s3d_store_check_format(rootfd, "other", "pre/"), -EXDEV,
+	       "format: another bucket refused");
+	is_int(s3d_store_check_format(rootfd, "bkt", ""), -EXDEV,
+	       "format: another prefix refused");
+}
+
+static void test_confinement(void)
+{
+	int fd = -1;
+
+	if (symlink("/etc", at("evil")) || symlink("..", at("up")))
+		diag("symlink failed");
+	ok(s3d_store_open_dir(rootfd, "evil", false, &fd) < 0,
+	   "confinement: a symlinked directory is not followed");
+	ok(s3d_store_open_file(rootfd, "evil/passwd", O_RDONLY, &fd) < 0,
+	   "confinement: nor a file through it");
+	ok(s3d_store_open_dir(rootfd, "up", false, &fd) < 0,
+	   "confinement: nor a symlink to ..");
+	ok(s3d_store_open_dir(rootfd, "evil/x", true, &fd) < 0 &&
+	   !exists("../etc/x"), "confinement: mkdir -p does not go through it");
+	unlink(at("evil"));
+	unlink(at("up"));
+}
+
+static void test_dirs(void)
+{
+	int fd = -1, sub = -1;
+
+	is_int(s3d_store_open_dir(rootfd, "a/b/c", false, &fd), -ENOENT,
+	       "open_dir: missing without create");
+	is_int(s3d_store_open_dir(rootfd, "a/b/c", true, &fd), 0,
+	       "open_dir: created along the way");
+	ok(is_dir("a/b/c"), "open_dir: a/b/c exists");
+	close(fd);
+	is_int(s3d_store_open_dir(rootfd, "", false, &fd), 0,
+	       "open_dir: the root itself");
+	is_int(s3d_store_set_listed(fd, 1234567890), 0, "set_listed");
+	is_str(xattr("", S3CFS_XATTR_LISTED), "1234567890",
+	       "set_listed: decimal seconds");
+
+	if (close(open(at("a/file"), O_CREAT | O_WRONLY, 0644)))
+		diag("create failed");
+	is_int(s3d_store_open_dir(rootfd, "a/file/x", true, &sub), -ENOTDIR,
+	       "open_dir: a file in the way is not replaced");
+	s3d_store_open_dir(rootfd, "a", false, &sub);
+	is_int(s3d_store_ensure_dir(sub, "file", false), -ENOTDIR,
+	       "ensure_dir: a file in the way stays unless told");
+	is_int(s3d_store_ensure_dir(sub, "file", true), 1,
+	       "ensure_dir: replaces a file (directory wins)");
+	ok(is_dir("a/file"), "ensure_dir: it is a directory now");
+	is_int(s3d_store_ensure_dir(sub, "file", true), 0,
+	       "ensure_dir: existing directory kept");
+	close(sub);
+	close(fd);
+}
+
+static void test_files(void)
+{
+	struct s3d_meta m1 = { "\"etag-1\"", 3 << 20, 1700000000 };
+	struct s3d_meta m2 = { "\"etag-2\"", 5000, 1700000001 };
+	char buf[4096] = "cached!", back[16] = "";
+	int dfd, fd, old;
+	ino_t i1;
+
+	s3d_store_open_dir(rootfd, "f", true, &dfd);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m1, false), 1,
+	       "ensure_file: creates");
+	is_str(xattr("f/obj", S3CFS_XATTR_ETAG), "\"etag-1\"",
+	       "ensure_file: raw ETag with quotes");
+	is_str(xattr("f/obj", S3CFS_XATTR_MTIME), "1700000000",
+	       "ensure_file: mtime in decimal seconds");
+	fd = open(at("f/obj"), O_RDONLY);
+	is_int(lseek(fd, 0, SEEK_END), 3 << 20, "ensure_file: sized");
+	ok(lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO,
+	   "ensure_file: sparse, no data");
+	close(fd);
+	is_int(s3d_store_open_file(rootfd, "f/obj", O_RDWR | O_DIRECT, &fd), 0,
+	       "open_file: O_DIRECT");
+	{
+		void *al;
+
+		if (posix_memalign(&al, 4096, 4096))
+			al = NULL;
+		memcpy(al, buf, sizeof(buf));
+		is_int(pwrite(fd, al, 4096, 0), 4096, "O_DIRECT write of a block");
+		free(al);
+	}
+	close(fd);
+	i1 = ino("f/obj");
+
+	is_int(s3d_store_ensure_file(dfd, "obj", &m1, false), 0,
+	       "ensure_file: same ETag keeps the file");
+	ok(ino("f/obj") == i1, "ensure_file: same inode");
+	fd = open(at("f/obj"), O_RDONLY);
+	ok(read(fd, back, 7) == 7 && !memcmp(back, "cached!", 7),
+	   "ensure_file: cached data survives");
+	close(fd);
+
+	old = open(at("f/obj"), O_RDONLY);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m2, false), 1,
+	       "ensure_file: new ETag makes a new file");
+	ok(ino("f/obj") != i1, "ensure_file: different inode");
+	is_str(xattr("f/obj", S3CFS_XATTR_ETAG), "\"etag-2\"",
+	       "ensure_file: new ETag");
+	fd = open(at("f/obj"), O_RDONLY);
+	ok(lseek(fd, 0, SEEK_END) == 5000 && lseek(fd, 0, SEEK_DATA) < 0,
+	   "ensure_file: new size, no data");
+	close(fd);
+	memset(back, 0, sizeof(back));
+	ok(pread(old, back, 7, 0) == 7 && !memcmp(back, "cached!", 7) &&
+	   fgetxattr(old, S3CFS_XATTR_ETAG, back, sizeof(back)) == 8 &&
+	   !memcmp(back, "\"etag-1\"", 8),
+	   "ensure_file: an open old file keeps its data and its ETag");
+	close(old);
+
+	mkdir(at("f/dir"), 0755);
+	close(open(at("f/dir/inner"), O_CREAT | O_WRONLY, 0644));
+	is_int(s3d_store_ensure_file(dfd, "dir", &m1, false), -EISDIR,
+	       "ensure_file: leaves a directory alone unless told");
+	is_int(s3d_store_ensure_file(dfd, "dir", &m1, true), 1,
+	       "ensure_file: replaces a directory tree when told");
+	ok(!is_dir("f/dir") && exists("f/dir"), "ensure_file: now a file");
+
+	if (symlink("/etc/passwd", at("f/link")))
+		diag("symlink failed");
+	is_int(s3d_store_ensure_file(dfd, "link", &m1, false), 1,
+	       "ensure_file: a symlink is replaced, not followed");
+	ok(!xattr("/etc/passwd", S3CFS_XATTR_ETAG),
+	   "ensure_file: nothing written through the link");
+
+	is_int(s3d_store_replace_file(dfd, "obj", &m2), 0,
+	       "replace_file: always new");
+	ok(ino("f/obj") != i1, "replace_file: new inode");
+	close(dfd);
+}
+
+static bool keep_listed(const char *name, void *arg)
+{
+	const char *const *names = arg;
+
+	for (; *names; names++)
+		if (!strcmp(*names, name))
+			return true;
+	return false;
+}
+
+static void test_prune(void)
+{
+	static const char *const listed[] = { "keep", "keepdir", NULL };
+	int dfd;
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	s3d_store_open_dir(rootfd, "p", true, &dfd);
+	close(open(at("p/keep"), O_CREAT | O_WRONLY, 0644));
+	close(open(at("p/gone"), O_CREAT | O_WRONLY, 0644));
+	close(open(at("p/.s3cfs.123.4"), O_CREAT | O_WRONLY, 0644));
+	mkdir(at("p/keepdir"), 0755);
+	mkdir(at("p/gonedir"), 0755);
+	mkdir(at("p/gonedir/deeper"), 0755);
+	for (int i = 0; i < 300; i++) {
+		char n2[64];
+
+		snprintf(n2, sizeof(n2), "p/gonedir/deeper/f%d", i);
+		close(open(at(n2), O_CREAT | O_WRONLY, 0644));
+	}
+	if (symlink("/etc", at("p/gonelink")))
+		diag("symlink failed");
+	is_int(s3d_store_prune(dfd, false, keep_listed, (void *)listed), 0,
+	       "prune: runs");
+	ok(exists("p/keep") && is_dir("p/keepdir"), "prune: listed entries kept");
+	ok(!exists("p/gone") && !exists("p/gonedir") && !exists("p/gonelink"),
+	   "prune: unlisted file, tree and symlink removed");
+	ok(!exists("p/.s3cfs.123.4"), "prune: stale temporary removed");
+	ok(access("/etc/passwd", F_OK) == 0,
+	   "prune: the symlink target is untouched");
+	d = opendir(at("p"));
+	while ((de = readdir(d)))
+		n++;
+	closedir(d);
+	is_int(n, 4, "prune: exactly . .. keep keepdir remain");
+	close(dfd);
+
+	s3d_store_open_dir(rootfd, "", false, &dfd);
+	is_int(s3d_store_prune(dfd, true, keep_listed, (void *)listed), 0,
+	       "prune: at the root");
+	ok(is_dir(".s3cachefs") && exists(".s3cachefs/format"),
+	   "prune: .s3cachefs survives at the root");
+	ok(!exists("a") && !exists("f"), "prune: the rest of the root went");
+	close(dfd);
+}
+
+int main(void)
+{
+	s3d_log_level = -1;
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	if (!supported()) {
+		ok(1, "# SKIP store tests: no O_TMPFILE or trusted.* xattrs here (need root)");
+		rm_rf(root);
+		return tap_done();
+	}
+	if (s3d_store_open_root(root, &rootfd)) {
+		perror(root);
+		return 1;
+	}
+	test_format();
+	test_confinement();
+	test_dirs();
+	test_files();
+	test_prune();
+	close(rootfd);
+	rm_rf(root);
+	return tap_done();
+}
