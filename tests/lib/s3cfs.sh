@@ -52,7 +52,12 @@ start_daemon() {
 	DAEMON_PID=$!
 	# Known to the guest runner, which kills leftovers after each test.
 	[ -n "${S3CFS_PIDFILE:-}" ] && echo "$DAEMON_PID" >>"$S3CFS_PIDFILE"
-	sleep 0.3
+	# Ready once registered with the module (mounts fail before that).
+	for ((i = 0; i < 300; i++)); do
+		grep -q 'registered with the s3cachefs module' "$DAEMON_LOG" 2>/dev/null && break
+		kill -0 "$DAEMON_PID" 2>/dev/null || break
+		sleep 0.1
+	done
 	if ! kill -0 "$DAEMON_PID" 2>/dev/null; then
 		echo "start_daemon: s3cachefsd exited at once; its log:" >&2
 		tail -n 20 "$DAEMON_LOG" >&2
