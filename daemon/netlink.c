@@ -381,17 +381,17 @@ static bool drain(void)
 		n = nl_recvmsgs_report(nl.sk, nl.cb);
 		if (n > 0)
 			continue;
-		if (n == 0)
+		/* Drained: libnl reports EAGAIN as 0 or -NLE_AGAIN by version. */
+		if (n == 0 || n == -NLE_AGAIN)
 			return true;
 		if (n == -NLE_NOMEM) {
 			/*
-			 * ENOBUFS: the receive queue overflowed and requests
-			 * were dropped. Registering again makes the kernel
-			 * re-send everything still pending.
+			 * ENOBUFS: the queue was full and the kernel could not
+			 * deliver a request. It saw -EAGAIN for that send and
+			 * sends it again shortly, so nothing is lost; a bigger
+			 * queue (or a faster daemon) avoids the delay.
 			 */
-			s3d_err("netlink receive queue overflowed; requests lost, registering again");
-			if (send_register() < 0)
-				return false;
+			s3d_warn("netlink receive queue overflowed; the kernel re-sends what did not fit");
 			continue;
 		}
 		s3d_err("netlink receive: %s", nl_geterror(n));
