@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+#
+# fake_s3.py - a tiny S3 stand-in that misbehaves on purpose, for
+# fault_smoke.sh. One bucket; objects are generated; what each key does is
+# in OBJECTS below. Every request is logged (one JSON line per request) so
+# the test can check what the daemon sent: Range, If-Match, signing
+# headers, and which TCP connection (keep-alive) carried it.
+#
+#   fake_s3.py PORT LOGFILE
+import http.server
+import json
+import re
+import sys
+import threading
+import urllib.parse
+
+MIB = 1 << 20
+
+
+def body_of(key, size):
+    """Deterministic bytes for a key (the test regenerates them)."""
+    seed = key.encode()
+    out = bytearray()
+    i = 0
+    while len(out) < size:
+        out += (b"%s:%08d|" % (seed, i))
+        i += 1
+    return bytes(out[:size])
+
+
+# key -> (size, etag, behaviour)
+OBJECTS = {
+    "ok.bin": (3 * MIB + 5, '"v1-ok"', "normal"),
+    "flaky.bin": (MIB, '"v1-flaky"', "503 twice"),
+    "short.bin": (MIB, '"v1-short"', "short body"),
+    "short2.bin": (MIB, '"v1-short2"', "short 206"),
+    "norange.bin": (2 * MIB + 7, '"v1-norange"', "ignores Range"),
+    "changed.bin": (MIB, '"v2-changed"', "412 unless If-Match is v2"),
+    "lying.bin": (MIB, '"v2-lying"', "ignores If-Match (s3rver)"),
+    "denied.bin": (MIB, '"v1-denied"', "403"),
+    "gone.bin": (MIB, '"v1-gone"', "404 on GET"),
+    "big.bin": (20 * MIB + 3, '"v1-big"', "normal"),
+}
+lock = threading.Lock()
+counts = {}
+
+
+def error_xml(code, msg, rid):
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s</Code>'
+            '<Message>%s</Message><RequestId>%s</RequestId></Error>'
+            % (code, msg, rid)).encode()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"	# keep-alive
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def record(self, status):
+        entry = {
+            "method": self.command, "path": self.path, "status": status,
+            "conn": "%s:%d" % self.client_address,
+            "headers": {k.lower(): v for k, v in self.headers.items()},
+        }
+        with lock, open(LOG, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+    def send(self, status, body=b"", headers=None, length=None):
+        self.record(status)
+        self.send_response(status)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("x-amz-request-id", "FAKE%04d" % (hash(self.path) % 10000))
+        self.send_header("Content-Length", str(len(body) if length is None else length))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def key(self):
+        u = urllib.parse.urlsplit(self.path)
+        parts = urllib.parse.unquote(u.path).split("/", 2)
+        return (parts[2] if len(parts) > 2 else ""), urllib.parse.parse_qs(u.query)
+
+    def do_HEAD(self):
+        key, _ = self.key()
+        if key not in OBJECTS:
+            return self.send(404)
+        size, etag, _ = OBJECTS[key]
+        self.send(200, b"", {"ETag": etag,
+                             "Last-Modified": "Wed, 12 Oct 2009 17:50:00 GMT"},
+                  length=size)
+
+    def do_GET(self):
+        key, q = self.key()
+        if key == "":
+            # ListObjectsV2: nothing is a directory here.
+            return self.send(200, b'<?xml version="1.0"?><ListBucketResult>'
+                             b'<IsTruncated>false</IsTruncated>'
+                             b'<KeyCount>0</KeyCount></ListBucketResult>',
+                             {"Content-Type": "application/xml"})
+        if key not in OBJECTS:
+            return self.send(404, error_xml("NoSuchKey", "nope", "RID404"))
+        size, etag, how = OBJECTS[key]
+        with lock:
+            counts[key] = counts.get(key, 0) + 1
+            n = counts[key]
+        data = body_of(key, size)
+        if how == "403":
+            return self.send(403, error_xml("AccessDenied", "Access Denied", "RID403"))
+        if how == "404 on GET":
+            return self.send(404, error_xml("NoSuchKey", "The specified key does not exist.", "RIDGONE"))
+        if how == "503 twice" and n <= 2:
+            return self.send(503, error_xml("SlowDown", "Please reduce your request rate.", "RID503-%d" % n))
+        if how.startswith("412") and self.headers.get("If-Match") != etag:
+            return self.send(412, error_xml("PreconditionFailed", "At least one of the pre-conditions you specified did not hold", "RID412"))
+        rng = self.headers.get("Range")
+        if how == "ignores Range" or not rng:
+            return self.send(200, data, {"ETag": etag})
+        m = re.fullmatch(r"bytes=(\d+)-(\d+)", rng)
+        if not m:
+            return self.send(400, error_xml("InvalidRange", rng, "RIDRANGE"))
+        a, b = int(m.group(1)), min(int(m.group(2)), size - 1)
+        part = data[a:b + 1]
+        hdrs = {"ETag": etag, "Content-Range": "bytes %d-%d/%d" % (a, b, size)}
+        if how == "short body":
+            # Promise the whole range, send half, hang up.
+            self.record(206)
+            self.send_response(206)
+            for k, v in hdrs.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(part)))
+            self.end_headers()
+            self.wfile.write(part[:len(part) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        if how == "short 206":
+            # Claims the whole range, but Content-Length agrees with the
+            # half it sends: only the daemon's own length check notices.
+            return self.send(206, part[:len(part) // 2], hdrs)
+        return self.send(206, part, hdrs)
+
+
+if __name__ == "__main__":
+    LOG = sys.argv[2]
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
+    srv.daemon_threads = True
+    print("ready", flush=True)
+    srv.serve_forever()
