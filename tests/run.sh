@@ -177,7 +177,7 @@ if [ -f daemon/Makefile ]; then
 	echo "# host: make -C daemon test"
 	make -C daemon test >"$logs/host.log" 2>&1
 	rc=$?
-	grep -E '^(ok|not ok|#|Bail out!|1\.\.)' "$logs/host.log"
+	grep -aE '^(ok|not ok|#|Bail out!|1\.\.)' "$logs/host.log"
 	count_tap "$logs/host.log"
 	if [ $rc != 0 ] && [ "$COUNTED_FAIL" = 0 ]; then
 		point not_ok "host: make -C daemon test (exit $rc)" "$(tail -n 30 "$logs/host.log")"

@@ -6,7 +6,7 @@
 # /nvme: caches, s3rver data, fixtures) and, if mkfs.xfs exists, a 1 GiB xfs
 # (at /nvme-xfs); s3rver on 127.0.0.1:9000 with its data in /nvme/s3. Then it
 # runs every tests/vm/t_*.sh (or those matching S3CFS_TESTS, space-separated
-# globs such as "t_read* t_mount*"), each in its own session with a deadline
+# globs such as "t_read* t_mount*", or paths of test scripts), each in its own session with a deadline
 # ("# timeout: N" in the test's header, default 600 s; S3CFS_TIMEOUT_SCALE
 # multiplies it, e.g. 3 on the debug kernel), and prints one flat TAP stream:
 # every test point as "ok N - t_name: description". A test that dies before
@@ -42,20 +42,26 @@ note "guest: $(uname -r), $(nproc) cpu, $(($(sed -n 's/^MemTotal: *\([0-9]*\).*/
 
 # --- the NVMe disk --------------------------------------------------------
 setup_disk() {
-	local dev=/dev/nvme0n1 xfs=
+	local dev=/dev/nvme0n1 ext4 xfs=
 	[ -b $dev ] || { note "no $dev"; return 1; }
-	command -v mkfs.xfs >/dev/null && xfs=1
-	if [ -n "$xfs" ]; then
-		printf 'label: gpt\n,-1GiB,L\n,,L\n' | sfdisk -q $dev >/dev/null || return 1
+	if ! command -v sfdisk >/dev/null; then
+		note "no sfdisk (package fdisk): whole disk ext4, no xfs"
+		ext4=$dev
 	else
-		printf 'label: gpt\n,,L\n' | sfdisk -q $dev >/dev/null || return 1
+		if command -v mkfs.xfs >/dev/null; then
+			printf 'label: gpt\n,-1GiB,L\n,,L\n' | sfdisk -q $dev >/dev/null || return 1
+			xfs=${dev}p2
+		else
+			printf 'label: gpt\n,,L\n' | sfdisk -q $dev >/dev/null || return 1
+		fi
+		ext4=${dev}p1
+		for i in $(seq 50); do [ -b $ext4 ] && break; sleep 0.1; done
 	fi
-	for i in $(seq 50); do [ -b ${dev}p1 ] && break; sleep 0.1; done
-	mkfs.ext4 -q -F -E nodiscard ${dev}p1 || return 1
-	mkdir -p /nvme && mount ${dev}p1 /nvme || return 1
+	mkfs.ext4 -q -F -E nodiscard $ext4 || return 1
+	mkdir -p /nvme && mount $ext4 /nvme || return 1
 	export S3CFS_NVME=/nvme
-	if [ -n "$xfs" ] && mkfs.xfs -q -f -K ${dev}p2 && mkdir -p /nvme-xfs &&
-			mount ${dev}p2 /nvme-xfs; then
+	if [ -n "$xfs" ] && mkfs.xfs -q -f -K $xfs && mkdir -p /nvme-xfs &&
+			mount $xfs /nvme-xfs; then
 		export S3CFS_NVME_XFS=/nvme-xfs
 	fi
 }
@@ -195,9 +201,15 @@ run_one() {
 	note "$name: $(($(now) - start)) s"
 }
 
+tests=()
 for t in tests/vm/t_*.sh; do
-	[ -f "$t" ] || continue
-	selected "$t" || continue
+	[ -f "$t" ] && selected "$t" && tests+=("$t")
+done
+# A path in S3CFS_TESTS runs that script (a test being written elsewhere).
+for p in ${S3CFS_TESTS:-}; do
+	[[ $p == */* ]] && [ -f "$p" ] && tests+=("$p")
+done
+for t in ${tests[@]+"${tests[@]}"}; do
 	run_one "$t"
 done
 
