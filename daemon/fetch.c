@@ -168,7 +168,8 @@ static int sock_cb(CURL *easy, curl_socket_t s, int what, void *userp,
 	struct curl_sock *cs = socketp;
 	struct epoll_event ev = { 0 };
 
-	(void)easy, (void)userp;
+	(void)easy;
+	(void)userp;
 	if (what == CURL_POLL_REMOVE) {
 		if (cs) {
 			s3d_loop_unwatch(&cs->w);
@@ -212,7 +213,8 @@ static void curl_timeout(struct s3d_timer *t)
 
 static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
 {
-	(void)multi, (void)userp;
+	(void)multi;
+	(void)userp;
 	/* Never call into libcurl from here: arm, and act from the loop. */
 	if (timeout_ms < 0)
 		s3d_timer_cancel(&loop.curl_timer);
@@ -250,8 +252,10 @@ static bool header_value(const char *buf, size_t len, const char *name,
 		return false;
 	v = buf + nl + 1;
 	vl = len - nl - 1;
-	while (vl && (*v == ' ' || *v == '\t'))
-		v++, vl--;
+	while (vl && (*v == ' ' || *v == '\t')) {
+		v++;
+		vl--;
+	}
 	while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' ||
 		      v[vl - 1] == ' ' || v[vl - 1] == '\t'))
 		vl--;
@@ -435,7 +439,13 @@ static const char *transient(struct s3d_xfer *x, char *buf, size_t len)
 	if (x->err)
 		return NULL;
 	if (x->status >= 500 || x->status == 429) {
-		snprintf(buf, len, "HTTP %ld", x->status);
+		struct s3d_s3error e;
+
+		s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e);
+		snprintf(buf, len, "HTTP %ld %s (request id %s)", x->status,
+			 e.code[0] ? e.code : "-",
+			 e.request_id[0] ? e.request_id :
+			 x->request_id[0] ? x->request_id : "-");
 		return buf;
 	}
 	return NULL;

@@ -21,7 +21,9 @@
  * milliseconds. With a single thread no state needs a lock, ordering is
  * easy to reason about (an operation's completion can never race its own
  * setup), and the lower-file rules (temp name, rename, never retag in
- * place) need no cross-thread coordination. libcurl may start short-lived
+ * place) need no cross-thread coordination. The one bulk job, applying a
+ * listing page of up to 1000 entries, is cut into slices run from a timer
+ * so that FETCHes are served in between. libcurl may start short-lived
  * resolver threads internally; they touch none of our state, and signals
  * are blocked before any thread exists so only the signalfd sees them.
  * If NVMe writes ever show up as loop latency, they move to io_uring (or a

@@ -401,7 +401,8 @@ static bool drain(void)
 
 static void on_readable(struct s3d_watch *w, uint32_t events)
 {
-	(void)w, (void)events;
+	(void)w;
+	(void)events;
 	if (!drain()) {
 		s3d_err("netlink socket unusable; stopping");
 		s3d_loop_stop();

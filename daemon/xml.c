@@ -92,7 +92,9 @@ static void XMLCALL on_text(void *data, const char *s, int len)
 static void XMLCALL on_doctype(void *data, const char *name, const char *sys,
 			       const char *pub, int internal)
 {
-	(void)sys, (void)pub, (void)internal;
+	(void)sys;
+	(void)pub;
+	(void)internal;
 	xml_fail(data, "document type declaration (%s) not allowed", name);
 }
 

@@ -117,7 +117,7 @@ check "wire: Range and If-Match are signed" \
 out=$(cache "fetch:flaky.bin:0:$MIB")
 is "$out" "REPLY fetch:flaky.bin:0:$MIB -> 0" "503 twice: the third attempt succeeds"
 is "$(reqs flaky.bin status | tr '\n' ' ')" "503 503 206 " "503 twice: three GETs"
-check "503: the retry is logged with the status" grep -q 'GET flaky.bin: HTTP 503; retrying' "$work/log"
+check "503: the retry is logged with the status" grep -q 'GET flaky.bin: HTTP 503 SlowDown (request id RID503-1); retrying' "$work/log"
 check "503: bytes right after retries" cmp "$c/flaky.bin" <(expect flaky.bin 0 $MIB)
 
 : >"$reqlog"
