@@ -530,6 +530,8 @@ static void pump(void)
 		x->queued = false;
 		err = xfer_start(x);
 		if (err) {
+			s3d_err("%s %s: cannot start the request: %s", x->what,
+				x->key, strerror(-err));
 			xfer_cleanup_attempt(x);
 			x->err = err;
 			x->can_retry = false;

@@ -931,6 +931,8 @@ static size_t fetch_body(struct s3d_xfer *x, const char *p, size_t n)
 		if (op->fill == op->bufsz) {
 			err = fetch_write(op, op->fill);
 			if (err) {
+				s3d_err("GET s3://%s/%s: writing to the cache file: %s",
+					op->m->bucket, op->key, strerror(-err));
 				x->err = err;
 				return 0;
 			}
@@ -959,8 +961,7 @@ static int fetch_get_done(struct s3d_xfer *x)
 		return 0;
 	}
 	if (x->err) {
-		s3d_err("GET s3://%s/%s: writing to the cache file: %s",
-			op->m->bucket, op->key, strerror(-x->err));
+		/* Already logged where it happened (body sink, prepare). */
 		fetch_finish(op, x->err);
 		return 0;
 	}
