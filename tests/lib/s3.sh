@@ -10,6 +10,8 @@
 #                                  ($S3_DATA; fast, for big fixtures)
 #   s3_seed_many BUCKET PREFIX N   N tiny objects PREFIXobj-00000 .. (one
 #                                  python process: 10k objects in seconds)
+#   start_fakes3 PORT MANIFEST     the in-memory fake S3 (fakes3.py) for keys
+#   stop_fakes3                    s3rver mangles and for If-Match
 #
 # Environment: S3_ENDPOINT (default http://127.0.0.1:$S3_PORT), S3_PORT
 # (default 9000), S3_DATA (s3rver's directory), S3_AK/S3_SK (S3RVER).
@@ -92,4 +94,29 @@ for i in range(n):
     with open(base + "._S3rver_metadata.json", "wb") as f:
         f.write(meta)
 EOF
+}
+
+# tests/s3server/fakes3.py: an in-memory S3 that keeps keys verbatim and
+# honours If-Match (what s3rver cannot do). FAKES3_PID, FAKES3_ENDPOINT.
+start_fakes3() {	# PORT MANIFEST.json
+	local i
+	python3 "$REPO/tests/s3server/fakes3.py" "$1" "$2" \
+		--log "${S3CFS_LOGDIR:-/tmp}/fakes3-$1.log" </dev/null >/dev/null 2>&1 &
+	FAKES3_PID=$!
+	FAKES3_ENDPOINT=http://127.0.0.1:$1
+	[ -n "${S3CFS_PIDFILE:-}" ] && echo "$FAKES3_PID" >>"$S3CFS_PIDFILE"
+	for ((i = 0; i < 150; i++)); do
+		curl -s -o /dev/null -m 2 "$FAKES3_ENDPOINT/" && return 0
+		kill -0 "$FAKES3_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	echo "start_fakes3: no answer on $FAKES3_ENDPOINT" >&2
+	return 1
+}
+
+stop_fakes3() {
+	[ -n "${FAKES3_PID:-}" ] || return 0
+	kill "$FAKES3_PID" 2>/dev/null
+	wait "$FAKES3_PID" 2>/dev/null
+	FAKES3_PID=
 }

@@ -11,6 +11,8 @@
 #                       be a shell function of tests/lib (they are exported)
 #                       or a "bash -c" string using them.
 #   check_fails DESC CMD...  the same, but CMD must fail (and not time out)
+#   check_sh DESC CMD...     run CMD in this shell (no timeout of its own):
+#                       for commands that set shell state, like start_daemon
 #   is GOT WANT DESC    ok if the strings are equal
 #   tap_done            end of the test file: exit 1 if anything failed or
 #                       the plan was not met
@@ -90,6 +92,21 @@ $(tail -n 20 <<<"$out")"
 	else
 		ok "$desc"
 	fi
+}
+
+check_sh() {
+	local desc=$1 err rc
+	shift
+	err=$(mktemp)
+	"$@" 2>"$err"
+	rc=$?
+	if [ $rc = 0 ]; then
+		ok "$desc"
+	else
+		not_ok "$desc" "exit $rc: $(tail -n 20 "$err")"
+	fi
+	rm -f "$err"
+	return $rc
 }
 
 is() {

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""fakes3 - a tiny in-memory S3 for what s3rver cannot do.
+
+    fakes3.py PORT MANIFEST.json [--log FILE]
+
+MANIFEST: {"bucket": "NAME", "objects": {"KEY": "TEXT", ...}} (UTF-8 text
+bodies). Serves, path-style, on 127.0.0.1:PORT:
+
+  GET /BUCKET?list-type=2  ListObjectsV2: prefix, delimiter, max-keys,
+                           start-after, continuation-token; keys in UTF-8
+                           byte order, common prefixes and keys counted
+                           together against max-keys, as S3 does
+  HEAD/GET /BUCKET/KEY     ETag (MD5), Last-Modified, Content-Length;
+                           Range: bytes=A-B, A-, -N (206/416); If-Match and
+                           If-None-Match (412/304)
+  PUT /BUCKET/KEY          replace or add an object (raw body)
+  DELETE /BUCKET/KEY       remove it
+
+Unlike s3rver it keeps keys verbatim, so keys such as "a//b", "./x", "../y"
+or "" components reach the client exactly as a real S3 would send them. No
+authentication is checked. Used by t_badkeys and t_etag.
+"""
+import email.utils
+import hashlib
+import http.server
+import json
+import sys
+import threading
+import time
+import urllib.parse
+from xml.sax.saxutils import escape
+
+LOCK = threading.Lock()
+BUCKET = ""
+OBJECTS = {}  # key -> (bytes, etag, mtime)
+LOG = None
+
+
+def put_object(key, data):
+    OBJECTS[key] = (data, '"%s"' % hashlib.md5(data).hexdigest(), int(time.time()))
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fakes3"
+
+    def log_message(self, fmt, *args):
+        if LOG:
+            LOG.write("%s %s\n" % (time.strftime("%H:%M:%S"), fmt % args))
+            LOG.flush()
+
+    def reply(self, code, body=b"", headers=None, head=False):
+        self.send_response(code)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        if "Content-Length" not in (headers or {}):
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if body and not head:
+            self.wfile.write(body)
+
+    def error(self, code, s3code, head=False):
+        body = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>%s</Code>"
+                "<Message>%s</Message></Error>" % (s3code, s3code)).encode()
+        self.reply(code, body, {"Content-Type": "application/xml"}, head)
+
+    def split(self):
+        url = urllib.parse.urlsplit(self.path)
+        path = url.path[1:]
+        bucket, _, key = path.partition("/")
+        key = urllib.parse.unquote(key, errors="strict")
+        query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
+        return urllib.parse.unquote(bucket), key, {k: v[0] for k, v in query.items()}
+
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    # --- listing -------------------------------------------------------------
+    def list_objects(self, q):
+        prefix = q.get("prefix", "")
+        delim = q.get("delimiter", "")
+        max_keys = int(q.get("max-keys", "1000") or 1000)
+        after = q.get("start-after", "")
+        token = q.get("continuation-token")
+        if token:
+            after = max(after, urllib.parse.unquote(token))
+        with LOCK:
+            keys = sorted((k for k in OBJECTS if k.startswith(prefix)),
+                          key=lambda k: k.encode())
+            items = []  # (sort key, kind, value)
+            seen = set()
+            for k in keys:
+                rest = k[len(prefix):]
+                i = rest.find(delim) if delim else -1
+                if i >= 0:
+                    cp = prefix + rest[:i + len(delim)]
+                    if cp not in seen:
+                        seen.add(cp)
+                        items.append((cp, "prefix", cp))
+                else:
+                    items.append((k, "key", k))
+            items = [it for it in items if it[0].encode() > after.encode()]
+            truncated = len(items) > max_keys
+            items = items[:max_keys]
+            out = ['<?xml version="1.0" encoding="UTF-8"?>',
+                   '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">',
+                   "<Name>%s</Name><Prefix>%s</Prefix><MaxKeys>%d</MaxKeys>"
+                   % (escape(BUCKET), escape(prefix), max_keys)]
+            if delim:
+                out.append("<Delimiter>%s</Delimiter>" % escape(delim))
+            out.append("<KeyCount>%d</KeyCount>" % len(items))
+            out.append("<IsTruncated>%s</IsTruncated>" % ("true" if truncated else "false"))
+            if truncated:
+                out.append("<NextContinuationToken>%s</NextContinuationToken>"
+                           % escape(urllib.parse.quote(items[-1][0], safe="")))
+            for _, kind, v in items:
+                if kind == "key":
+                    data, etag, mtime = OBJECTS[v]
+                    out.append("<Contents><Key>%s</Key><LastModified>%s</LastModified>"
+                               "<ETag>%s</ETag><Size>%d</Size><StorageClass>STANDARD"
+                               "</StorageClass></Contents>"
+                               % (escape(v), time.strftime("%Y-%m-%dT%H:%M:%S.000Z",
+                                                           time.gmtime(mtime)),
+                                  escape(etag), len(data)))
+            for _, kind, v in items:
+                if kind == "prefix":
+                    out.append("<CommonPrefixes><Prefix>%s</Prefix></CommonPrefixes>"
+                               % escape(v))
+            out.append("</ListBucketResult>")
+        self.reply(200, "".join(out).encode(), {"Content-Type": "application/xml"})
+
+    # --- objects ---------------------------------------------------------------
+    def get_object(self, key, head):
+        with LOCK:
+            obj = OBJECTS.get(key)
+        if obj is None:
+            return self.error(404, "NoSuchKey", head)
+        data, etag, mtime = obj
+        im = self.headers.get("If-Match")
+        if im and im.strip() != etag and im.strip() != "*":
+            return self.error(412, "PreconditionFailed", head)
+        inm = self.headers.get("If-None-Match")
+        if inm and inm.strip() == etag:
+            return self.reply(304, b"", {"ETag": etag}, head)
+        hdr = {"ETag": etag, "Last-Modified": email.utils.formatdate(mtime, usegmt=True),
+               "Content-Type": "application/octet-stream", "Accept-Ranges": "bytes"}
+        rng = self.headers.get("Range")
+        if not rng:
+            return self.reply(200, data, hdr, head)
+        try:
+            unit, _, spec = rng.partition("=")
+            a, _, b = spec.partition("-")
+            if unit.strip() != "bytes" or "," in spec:
+                raise ValueError
+            if a == "":
+                n = int(b)
+                first, last = max(0, len(data) - n), len(data) - 1
+            else:
+                first = int(a)
+                last = int(b) if b else len(data) - 1
+                last = min(last, len(data) - 1)
+        except ValueError:
+            return self.error(400, "InvalidRange", head)
+        if first >= len(data) or first > last:
+            return self.error(416, "InvalidRange", head)
+        hdr["Content-Range"] = "bytes %d-%d/%d" % (first, last, len(data))
+        self.reply(206, data[first:last + 1], hdr, head)
+
+    def do_GET(self, head=False):
+        bucket, key, q = self.split()
+        if not bucket:
+            body = ('<?xml version="1.0" encoding="UTF-8"?><ListAllMyBucketsResult>'
+                    "<Buckets><Bucket><Name>%s</Name></Bucket></Buckets>"
+                    "</ListAllMyBucketsResult>" % escape(BUCKET)).encode()
+            return self.reply(200, body, {"Content-Type": "application/xml"}, head)
+        if bucket != BUCKET:
+            return self.error(404, "NoSuchBucket", head)
+        if not key:
+            if head:
+                return self.reply(200, b"", {}, head)
+            return self.list_objects(q)
+        self.get_object(key, head)
+
+    def do_HEAD(self):
+        self.do_GET(head=True)
+
+    def do_PUT(self):
+        bucket, key, _ = self.split()
+        data = self.body()
+        if bucket != BUCKET or not key:
+            return self.error(400, "InvalidRequest")
+        with LOCK:
+            put_object(key, data)
+            etag = OBJECTS[key][1]
+        self.reply(200, b"", {"ETag": etag})
+
+    def do_DELETE(self):
+        bucket, key, _ = self.split()
+        with LOCK:
+            OBJECTS.pop(key, None)
+        self.reply(204)
+
+
+def main():
+    global BUCKET, LOG
+    if len(sys.argv) < 3:
+        sys.exit("usage: fakes3.py PORT MANIFEST.json [--log FILE]")
+    port = int(sys.argv[1])
+    with open(sys.argv[2], encoding="utf-8") as f:
+        manifest = json.load(f)
+    if "--log" in sys.argv:
+        LOG = open(sys.argv[sys.argv.index("--log") + 1], "a", encoding="utf-8")
+    BUCKET = manifest["bucket"]
+    for k, v in manifest["objects"].items():
+        put_object(k, v.encode())
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    srv.daemon_threads = True
+    print("fakes3 listening on 127.0.0.1:%d" % port, flush=True)
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
