@@ -197,9 +197,11 @@ static void log_skip(const struct s3d_mount *m, const char *key,
 static int list_prepare(struct s3d_xfer *x, const struct s3d_mount *m,
 			const char *prefix, const char *token, bool one)
 {
-	struct s3d_kv q[5];
+	struct s3d_kv q[6];
 	size_t n = 0;
 
+	/* Keys may hold bytes XML 1.0 cannot carry: have them url-encoded. */
+	q[n++] = (struct s3d_kv){ "encoding-type", "url" };
 	q[n++] = (struct s3d_kv){ "list-type", "2" };
 	q[n++] = (struct s3d_kv){ "prefix", prefix };
 	if (one)

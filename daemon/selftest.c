@@ -47,13 +47,14 @@ static int st_fail(struct st *st)
 static int list_prep(struct s3d_xfer *x)
 {
 	struct st *st = s3d_container_of(x, struct st, x);
-	struct s3d_kv q[4] = {
+	struct s3d_kv q[5] = {
 		{ "list-type", "2" }, { "prefix", st->key },
-		{ "delimiter", "/" }, { "continuation-token", st->token },
+		{ "delimiter", "/" }, { "encoding-type", "url" },
+		{ "continuation-token", st->token },
 	};
 
 	return s3d_s3_build(st->s3, "GET", st->bucket, "", q,
-			    st->token ? 4 : 3, NULL, 0, time(NULL), &x->req);
+			    st->token ? 5 : 4, NULL, 0, time(NULL), &x->req);
 }
 
 static int list_done(struct s3d_xfer *x)

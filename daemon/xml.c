@@ -31,7 +31,7 @@ struct xml_state {
 	struct s3d_list_page *pg;
 	size_t objs_cap, prefixes_cap;
 	struct s3d_obj cur;
-	bool in_obj;
+	bool url_encoded;		/* <EncodingType>url</EncodingType> */
 	/* Error */
 	struct s3d_s3error *e;
 };
@@ -227,6 +227,8 @@ static void XMLCALL list_end(void *data, const char *name)
 	(void)name;
 	if (at(st, NULL, "IsTruncated"))
 		pg->truncated = !strcmp(s3d_buf_str(&st->text), "true");
+	else if (at(st, NULL, "EncodingType"))
+		st->url_encoded = !strcmp(s3d_buf_str(&st->text), "url");
 	else if (at(st, NULL, "NextContinuationToken")) {
 		free(pg->next_token);
 		pg->next_token = text_dup(st);
@@ -238,6 +240,65 @@ static void XMLCALL list_end(void *data, const char *name)
 		list_add_prefix(st);
 	}
 	pop(st);
+}
+
+static int unhex(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * In place, as S3 encodes with encoding-type=url (form encoding: '+' is a
+ * space, %XX a byte). Returns false on a malformed escape or a NUL byte.
+ */
+static bool url_decode(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++) {
+		if (*s == '+') {
+			*d++ = ' ';
+		} else if (*s == '%') {
+			int hi = unhex(s[1]), lo = hi < 0 ? -1 : unhex(s[2]);
+
+			if (lo < 0 || (hi == 0 && lo == 0))
+				return false;
+			*d++ = (char)(hi << 4 | lo);
+			s += 2;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = '\0';
+	return true;
+}
+
+/* Keys and common prefixes of a page the server says it url-encoded. */
+static int list_decode(struct s3d_list_page *pg, char *why, size_t whylen)
+{
+	size_t i;
+
+	for (i = 0; i < pg->nobjs; i++) {
+		if (!url_decode(pg->objs[i].key)) {
+			snprintf(why, whylen, "bad url-encoded Key '%.60s'",
+				 pg->objs[i].key);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < pg->nprefixes; i++) {
+		if (!url_decode(pg->prefixes[i])) {
+			snprintf(why, whylen, "bad url-encoded Prefix '%.60s'",
+				 pg->prefixes[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 void s3d_list_page_free(struct s3d_list_page *pg)
@@ -262,7 +323,8 @@ void s3d_list_page_free(struct s3d_list_page *pg)
  * @why: a reason on failure
  * @whylen: size of @why
  *
- * Keys come back decoded (entities resolved, UTF-8).
+ * Keys come back decoded: entities resolved, and url-decoded if the page
+ * says <EncodingType>url</EncodingType>.
  *
  * Return: 0 or -EINVAL (not a listing, malformed, refused) or -ENOMEM.
  */
@@ -275,6 +337,13 @@ int s3d_xml_parse_list(const char *xml, size_t len, struct s3d_list_page *pg,
 	memset(pg, 0, sizeof(*pg));
 	err = xml_run(&st, xml, len, list_end);
 	obj_free(&st.cur);
+	/*
+	 * We ask for encoding-type=url (keys may hold bytes XML 1.0 cannot
+	 * carry); servers that ignore it (s3rver) do not say EncodingType,
+	 * and their keys are taken as they are.
+	 */
+	if (!err && st.url_encoded)
+		err = list_decode(pg, st.why, sizeof(st.why));
 	if (!err && pg->truncated && (!pg->next_token || !*pg->next_token)) {
 		snprintf(st.why, sizeof(st.why),
 			 "IsTruncated without NextContinuationToken");

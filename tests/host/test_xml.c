@@ -85,6 +85,34 @@ static void test_last_page(void)
 	s3d_list_page_free(&pg);
 }
 
+static void test_url_encoded(void)
+{
+	static const char enc[] =
+		"<ListBucketResult><EncodingType>url</EncodingType>"
+		"<IsTruncated>false</IsTruncated>"
+		"<Contents><Key>d/a+b%2Bc%01d%E1%88%B4</Key><ETag>e</ETag><Size>1</Size></Contents>"
+		"<CommonPrefixes><Prefix>d/sub+dir%2F/</Prefix></CommonPrefixes>"
+		"</ListBucketResult>";
+	static const char plain[] =
+		"<ListBucketResult><IsTruncated>false</IsTruncated>"
+		"<Contents><Key>d/a+b%2Bc</Key><ETag>e</ETag><Size>1</Size></Contents>"
+		"</ListBucketResult>";
+	struct s3d_list_page pg;
+
+	is_int(s3d_xml_parse_list(enc, sizeof(enc) - 1, &pg, NULL, 0), 0,
+	       "list: url-encoded page");
+	is_str(pg.nobjs ? pg.objs[0].key : NULL, "d/a b+c\x01" "d\xe1\x88\xb4",
+	       "list: EncodingType url: '+' is a space, %%XX a byte (control bytes too)");
+	is_str(pg.nprefixes ? pg.prefixes[0] : NULL, "d/sub dir//",
+	       "list: EncodingType url: common prefixes decoded too");
+	s3d_list_page_free(&pg);
+	is_int(s3d_xml_parse_list(plain, sizeof(plain) - 1, &pg, NULL, 0), 0,
+	       "list: page without EncodingType");
+	is_str(pg.nobjs ? pg.objs[0].key : NULL, "d/a+b%2Bc",
+	       "list: without EncodingType keys are taken literally (s3rver)");
+	s3d_list_page_free(&pg);
+}
+
 static void refuse(const char *xml, const char *what, const char *why_has)
 {
 	struct s3d_list_page pg;
@@ -120,6 +148,12 @@ static void test_refusals(void)
 	refuse("<ListBucketResult><Contents><ETag>x</ETag><Size>1</Size>"
 	       "</Contents></ListBucketResult>", "Contents without Key", "Key");
 	refuse("", "an empty body", NULL);
+	refuse("<ListBucketResult><EncodingType>url</EncodingType><Contents>"
+	       "<Key>a%zz</Key><ETag>e</ETag><Size>1</Size></Contents>"
+	       "</ListBucketResult>", "a malformed url escape", "url-encoded Key");
+	refuse("<ListBucketResult><EncodingType>url</EncodingType><Contents>"
+	       "<Key>a%00b</Key><ETag>e</ETag><Size>1</Size></Contents>"
+	       "</ListBucketResult>", "an encoded NUL", "url-encoded Key");
 	refuse("<ListBucketResult><Contents><Key>a\x01</Key></Contents>"
 	       "</ListBucketResult>", "characters XML 1.0 forbids", NULL);
 }
@@ -173,6 +207,7 @@ int main(void)
 {
 	test_page();
 	test_last_page();
+	test_url_encoded();
 	test_refusals();
 	test_error();
 	test_time();
