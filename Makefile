@@ -4,11 +4,13 @@ ifneq ($(KBUILD_MODULES)$(KBUILD_EXTMOD),)
 include $(src)/Kbuild
 else
 
-KVER ?= $(shell uname -r)
-KDIR ?= /lib/modules/$(KVER)/build
 # Kernels the module is built and tested against (KERNEL= picks one for check).
 KDIR_6_1 ?= /lib/modules/$(shell bash tools/kver.sh 6.1)/build
 KDIR_6_12 ?= /lib/modules/$(shell bash tools/kver.sh 6.12)/build
+# `make` builds against the running kernel's headers, or Debian 12's 6.1
+# headers where the running kernel has none (build hosts without modules).
+KVER ?= $(shell uname -r)
+KDIR ?= $(if $(wildcard /lib/modules/$(KVER)/build),/lib/modules/$(KVER)/build,$(KDIR_6_1))
 KDIR_DEBUG ?= $(abspath ../shared/kernel-debug/build)
 KERNEL ?= 6.1
 

@@ -33,19 +33,18 @@ static ssize_t s3cfs_read_lower(struct inode *inode, loff_t pos, size_t len)
 }
 
 /*
- * How many chunks past this read to fetch ahead: a readahead window or a
- * read that continues the previous chunk looks sequential; a single page
- * with nothing cached before it looks random and gets nothing extra.
+ * How far past this readahead to start fetching: a window of more than one
+ * page is the kernel's readahead for a sequential reader, which will want
+ * the next window too; a single page looks random and gets nothing extra.
  */
-static unsigned int s3cfs_fetch_ahead(struct inode *inode, loff_t pos,
-				      size_t len)
+static u64 s3cfs_fetch_ahead(struct inode *inode, size_t len)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
-	u64 window = (u64)READ_ONCE(sbi->opts.readahead_kb) << 10;
 
 	if (len <= PAGE_SIZE)
 		return 0;
-	return max_t(u64, window >> sbi->chunk_shift, 1);
+	return max_t(u64, (u64)READ_ONCE(sbi->opts.readahead_kb) << 10,
+		     sbi->opts.chunk_size);
 }
 
 /**
@@ -53,15 +52,13 @@ static unsigned int s3cfs_fetch_ahead(struct inode *inode, loff_t pos,
  * @inode: upper inode
  * @pos: start, page aligned
  * @len: length, a multiple of the page size
- * @ahead: chunks past the range to prefetch
  *
  * The folios covering the range are locked by the caller.
  *
  * Return: bytes read from the lower file (less than @len at EOF), or a
  * negative errno.
  */
-static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len,
-				unsigned int ahead)
+static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -72,7 +69,7 @@ static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len,
 	if (pos >= size)
 		return 0;
 	for (tries = 0; tries < S3CFS_READ_TRIES; tries++) {
-		ret = s3cfs_chunks_ensure(inode, pos, len, ahead);
+		ret = s3cfs_chunks_ensure(inode, pos, len);
 		if (ret < 0)
 			return ret;
 		down_read(&si->data_sem);
@@ -109,26 +106,49 @@ static void s3cfs_folio_done(struct folio *folio, loff_t filled_to, int err)
 	folio_unlock(folio);
 }
 
+/* Position of the next folio readahead_folio() will hand out. */
+static loff_t s3cfs_ra_next(struct readahead_control *rac)
+{
+	return readahead_pos(rac) + readahead_batch_length(rac);
+}
+
+/*
+ * Fetches for every missing chunk of the window (and the next one, for a
+ * sequential reader) go out at once; then the window is filled stretch by
+ * stretch, present chunks first where they come first, each stretch's
+ * folios unlocked as soon as it is read, so that a reader of a present
+ * chunk does not wait for a missing one after it.
+ */
 static void s3cfs_readahead(struct readahead_control *rac)
 {
 	struct inode *inode = rac->mapping->host;
 	loff_t pos = readahead_pos(rac);
-	size_t len = readahead_length(rac);
+	loff_t end = pos + readahead_length(rac);
+	loff_t size = i_size_read(inode);
 	struct folio *folio;
-	loff_t filled_to;
+	loff_t seg, filled_to;
 	ssize_t ret;
 
-	ret = s3cfs_fill_range(inode, pos, len,
-			       s3cfs_fetch_ahead(inode, pos, len));
-	filled_to = ret > 0 ? pos + ret : pos;
-	/*
-	 * A short read below EOF means the lower file lost data under us:
-	 * leave those folios !uptodate so read_folio retries and reports.
-	 */
-	if (ret >= 0 && filled_to < min_t(loff_t, pos + len, i_size_read(inode)))
-		ret = -EIO;
-	while ((folio = readahead_folio(rac)))
-		s3cfs_folio_done(folio, filled_to, ret < 0 ? (int)ret : 0);
+	s3cfs_chunks_prefetch(inode, pos, end - pos +
+			      s3cfs_fetch_ahead(inode, end - pos));
+	while (pos < end) {
+		seg = s3cfs_chunks_segment(inode, pos, end);
+		ret = s3cfs_fill_range(inode, pos, seg - pos);
+		filled_to = ret > 0 ? pos + ret : pos;
+		/*
+		 * A short read below EOF means the lower file lost data under
+		 * us: leave those folios !uptodate; read_folio retries them.
+		 */
+		if (ret >= 0 && filled_to < min(seg, size))
+			ret = -EIO;
+		while (s3cfs_ra_next(rac) < seg &&
+		       (folio = readahead_folio(rac)))
+			s3cfs_folio_done(folio, filled_to,
+					 ret < 0 ? (int)ret : 0);
+		pos = s3cfs_ra_next(rac);
+		if (ret < 0)
+			break;	/* the rest is dropped; read_folio reports */
+	}
 }
 
 static int s3cfs_read_folio(struct file *file, struct folio *folio)
@@ -138,7 +158,7 @@ static int s3cfs_read_folio(struct file *file, struct folio *folio)
 	size_t len = folio_size(folio);
 	ssize_t ret;
 
-	ret = s3cfs_fill_range(inode, pos, len, 0);
+	ret = s3cfs_fill_range(inode, pos, len);
 	if (ret >= 0 && pos + ret < min_t(loff_t, pos + len, i_size_read(inode)))
 		ret = -EIO;
 	s3cfs_folio_done(folio, ret > 0 ? pos + ret : pos,

@@ -292,18 +292,28 @@ static int s3cfs_fetch_submit(struct s3cfs_req *req)
 	return err;
 }
 
-/*
- * Start fetching the missing chunks in [c, c + n) without waiting: the
- * sequential reader will want them next.
+/**
+ * s3cfs_chunks_prefetch() - start fetching what is missing, without waiting
+ * @inode: upper inode of an open regular file
+ * @pos: start of the range
+ * @len: length of the range
+ *
+ * Sends one FETCH per run of missing chunks that no one is fetching yet,
+ * so that all the runs of a readahead window are in flight together.
  */
-static void s3cfs_chunks_prefetch(struct inode *inode, u64 c, u64 n)
+void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	loff_t end = min_t(loff_t, pos + len, i_size_read(inode));
 	struct s3cfs_req *req = NULL;
-	u64 limit = c + n, e;
+	u64 c, limit, e;
 
-	while (c < limit && s3cfs_daemon_present()) {
+	if (pos >= end || !s3cfs_daemon_present() || s3cfs_chunks_load(inode))
+		return;
+	c = pos >> sbi->chunk_shift;
+	limit = ((u64)(end - 1) >> sbi->chunk_shift) + 1;
+	while (c < limit) {
 		if (!req) {
 			req = s3cfs_fetch_prepare(inode);
 			if (IS_ERR(req))
@@ -314,7 +324,12 @@ static void s3cfs_chunks_prefetch(struct inode *inode, u64 c, u64 n)
 			spin_unlock(&si->chunk_lock);
 			break;
 		}
-		if (test_bit(c, si->present) || s3cfs_fetch_find(si, c)) {
+		c = find_next_zero_bit(si->present, min(limit, si->nr_chunks), c);
+		if (c >= min(limit, si->nr_chunks)) {
+			spin_unlock(&si->chunk_lock);
+			break;
+		}
+		if (s3cfs_fetch_find(si, c)) {
 			spin_unlock(&si->chunk_lock);
 			c++;
 			continue;
@@ -332,21 +347,50 @@ static void s3cfs_chunks_prefetch(struct inode *inode, u64 c, u64 n)
 }
 
 /**
+ * s3cfs_chunks_segment() - end of the uniform stretch starting at @pos
+ * @inode: upper inode
+ * @pos: start
+ * @end: end of the range of interest
+ *
+ * Return: the first byte offset after @pos, at most @end, where chunk
+ * presence changes (present chunks followed by a missing one or the other
+ * way round), so a reader can finish the present part without waiting for
+ * the missing part.
+ */
+loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	u64 c = pos >> sbi->chunk_shift, n;
+	loff_t seg = end;
+
+	spin_lock(&si->chunk_lock);
+	if (si->present && c < si->nr_chunks) {
+		if (test_bit(c, si->present))
+			n = find_next_zero_bit(si->present, si->nr_chunks, c);
+		else
+			n = find_next_bit(si->present, si->nr_chunks, c);
+		if (n < si->nr_chunks && (loff_t)(n << sbi->chunk_shift) < end)
+			seg = n << sbi->chunk_shift;
+	}
+	spin_unlock(&si->chunk_lock);
+	return seg;
+}
+
+/**
  * s3cfs_chunks_ensure() - make every chunk of a byte range present
  * @inode: upper inode of an open regular file
  * @pos: start of the range
  * @len: length of the range
- * @ahead: chunks past the range to start fetching without waiting
  *
  * Sends one FETCH per run of adjacent missing chunks that no other reader
  * is fetching already, and waits (killable, at most the fetch timeout) for
  * all the chunks of the range. Does not hold data_sem while waiting.
  *
- * Return: the number of chunks this reader had to fetch (0: all present),
+ * Return: the number of missing chunks this reader waited for (0: all present),
  * or -EIO (timeout or daemon error), -EINTR, -ESTALE, -ENOMEM.
  */
-int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len,
-			unsigned int ahead)
+int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -404,11 +448,11 @@ again:
 		atomic_inc(&req->waiters);
 		spin_unlock(&si->chunk_lock);
 
-		if (created) {
-			missed += req->nr_chunks;
-			atomic64_add(req->nr_chunks, &sbi->stats.chunk_misses);
+		/* One miss per chunk this reader found missing and waited for. */
+		missed++;
+		atomic64_inc(&sbi->stats.chunk_misses);
+		if (created)
 			s3cfs_fetch_submit(req);
-		}
 		err = s3cfs_req_wait(req, deadline);
 		s3cfs_req_put(req);
 		if (!err)
@@ -429,8 +473,6 @@ again:
 		}
 		goto out;
 	}
-	if (ahead)
-		s3cfs_chunks_prefetch(inode, c1, ahead);
 	err = missed;
 out:
 	if (new)

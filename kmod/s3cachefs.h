@@ -256,8 +256,9 @@ extern const struct address_space_operations s3cfs_aops;
 /* chunk.c */
 int s3cfs_chunks_load(struct inode *inode);
 void s3cfs_chunks_free(struct s3cfs_inode_info *si);
-int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len,
-			unsigned int ahead);
+int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len);
+void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len);
+loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end);
 bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len);
 int s3cfs_chunks_fetched(struct s3cfs_req *req);
 int s3cfs_inode_refresh(struct inode *inode);
