@@ -51,7 +51,10 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 
 	if (err)
 		return err;
-	return s3cfs_open_lower(inode);
+	err = s3cfs_open_lower(inode);
+	if (!err)
+		s3cfs_touch_lower(inode);
+	return err;
 }
 
 /*

@@ -31,6 +31,7 @@ struct inode *s3cfs_alloc_inode(struct super_block *sb)
 	atomic_set(&si->gen, 0);
 	si->seen_gen = 0;
 	si->listed_at = 0;
+	si->touched_at = 0;
 	INIT_LIST_HEAD(&si->fetches);
 	return &si->vfs_inode;
 }
@@ -120,7 +121,14 @@ void s3cfs_inode_load_meta(struct inode *inode)
 	}
 }
 
-static int s3cfs_inode_test(struct inode *inode, void *lower)
+/**
+ * s3cfs_inode_test() - iget5/ilookup5 test: does @inode stand on @lower?
+ * @inode: upper inode
+ * @lower: lower inode
+ *
+ * Return: non-zero if it does.
+ */
+int s3cfs_inode_test(struct inode *inode, void *lower)
 {
 	return d_inode(READ_ONCE(S3CFS_I(inode)->lower.dentry)) == lower;
 }

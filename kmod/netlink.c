@@ -25,6 +25,13 @@ static const struct nla_policy s3cfs_reply_policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_LENGTH]	= { .type = NLA_U64 },
 };
 
+static const struct nla_policy s3cfs_evict_policy[S3CFS_A_MAX + 1] = {
+	[S3CFS_A_MOUNT_ID]	= { .type = NLA_U32 },
+	[S3CFS_A_PATH]		= { .type = NLA_NUL_STRING, .len = S3CFS_PATH_MAX },
+	[S3CFS_A_OFFSET]	= { .type = NLA_U64 },
+	[S3CFS_A_LENGTH]	= { .type = NLA_U64 },
+};
+
 static struct genl_family s3cfs_genl_family;
 
 static int s3cfs_nl_register(struct sk_buff *skb, struct genl_info *info)
@@ -89,6 +96,33 @@ static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
+static int s3cfs_nl_evict(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct s3cfs_sb_info *sbi;
+	int err;
+
+	if (!netlink_capable(skb, CAP_SYS_ADMIN))
+		return -EPERM;
+	if (!a[S3CFS_A_MOUNT_ID] || !a[S3CFS_A_PATH] || !a[S3CFS_A_OFFSET] ||
+	    !a[S3CFS_A_LENGTH]) {
+		GENL_SET_ERR_MSG(info, "EVICT needs MOUNT_ID, PATH, OFFSET, LENGTH");
+		return -EINVAL;
+	}
+	sbi = s3cfs_get_mount(nla_get_u32(a[S3CFS_A_MOUNT_ID]));
+	if (!sbi) {
+		GENL_SET_ERR_MSG(info, "no such mount");
+		return -ENODEV;
+	}
+	err = s3cfs_evict(sbi, nla_data(a[S3CFS_A_PATH]),
+			  nla_get_u64(a[S3CFS_A_OFFSET]),
+			  nla_get_u64(a[S3CFS_A_LENGTH]));
+	s3cfs_put_mount(sbi);
+	if (err == -EBUSY)
+		GENL_SET_ERR_MSG(info, "a fetch is in flight in that range");
+	return err;
+}
+
 #define S3CFS_REPLY_OP(c) {						\
 	.cmd = (c),							\
 	.doit = s3cfs_nl_reply,						\
@@ -109,6 +143,13 @@ static const struct genl_ops s3cfs_genl_ops[] = {
 	S3CFS_REPLY_OP(S3CFS_CMD_FETCH),
 	S3CFS_REPLY_OP(S3CFS_CMD_LOOKUP),
 	S3CFS_REPLY_OP(S3CFS_CMD_LIST),
+	{
+		.cmd = S3CFS_CMD_EVICT,
+		.doit = s3cfs_nl_evict,
+		.policy = s3cfs_evict_policy,
+		.maxattr = S3CFS_A_MAX,
+		.flags = GENL_ADMIN_PERM,
+	},
 };
 
 static struct genl_family s3cfs_genl_family __ro_after_init = {

@@ -137,6 +137,7 @@ struct s3cfs_sb_info {
  *	value retry so that one read never mixes two object versions
  * @seen_gen: the @gen whose page cache is current (s3cfs_read_iter)
  * @listed_at: directories: jiffies of our last successful LIST, 0 if none
+ * @touched_at: files: jiffies of the last lower atime update (evict.c)
  */
 struct s3cfs_inode_info {
 	struct inode vfs_inode;
@@ -151,6 +152,7 @@ struct s3cfs_inode_info {
 	atomic_t gen;
 	int seen_gen;
 	unsigned long listed_at;
+	unsigned long touched_at;
 };
 
 static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
@@ -223,6 +225,8 @@ void s3cfs_mounts_lock(void);
 void s3cfs_mounts_unlock(void);
 int s3cfs_for_each_mount(int (*fn)(struct s3cfs_sb_info *sbi, void *arg),
 			 void *arg);
+struct s3cfs_sb_info *s3cfs_get_mount(u32 mount_id);
+void s3cfs_put_mount(struct s3cfs_sb_info *sbi);
 
 /* inode.c */
 int s3cfs_inode_cache_init(void);
@@ -233,6 +237,7 @@ void s3cfs_evict_inode(struct inode *inode);
 struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower);
 void s3cfs_inode_load_meta(struct inode *inode);
 int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp);
+int s3cfs_inode_test(struct inode *inode, void *lower);
 extern const struct inode_operations s3cfs_file_iops;
 extern const struct inode_operations s3cfs_dir_iops;
 
@@ -262,6 +267,10 @@ loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end);
 bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len);
 int s3cfs_chunks_fetched(struct s3cfs_req *req);
 int s3cfs_inode_refresh(struct inode *inode);
+
+/* evict.c */
+void s3cfs_touch_lower(struct inode *inode);
+int s3cfs_evict(struct s3cfs_sb_info *sbi, const char *path, u64 off, u64 len);
 
 /* upcall.c */
 struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd);

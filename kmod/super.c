@@ -55,6 +55,37 @@ int s3cfs_for_each_mount(int (*fn)(struct s3cfs_sb_info *sbi, void *arg),
 	return 0;
 }
 
+/**
+ * s3cfs_get_mount() - find a live mount by id and pin it
+ * @mount_id: the protocol's mount id
+ *
+ * Return: the mount with an active superblock reference, or NULL.
+ */
+struct s3cfs_sb_info *s3cfs_get_mount(u32 mount_id)
+{
+	struct s3cfs_sb_info *sbi, *found = NULL;
+
+	s3cfs_mounts_lock();
+	list_for_each_entry(sbi, &s3cfs_mounts, mounts_link) {
+		if (sbi->mount_id == mount_id &&
+		    atomic_inc_not_zero(&sbi->sb->s_active)) {
+			found = sbi;
+			break;
+		}
+	}
+	s3cfs_mounts_unlock();
+	return found;
+}
+
+/**
+ * s3cfs_put_mount() - drop the reference of s3cfs_get_mount()
+ * @sbi: the mount
+ */
+void s3cfs_put_mount(struct s3cfs_sb_info *sbi)
+{
+	deactivate_super(sbi->sb);
+}
+
 static int s3cfs_statfs(struct dentry *dentry, struct kstatfs *buf)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dentry->d_sb);

@@ -6,7 +6,7 @@
  *
  * Changelog (bump S3CFS_GENL_VERSION when a change is not backwards
  * compatible; grow by adding commands and attributes at the end):
- *   1 - REGISTER, MOUNT, UMOUNT, FETCH, LOOKUP, LIST.
+ *   1 - REGISTER, MOUNT, UMOUNT, FETCH, LOOKUP, LIST, EVICT.
  *
  * Transport: one generic netlink family, S3CFS_GENL_NAME, in the initial
  * network namespace only. The daemon REGISTERs (needs CAP_SYS_ADMIN); from
@@ -54,6 +54,12 @@
  * @S3CFS_CMD_LIST: kernel -> daemon. Attrs: REQ_ID, MOUNT_ID, PATH. Make the
  *	lower directory PATH hold exactly the listing of its prefix, then set
  *	S3CFS_XATTR_LISTED on it.
+ * @S3CFS_CMD_EVICT: daemon -> kernel. Attrs: MOUNT_ID, PATH, OFFSET, LENGTH
+ *	(chunk aligned; LENGTH may run past EOF). The kernel punches the range
+ *	out of the lower file and forgets it was cached. Chunks being fetched
+ *	are not evicted: then the answer (netlink ack) is -EBUSY and nothing
+ *	is punched. Only the kernel punches holes, so a reader never finds a
+ *	chunk gone between checking it and reading it.
  * @__S3CFS_CMD_MAX: number of commands
  */
 enum s3cfs_cmd {
@@ -64,6 +70,7 @@ enum s3cfs_cmd {
 	S3CFS_CMD_FETCH,
 	S3CFS_CMD_LOOKUP,
 	S3CFS_CMD_LIST,
+	S3CFS_CMD_EVICT,
 	__S3CFS_CMD_MAX,
 };
 #define S3CFS_CMD_MAX (__S3CFS_CMD_MAX - 1)
@@ -128,7 +135,9 @@ enum s3cfs_attr {
  * never changes S3CFS_XATTR_ETAG of an existing file in place. A changed
  * object gets a new lower file, created with O_TMPFILE, sized, tagged, and
  * renamed over the old name (names beginning with S3CFS_HIDDEN_PREFIX are
- * the daemon's and never shown). Only the kernel punches holes in files.
+ * the daemon's and never shown). Only the kernel punches holes in files
+ * (S3CFS_CMD_EVICT). The kernel sets a lower file's atime when the file is
+ * opened (at most once a minute): the daemon's LRU clock for eviction.
  */
 /* Files: the raw ETag, as S3 sent it (quotes included). */
 #define S3CFS_XATTR_ETAG	"trusted.s3cachefs.etag"

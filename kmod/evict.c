@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: eviction, on the daemon's request, and the LRU clock.
+ *
+ * The daemon decides what to evict (cache limits, free space) but only the
+ * kernel punches holes: with data_sem held for writing no reader is between
+ * "chunk present" and "chunk read", and chunks with a fetch in flight are
+ * refused, so eviction never pulls data from under a reader.
+ */
+#include "s3cachefs.h"
+#include <linux/namei.h>
+#include <linux/falloc.h>
+#include <linux/mount.h>
+
+/* How often an open refreshes the lower file's atime (the LRU clock). */
+#define S3CFS_ATIME_EVERY	(60 * HZ)
+
+/**
+ * s3cfs_touch_lower() - record a use of a file for the daemon's LRU
+ * @inode: upper inode of a regular file being opened
+ */
+void s3cfs_touch_lower(struct inode *inode)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	unsigned long last = READ_ONCE(si->touched_at);
+	struct iattr attr = { .ia_valid = ATTR_ATIME };
+	const struct cred *old_cred;
+	struct dentry *lower;
+	struct inode *linode;
+
+	if (last && time_before(jiffies, last + S3CFS_ATIME_EVERY))
+		return;
+	WRITE_ONCE(si->touched_at, jiffies ? : 1);
+	if (mnt_want_write(si->lower.mnt))
+		return;
+	old_cred = override_creds(sbi->creds);
+	down_read(&si->data_sem);
+	lower = dget(si->lower.dentry);
+	up_read(&si->data_sem);
+	linode = d_inode(lower);
+	inode_lock(linode);
+	notify_change(S3CFS_IDMAP_NOP, lower, &attr, NULL);
+	inode_unlock(linode);
+	dput(lower);
+	revert_creds(old_cred);
+	mnt_drop_write(si->lower.mnt);
+}
+
+/* Forget chunks [c0, c1) unless a fetch is in flight for one of them. */
+static int s3cfs_forget_chunks(struct s3cfs_inode_info *si, u64 c0, u64 c1)
+	__must_hold(&si->data_sem)
+{
+	struct s3cfs_req *req;
+	int err = 0;
+
+	spin_lock(&si->chunk_lock);
+	list_for_each_entry(req, &si->fetches, inode_link)
+		if (req->first_chunk < c1 &&
+		    req->first_chunk + req->nr_chunks > c0)
+			err = -EBUSY;
+	if (!err && si->present && c0 < si->nr_chunks)
+		bitmap_clear(si->present, c0, min(c1, si->nr_chunks) - c0);
+	spin_unlock(&si->chunk_lock);
+	return err;
+}
+
+static int s3cfs_punch(struct s3cfs_sb_info *sbi, struct path *lower,
+		       loff_t off, loff_t len)
+{
+	struct file *file;
+	int err;
+
+	file = dentry_open(lower, O_WRONLY | O_LARGEFILE | O_NOATIME,
+			   sbi->creds);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	err = vfs_fallocate(file, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			    off, len);
+	fput(file);
+	return err;
+}
+
+/*
+ * Resolve @path under the cache root one component at a time, refusing
+ * "", ".", ".." and symlinks, so it cannot leave the cache directory.
+ */
+static int s3cfs_lower_walk(struct s3cfs_sb_info *sbi, const char *path,
+			    struct path *out)
+{
+	struct dentry *dir = dget(sbi->lower_root.dentry), *next;
+	const char *p = path, *slash;
+	size_t n;
+
+	for (;;) {
+		slash = strchrnul(p, '/');
+		n = slash - p;
+		if (!n || n > NAME_MAX || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.')) {
+			dput(dir);
+			return -EINVAL;
+		}
+		next = lookup_one_len_unlocked(p, dir, n);
+		dput(dir);
+		if (IS_ERR(next))
+			return PTR_ERR(next);
+		if (d_is_negative(next) || d_is_symlink(next)) {
+			dput(next);
+			return -ENOENT;
+		}
+		dir = next;
+		if (!*slash)
+			break;
+		if (!d_is_dir(dir)) {
+			dput(dir);
+			return -ENOTDIR;
+		}
+		p = slash + 1;
+	}
+	out->dentry = dir;
+	out->mnt = mntget(sbi->lower_root.mnt);
+	return 0;
+}
+
+static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
+			      u64 off, u64 len)
+{
+	u64 mask = sbi->opts.chunk_size - 1;
+	struct s3cfs_inode_info *si = NULL;
+	struct inode *inode, *linode;
+	struct path lower;
+	loff_t size;
+	int err;
+
+	if ((off & mask) || !len || off + len < off)
+		return -EINVAL;
+	err = s3cfs_lower_walk(sbi, path, &lower);
+	if (err)
+		return err;
+	err = -EINVAL;
+	if (!d_is_reg(lower.dentry))
+		goto out_path;
+	linode = d_inode(lower.dentry);
+	size = i_size_read(linode);
+	if (off >= size) {
+		err = 0;
+		goto out_path;
+	}
+	len = min_t(u64, len, size - off);
+	if ((len & mask) && off + len != size)
+		goto out_path;
+
+	inode = ilookup5(sbi->sb, (unsigned long)linode, s3cfs_inode_test,
+			 linode);
+	if (inode) {
+		si = S3CFS_I(inode);
+		down_write(&si->data_sem);
+		err = s3cfs_forget_chunks(si, off >> sbi->chunk_shift,
+					  ((off + len - 1) >> sbi->chunk_shift) + 1);
+		if (err)
+			goto out_inode;
+	}
+	err = mnt_want_write(lower.mnt);
+	if (!err) {
+		err = s3cfs_punch(sbi, &lower, off, len);
+		mnt_drop_write(lower.mnt);
+	}
+out_inode:
+	if (inode) {
+		up_write(&si->data_sem);
+		iput(inode);
+	}
+out_path:
+	path_put(&lower);
+	return err;
+}
+
+/**
+ * s3cfs_evict() - punch a chunk-aligned range out of a cached file
+ * @sbi: the mount (an active reference is held)
+ * @path: the file, relative to the cache root
+ * @off: start, chunk aligned
+ * @len: length, chunk aligned or reaching EOF (may run past it)
+ *
+ * Return: 0, -EBUSY if a fetch is in flight in the range, -EINVAL for a
+ * misaligned range or a path that is not a regular file, or the error of
+ * the lookup or of fallocate.
+ */
+int s3cfs_evict(struct s3cfs_sb_info *sbi, const char *path, u64 off, u64 len)
+{
+	const struct cred *old_cred = override_creds(sbi->creds);
+	int err = s3cfs_evict_locked(sbi, path, off, len);
+
+	revert_creds(old_cred);
+	return err;
+}
