@@ -36,6 +36,7 @@ struct s3d_mount {
 
 static struct s3d_s3 *s3;
 static struct s3d_list mounts = { &mounts, &mounts };
+static struct s3d_list active = { &active, &active };	/* s3d_req.active */
 static unsigned int pending;
 
 /* ---- requests ---- */
@@ -55,10 +56,64 @@ void s3d_req_free(struct s3d_req *r)
 
 static void finish(struct s3d_req *r, int status)
 {
+	struct s3d_req *rider = r->riders;
+
+	if (r->active.next)
+		s3d_list_del(&r->active);
 	pending--;
 	s3d_dbg("request %llu (cmd %d) done: %d", (unsigned long long)r->id,
 		r->cmd, status);
 	r->reply(r, status);
+	while (rider) {
+		struct s3d_req *next = rider->rider_next;
+
+		pending--;
+		rider->reply(rider, status);
+		rider = next;
+	}
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_req(const struct s3d_req *a, const struct s3d_req *b)
+{
+	if (a->cmd != b->cmd || a->mount_id != b->mount_id ||
+	    !str_eq(a->path, b->path))
+		return false;
+	if (a->cmd == S3CFS_CMD_LOOKUP)
+		return str_eq(a->name, b->name);
+	if (a->cmd == S3CFS_CMD_FETCH)
+		return a->off == b->off && a->len == b->len &&
+		       str_eq(a->etag, b->etag);
+	return true;
+}
+
+/*
+ * The kernel re-sends a request whose wait timed out (or after a daemon
+ * restart) under a new id. If the same work is already under way, answer
+ * the newcomer with it instead of starting over: a 10k-entry listing on a
+ * slow server must not restart (and slow itself down) with every retry.
+ */
+static bool join_active(struct s3d_req *r)
+{
+	struct s3d_list *pos;
+
+	for (pos = active.next; pos != &active; pos = pos->next) {
+		struct s3d_req *a = s3d_container_of(pos, struct s3d_req, active);
+
+		if (!same_req(a, r))
+			continue;
+		s3d_dbg("request %llu joins request %llu (same work in progress)",
+			(unsigned long long)r->id, (unsigned long long)a->id);
+		r->rider_next = a->riders;
+		a->riders = r;
+		return true;
+	}
+	s3d_list_add_tail(&r->active, &active);
+	return false;
 }
 
 unsigned int s3d_ops_pending(void)
@@ -1217,6 +1272,10 @@ void s3d_req_handle(struct s3d_req *r)
 		s3d_err("request %llu: unknown mount %u",
 			(unsigned long long)r->id, r->mount_id);
 		finish(r, -ENODEV);
+		return;
+	}
+	if (join_active(r)) {
+		mount_put(m);
 		return;
 	}
 	if (r->cmd == S3CFS_CMD_FETCH)

@@ -397,6 +397,10 @@ struct s3d_req {
 	uint32_t chunk;
 	void (*reply)(struct s3d_req *r, int status);
 	void *priv;
+	/* ops.c private */
+	struct s3d_list active;		/* on the in-progress list */
+	struct s3d_req *riders;		/* identical requests answered with it */
+	struct s3d_req *rider_next;
 };
 
 void s3d_ops_init(struct s3d_s3 *s3);

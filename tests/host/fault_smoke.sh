@@ -170,6 +170,13 @@ out=$(cache "fetch:big.bin:0:$((21 * MIB))")
 is "$out" "REPLY fetch:big.bin:0:$((21 * MIB)) -> 0" "20 MiB range: streamed in 8 MiB pieces"
 check "20 MiB range: bytes equal" cmp "$c/big.bin" <(expect big.bin 0 $((20 * MIB + 3)))
 
+# --- identical requests in flight share the work -----------------------------------
+: >"$reqlog"
+out=$(cache "fetch:big.bin:$((5 * MIB)):$MIB,fetch:big.bin:$((5 * MIB)):$MIB,lookup::ok.bin,lookup::ok.bin")
+is "$(grep -c -- '-> 0$' <<<"$out")" 4 "coalescing: two FETCHes and two LOOKUPs, all answered"
+is "$(reqs big.bin status | wc -l) $(reqs ok.bin status HEAD | wc -l)" "1 1" \
+	"coalescing: one GET and one HEAD on the wire"
+
 # --- connections ------------------------------------------------------------------
 : >"$reqlog"
 cache "fetch:ok.bin:0:$MIB" "fetch:ok.bin:$MIB:$MIB" "fetch:ok.bin:$((2 * MIB)):$MIB" >/dev/null

@@ -40,7 +40,7 @@ cleanup() {
 trap cleanup EXIT
 
 sd() {
-	"$daemon" --endpoint "$S3_ENDPOINT" --path-style --anonymous "$@"
+	"$daemon" --endpoint "$S3_ENDPOINT" --path-style --anonymous ${SD_OPTS:-} "$@"
 }
 # One --selftest cache run; REPLY lines on stdout, the log in $work/log.
 cache() {
@@ -221,6 +221,10 @@ is "$out" "REPLY list: -> 0" "LIST: 10500 objects + 3 prefixes"
 is "$(find "$work/c5" -mindepth 1 -maxdepth 1 ! -name .s3cachefs | wc -l)" 10503 \
 	"LIST: all 10503 entries in the lower directory"
 diag "10k listing into the cache took $(( (t1 - t0) / 1000000 )) ms"
+out=$(SD_OPTS=-v cache "$work/c5" many/ "list:,list:")
+is "$out" "REPLY list: -> 0
+REPLY list: -> 0" "LIST: a second identical LIST joins the one in progress"
+check "LIST: ... and does not list again" grep -q 'joins request' "$work/log"
 t0=$(date +%s%N)
 cache "$work/c5" many/ list: >/dev/null
 t1=$(date +%s%N)
