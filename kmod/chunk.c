@@ -394,8 +394,9 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	unsigned long deadline = jiffies +
+	unsigned long timeout =
 		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
+	unsigned long deadline = jiffies + timeout;
 	struct s3cfs_req *new = NULL, *req;
 	int err, missed = 0, stale = 0;
 	u64 c0, c1, c, lim;
@@ -453,7 +454,7 @@ again:
 		atomic64_inc(&sbi->stats.chunk_misses);
 		if (created)
 			s3cfs_fetch_submit(req);
-		err = s3cfs_req_wait(req, deadline);
+		err = s3cfs_req_wait(req, deadline, timeout);
 		s3cfs_req_put(req);
 		if (!err)
 			continue;

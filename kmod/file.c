@@ -9,6 +9,7 @@
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/uio.h>
+#include <linux/slab.h>
 
 /* A read that saw the object change under it is redone this often. */
 #define S3CFS_STALE_RETRIES	3
@@ -47,25 +48,41 @@ int s3cfs_open_lower(struct inode *inode)
 
 static int s3cfs_open(struct inode *inode, struct file *file)
 {
+	struct s3cfs_file *sf;
 	int err = generic_file_open(inode, file);
 
 	if (err)
 		return err;
 	err = s3cfs_open_lower(inode);
-	if (!err)
-		s3cfs_touch_lower(inode);
-	return err;
+	if (err)
+		return err;
+	sf = kzalloc(sizeof(*sf), GFP_KERNEL);
+	if (!sf)
+		return -ENOMEM;
+	sf->gen = atomic_read(&S3CFS_I(inode)->gen);
+	file->private_data = sf;
+	s3cfs_touch_lower(inode);
+	return 0;
+}
+
+static int s3cfs_release(struct inode *inode, struct file *file)
+{
+	kfree(file->private_data);
+	return 0;
 }
 
 /*
  * When the object changed in S3 (s3cfs_inode_refresh() bumped the
- * generation), pages of the old version may still be cached: drop them
- * and redo a read that overlapped the change, so that one read never
- * returns bytes of two versions.
+ * generation), pages of the old version may still be cached: drop them and
+ * redo a read that overlapped the change, so that one read never returns
+ * bytes of two versions. An open file that has already returned bytes of
+ * the old version gets ESTALE from then on (as NFS does), rather than
+ * carrying on with the new version's bytes; a new open reads the new one.
  */
 static ssize_t s3cfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
 	struct inode *inode = file_inode(iocb->ki_filp);
+	struct s3cfs_file *sf = iocb->ki_filp->private_data;
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	loff_t pos = iocb->ki_pos;
 	int tries, gen;
@@ -73,13 +90,23 @@ static ssize_t s3cfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 
 	for (tries = 0; ; tries++) {
 		gen = atomic_read(&si->gen);
+		if (gen != READ_ONCE(sf->gen)) {
+			if (READ_ONCE(sf->used))
+				return -ESTALE;
+			WRITE_ONCE(sf->gen, gen);
+		}
 		if (gen != READ_ONCE(si->seen_gen)) {
 			invalidate_inode_pages2(inode->i_mapping);
 			WRITE_ONCE(si->seen_gen, gen);
 		}
 		ret = generic_file_read_iter(iocb, to);
-		if (atomic_read(&si->gen) == gen || tries >= S3CFS_STALE_RETRIES)
+		if (atomic_read(&si->gen) == gen) {
+			if (ret > 0)
+				WRITE_ONCE(sf->used, true);
 			return ret;
+		}
+		if (tries >= S3CFS_STALE_RETRIES)
+			return -ESTALE;
 		if (ret > 0)
 			iov_iter_revert(to, ret);
 		iocb->ki_pos = pos;
@@ -88,6 +115,7 @@ static ssize_t s3cfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 
 const struct file_operations s3cfs_file_fops = {
 	.open		= s3cfs_open,
+	.release	= s3cfs_release,
 	.llseek		= generic_file_llseek,
 	.read_iter	= s3cfs_read_iter,
 	.mmap		= generic_file_readonly_mmap,

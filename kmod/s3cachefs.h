@@ -180,6 +180,7 @@ static inline struct s3cfs_inode_info *S3CFS_I(struct inode *inode)
  * @first_chunk: FETCH: first chunk
  * @nr_chunks: FETCH: number of chunks
  * @sent_at: jiffies when first sent, for the latency histogram
+ * @progress_at: jiffies of the daemon's last progress report, 0 if none
  * @path: PATH attribute
  * @name: NAME attribute (LOOKUP)
  * @etag: ETAG attribute (FETCH)
@@ -200,6 +201,7 @@ struct s3cfs_req {
 	u64 first_chunk;
 	u64 nr_chunks;
 	unsigned long sent_at;
+	unsigned long progress_at;
 	char *path;
 	char *name;
 	char *etag;
@@ -251,6 +253,17 @@ bool s3cfs_dir_listed_fresh(struct inode *dir);
 /* dir.c */
 extern const struct file_operations s3cfs_dir_fops;
 
+/**
+ * struct s3cfs_file - an open regular file
+ * @gen: the object version (inode generation) this open has read
+ * @used: some bytes of @gen were returned; a change of version then makes
+ *	further reads fail with ESTALE instead of continuing with new bytes
+ */
+struct s3cfs_file {
+	int gen;
+	bool used;
+};
+
 /* file.c */
 extern const struct file_operations s3cfs_file_fops;
 int s3cfs_open_lower(struct inode *inode);
@@ -276,7 +289,8 @@ int s3cfs_evict(struct s3cfs_sb_info *sbi, const char *path, u64 off, u64 len);
 struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd);
 void s3cfs_req_put(struct s3cfs_req *req);
 int s3cfs_req_submit(struct s3cfs_req *req);
-int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline);
+int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
+		   unsigned long timeout);
 void s3cfs_req_complete(struct s3cfs_req *req, int status);
 int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 		 const char *name);

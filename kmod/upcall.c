@@ -245,6 +245,8 @@ static void s3cfs_req_unqueue(struct s3cfs_req *req)
  * s3cfs_req_wait() - wait for the answer to a request
  * @req: the request; the caller counted itself in @req->waiters
  * @deadline: jiffies after which to give up
+ * @timeout: jiffies a progress report (-EINPROGRESS) from the daemon
+ *	extends the wait by, counted from the report
  *
  * The last waiter to give up cancels the request, so a daemon that never
  * answers leaves nothing behind. A waiter that finds the request cancelled
@@ -252,18 +254,31 @@ static void s3cfs_req_unqueue(struct s3cfs_req *req)
  *
  * Return: the request's status, -ETIMEDOUT, -EINTR or -ECANCELED.
  */
-int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline)
+int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
+		   unsigned long timeout)
 {
-	long left = (long)(deadline - jiffies);
-	long ret = 0;
+	unsigned long progress;
+	long left, ret;
 	int status;
 
-	if (left > 0)
-		ret = wait_for_completion_killable_timeout(&req->done, left);
-	if (ret > 0 || test_bit(S3CFS_REQ_DONE, &req->flags)) {
-		atomic_dec(&req->waiters);
-		wait_for_completion(&req->done);
-		return req->status;
+	for (;;) {
+		left = (long)(deadline - jiffies);
+		ret = 0;
+		if (left > 0)
+			ret = wait_for_completion_killable_timeout(&req->done,
+								   left);
+		if (ret > 0 || test_bit(S3CFS_REQ_DONE, &req->flags)) {
+			atomic_dec(&req->waiters);
+			wait_for_completion(&req->done);
+			return req->status;
+		}
+		if (ret < 0)
+			break;
+		/* The daemon said it is still working on it: wait on. */
+		progress = READ_ONCE(req->progress_at);
+		if (!progress || !time_after(progress + timeout, jiffies))
+			break;
+		deadline = progress + timeout;
 	}
 	status = ret < 0 ? -EINTR : -ETIMEDOUT;
 	if (status == -ETIMEDOUT && req->cmd == S3CFS_CMD_FETCH)
@@ -289,8 +304,9 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline)
 int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 		 const char *name)
 {
-	unsigned long deadline = jiffies +
+	unsigned long timeout =
 		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
+	unsigned long deadline = jiffies + timeout;
 	struct s3cfs_req *req;
 	int err;
 
@@ -312,7 +328,7 @@ int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 	err = s3cfs_req_submit(req);
 	if (err)
 		goto out;
-	err = s3cfs_req_wait(req, deadline);
+	err = s3cfs_req_wait(req, deadline, timeout);
 	if (err == -ETIMEDOUT || err == -ECANCELED)
 		err = -EIO;
 out:
@@ -325,7 +341,8 @@ out:
  * @cmd: the command of the answer
  * @id: REQ_ID
  * @mount_id: MOUNT_ID
- * @status: STATUS, 0 or a negative errno
+ * @status: STATUS, 0 or a negative errno; -EINPROGRESS is a progress
+ *	report that keeps the request pending and its waiters waiting
  * @offset: OFFSET (FETCH only, else NULL)
  * @length: LENGTH (FETCH only, else NULL)
  *
@@ -353,6 +370,12 @@ int s3cfs_upcall_reply(u8 cmd, u64 id, u32 mount_id, int status,
 	      *length != req->length))) {
 		xa_unlock(&s3cfs_reqs);
 		return -EINVAL;
+	}
+	if (status == -EINPROGRESS) {
+		/* Progress report: the waiters' clocks restart now. */
+		WRITE_ONCE(req->progress_at, jiffies ? : 1);
+		xa_unlock(&s3cfs_reqs);
+		return 0;
 	}
 	__xa_erase(&s3cfs_reqs, id);
 	xa_unlock(&s3cfs_reqs);

@@ -16,7 +16,11 @@
  * same command carrying the same REQ_ID and MOUNT_ID (FETCH replies also echo
  * OFFSET and LENGTH) plus S3CFS_A_STATUS: 0 or a negative errno. A reply
  * that does not match a pending request is refused with -ENOENT/-EINVAL.
- * UMOUNT is a notification and gets no reply.
+ * UMOUNT is a notification and gets no reply. A reply with STATUS
+ * -EINPROGRESS is a progress report: the request stays pending and its
+ * waiters' timeout restarts (send one every few seconds during a long LIST
+ * or a slow FETCH). A MOUNT with REQ_ID 0 is an announcement of a live
+ * mount after REGISTER; its answer is only logged.
  *
  * When the registered socket closes, pending requests stay queued; a daemon
  * that registers again first receives a MOUNT for every live mount, then
