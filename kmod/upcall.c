@@ -38,6 +38,13 @@
 #include <linux/workqueue.h>
 #include <linux/moduleparam.h>
 
+#define CREATE_TRACE_POINTS
+#include "trace.h"
+
+#define S3CFS_TRACE(ev, req, st)					\
+	trace_##ev((req)->id, (req)->sbi->mount_id, (req)->cmd,		\
+		   (req)->offset, (req)->length, (st))
+
 static unsigned int max_pending = 4096;
 module_param(max_pending, uint, 0644);
 MODULE_PARM_DESC(max_pending, "Most upcall requests queued at once, all mounts (default 4096)");
@@ -170,6 +177,7 @@ void s3cfs_req_complete(struct s3cfs_req *req, int status)
 		spin_unlock(&si->chunk_lock);
 	}
 	req->status = status;
+	S3CFS_TRACE(s3cfs_req_done, req, status);
 	/* Pairs with the test_bit(S3CFS_REQ_DONE) of waiters that peek. */
 	smp_mb__before_atomic();
 	complete_all(&req->done);
@@ -191,6 +199,7 @@ static void s3cfs_req_send(struct s3cfs_req *req)
 		if (!req->sent_at)
 			req->sent_at = jiffies;
 		set_bit(S3CFS_REQ_SENT, &req->flags);
+		S3CFS_TRACE(s3cfs_req_send, req, 0);
 		return;
 	}
 	pr_debug("send req %llu to port %u: %d\n", req->id, portid, err);
@@ -230,6 +239,7 @@ int s3cfs_req_submit(struct s3cfs_req *req)
 		return err;
 	}
 	req->id = id;
+	S3CFS_TRACE(s3cfs_req_queue, req, 0);
 	s3cfs_req_send(req);
 	return 0;
 }
@@ -281,6 +291,7 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 		deadline = progress + timeout;
 	}
 	status = ret < 0 ? -EINTR : -ETIMEDOUT;
+	S3CFS_TRACE(s3cfs_req_timeout, req, status);
 	if (status == -ETIMEDOUT && req->cmd == S3CFS_CMD_FETCH)
 		atomic64_inc(&req->sbi->stats.fetch_timeouts);
 	if (atomic_dec_and_test(&req->waiters)) {
@@ -541,6 +552,7 @@ void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi)
 	while (start != ULONG_MAX) {
 		n = s3cfs_reqs_grab(&start, batch, s3cfs_want_mount, sbi);
 		for (i = 0; i < n; i++) {
+			S3CFS_TRACE(s3cfs_req_flush, batch[i], -EIO);
 			s3cfs_req_unqueue(batch[i]);
 			s3cfs_req_complete(batch[i], -EIO);
 			s3cfs_req_put(batch[i]);
