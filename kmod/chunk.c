@@ -426,6 +426,17 @@ again:
 			spin_unlock(&si->chunk_lock);
 			break;
 		}
+		/*
+		 * The VFS retries a failed readahead page by page: a chunk
+		 * whose fetch just timed out fails at once for a second, so
+		 * that one read() does not wait out the timeout twice.
+		 */
+		if (c == si->failed_chunk && si->failed_at &&
+		    time_before(jiffies, si->failed_at + HZ)) {
+			spin_unlock(&si->chunk_lock);
+			err = -EIO;
+			goto out;
+		}
 		req = s3cfs_fetch_find(si, c);
 		if (req) {
 			refcount_inc(&req->ref);
@@ -467,6 +478,10 @@ again:
 			goto again;
 		}
 		if (err == -ETIMEDOUT || err == -ECANCELED) {
+			spin_lock(&si->chunk_lock);
+			si->failed_chunk = c;
+			si->failed_at = jiffies ? : 1;
+			spin_unlock(&si->chunk_lock);
 			pr_warn_ratelimited("fetch of %pd timed out after %u ms\n",
 					    READ_ONCE(si->lower.dentry),
 					    READ_ONCE(sbi->opts.fetch_timeout_ms));

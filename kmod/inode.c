@@ -32,6 +32,8 @@ struct inode *s3cfs_alloc_inode(struct super_block *sb)
 	si->seen_gen = 0;
 	si->listed_at = 0;
 	si->touched_at = 0;
+	si->failed_chunk = 0;
+	si->failed_at = 0;
 	INIT_LIST_HEAD(&si->fetches);
 	return &si->vfs_inode;
 }

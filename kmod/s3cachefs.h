@@ -138,6 +138,8 @@ struct s3cfs_sb_info {
  * @seen_gen: the @gen whose page cache is current (s3cfs_read_iter)
  * @listed_at: directories: jiffies of our last successful LIST, 0 if none
  * @touched_at: files: jiffies of the last lower atime update (evict.c)
+ * @failed_chunk: the last chunk whose fetch timed out (chunk_lock)
+ * @failed_at: when, in jiffies; 0 if none (chunk_lock)
  */
 struct s3cfs_inode_info {
 	struct inode vfs_inode;
@@ -153,6 +155,8 @@ struct s3cfs_inode_info {
 	int seen_gen;
 	unsigned long listed_at;
 	unsigned long touched_at;
+	u64 failed_chunk;
+	unsigned long failed_at;
 };
 
 static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
