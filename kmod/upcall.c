@@ -415,7 +415,8 @@ static unsigned int s3cfs_reqs_grab(unsigned long *start,
 
 	xas_lock(&xas);
 	xas_for_each(&xas, req, ULONG_MAX) {
-		if (!want(req, arg))
+		/* Slots being allocated read as XA_ZERO_ENTRY here. */
+		if (xas_retry(&xas, req) || !want(req, arg))
 			continue;
 		refcount_inc(&req->ref);
 		batch[n++] = req;
