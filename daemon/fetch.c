@@ -48,7 +48,7 @@ static struct {
 	struct s3d_list dead;	/* s3d_watch.node: freed after the batch */
 	struct s3d_timer curl_timer;
 	bool stop;
-} loop = { .epfd = -1 };
+} loop = { .epfd = -1, .timers = { &loop.timers, &loop.timers } };
 
 /* ---- timers ---- */
 

@@ -237,6 +237,23 @@ static void nl_reply(struct s3d_req *r, int status)
 	s3d_req_free(r);
 }
 
+/* A progress report: the reply message with -EINPROGRESS; @r lives on. */
+static void nl_progress(struct s3d_req *r)
+{
+	struct nl_msg *msg;
+	int err;
+
+	msg = s3d_nl_build_reply(r, -EINPROGRESS, nl.family);
+	if (!msg)
+		return;		/* the next tick tries again */
+	err = nl_send_auto(nl.sk, msg);
+	if (err < 0)
+		s3d_dbg("%s progress report for request %llu: %s",
+			cmd_name(r->cmd), (unsigned long long)r->id,
+			nl_geterror(err));
+	nlmsg_free(msg);
+}
+
 static void on_request(struct nlmsghdr *nlh)
 {
 	struct genlmsghdr *gh = nlmsg_data(nlh);
@@ -253,6 +270,7 @@ static void on_request(struct nlmsghdr *nlh)
 	if (!r)
 		return;
 	r->reply = nl_reply;
+	r->progress = nl_progress;
 	if (err) {
 		r->reply(r, err);
 		return;

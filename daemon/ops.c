@@ -38,6 +38,37 @@ static struct s3d_s3 *s3;
 static struct s3d_list mounts = { &mounts, &mounts };
 static struct s3d_list active = { &active, &active };	/* s3d_req.active */
 static unsigned int pending;
+static struct s3d_timer progress_timer;
+
+/* ---- progress reports ---- */
+
+/* Tell the kernel @r (and every request riding on it) is still going. */
+static void report_progress(struct s3d_req *r)
+{
+	uint64_t now = s3d_now_ms();
+	struct s3d_req *x;
+
+	for (x = r; x; x = x == r ? r->riders : x->rider_next) {
+		x->reported_ms = now;
+		if (x->progress)
+			x->progress(x);
+	}
+}
+
+static void progress_tick(struct s3d_timer *t)
+{
+	uint64_t now = s3d_now_ms();
+	struct s3d_list *pos;
+
+	for (pos = active.next; pos != &active; pos = pos->next) {
+		struct s3d_req *a = s3d_container_of(pos, struct s3d_req, active);
+
+		if (now - a->reported_ms >= S3D_PROGRESS_MS)
+			report_progress(a);
+	}
+	if (!s3d_list_empty(&active))
+		s3d_timer_arm(t, S3D_PROGRESS_TICK_MS);
+}
 
 /* ---- requests ---- */
 
@@ -113,6 +144,8 @@ static bool join_active(struct s3d_req *r)
 		return true;
 	}
 	s3d_list_add_tail(&r->active, &active);
+	if (!progress_timer.armed)
+		s3d_timer_arm(&progress_timer, S3D_PROGRESS_TICK_MS);
 	return false;
 }
 
@@ -590,6 +623,7 @@ static int list_page_done(struct s3d_xfer *x)
 		op->head = p;
 	op->tail = p;
 	op->queued++;
+	report_progress(op->r);		/* a page: the listing moves on */
 	list_fetch_more(op);
 	if (!op->work.armed)
 		s3d_timer_arm(&op->work, 0);
@@ -1247,6 +1281,7 @@ void s3d_req_handle(struct s3d_req *r)
 	struct s3d_mount *m;
 
 	pending++;
+	r->reported_ms = s3d_now_ms();
 	switch (r->cmd) {
 	case S3CFS_CMD_MOUNT:
 		do_mount(r);
@@ -1289,11 +1324,14 @@ void s3d_req_handle(struct s3d_req *r)
 void s3d_ops_init(struct s3d_s3 *client)
 {
 	s3 = client;
+	s3d_list_init(&progress_timer.node);
+	progress_timer.fn = progress_tick;
 }
 
 /* Forget all mounts (operations still running keep theirs alive). */
 void s3d_ops_fini(void)
 {
+	s3d_timer_cancel(&progress_timer);
 	while (!s3d_list_empty(&mounts)) {
 		struct s3d_mount *m = s3d_container_of(mounts.next,
 						       struct s3d_mount, node);

@@ -380,6 +380,9 @@ struct s3d_s3;
 /**
  * struct s3d_req - one request from the kernel (or from --selftest)
  * @reply: called exactly once with 0 or -errno; owns freeing @r after.
+ * @progress: if set, sends a progress report (STATUS -EINPROGRESS) for a
+ *	request still in progress; @r stays ours. Called after each listing
+ *	page and at least every S3D_PROGRESS_MS for any pending request.
  */
 struct s3d_req {
 	int cmd;
@@ -396,12 +399,23 @@ struct s3d_req {
 	char *cache_dir;
 	uint32_t chunk;
 	void (*reply)(struct s3d_req *r, int status);
+	void (*progress)(struct s3d_req *r);
 	void *priv;
 	/* ops.c private */
+	uint64_t reported_ms;		/* start or last progress report */
 	struct s3d_list active;		/* on the in-progress list */
 	struct s3d_req *riders;		/* identical requests answered with it */
 	struct s3d_req *rider_next;
 };
+
+/*
+ * The kernel restarts a request's wait (fetch_timeout) on each progress
+ * report: report a pending request when this long has passed since its
+ * start or its last report (checked every S3D_PROGRESS_TICK_MS), so two
+ * reports are never more than 4 s apart.
+ */
+#define S3D_PROGRESS_MS		3000
+#define S3D_PROGRESS_TICK_MS	1000
 
 void s3d_ops_init(struct s3d_s3 *s3);
 void s3d_ops_fini(void);
