@@ -59,10 +59,6 @@ const struct fs_parameter_spec s3cfs_fs_parameters[] = {
 	{}
 };
 
-/* Options that cannot change on remount. */
-#define S3CFS_FIXED_OPTS (BIT(Opt_cache) | BIT(Opt_chunk) | BIT(Opt_uid) | \
-			  BIT(Opt_gid) | BIT(Opt_file_mode) | BIT(Opt_dir_mode))
-
 /**
  * struct s3cfs_fs_ctx - mount options being parsed (fc->fs_private)
  * @opts: the options
@@ -208,15 +204,36 @@ static int s3cfs_get_tree(struct fs_context *fc)
 	return get_tree_nodev(fc, s3cfs_fill_super);
 }
 
+/*
+ * mount(8) passes the current options back on remount: the fixed ones are
+ * fine as long as they keep their values.
+ */
+static bool s3cfs_fixed_opts_changed(struct s3cfs_fs_ctx *ctx,
+				     struct s3cfs_sb_info *sbi)
+{
+	struct s3cfs_mount_opts *n = &ctx->opts, *o = &sbi->opts;
+
+	return ((ctx->set & BIT(Opt_cache)) &&
+		strcmp(n->cache, o->cache) && strcmp(n->cache, sbi->cache_path)) ||
+	       ((ctx->set & BIT(Opt_chunk)) && n->chunk_size != o->chunk_size) ||
+	       ((ctx->set & BIT(Opt_uid)) && !uid_eq(n->uid, o->uid)) ||
+	       ((ctx->set & BIT(Opt_gid)) && !gid_eq(n->gid, o->gid)) ||
+	       ((ctx->set & BIT(Opt_file_mode)) && n->file_mode != o->file_mode) ||
+	       ((ctx->set & BIT(Opt_dir_mode)) && n->dir_mode != o->dir_mode);
+}
+
 /* Remount may change the knobs, nothing that shapes the cache. */
 static int s3cfs_reconfigure(struct fs_context *fc)
 {
 	struct s3cfs_fs_ctx *ctx = fc->fs_private;
 	struct s3cfs_sb_info *sbi = S3CFS_SB(fc->root->d_sb);
 
-	if (ctx->set & S3CFS_FIXED_OPTS)
+	if (s3cfs_fixed_opts_changed(ctx, sbi))
 		return invalfc(fc, "remount can change only fetch_timeout, meta_ttl, readahead");
-	fc->sb_flags |= SB_RDONLY;
+	if ((fc->sb_flags_mask & SB_RDONLY) && !(fc->sb_flags & SB_RDONLY)) {
+		errorfc(fc, "s3cachefs is read-only");
+		return -EROFS;
+	}
 	if (ctx->set & BIT(Opt_fetch_timeout))
 		WRITE_ONCE(sbi->opts.fetch_timeout_ms, ctx->opts.fetch_timeout_ms);
 	if (ctx->set & BIT(Opt_meta_ttl))
