@@ -111,14 +111,15 @@ build_helpers() {
 	mkdir -p build/tests
 	{
 		gcc -O2 -Wall -Wextra -Werror -o build/tests/verify-read tests/vm/helpers/verify-read.c &&
+		gcc -O2 -Wall -Wextra -Werror -o build/tests/mkdata tests/vm/helpers/mkdata.c &&
 		gcc -O2 -Wall -Wextra -Werror -I. $(pkg-config --cflags libnl-genl-3.0) \
 			-o build/tests/nlfuzz tests/vm/helpers/nlfuzz.c \
 			$(pkg-config --libs libnl-genl-3.0)
 	} >"$out" 2>&1
 	if [ $? = 0 ]; then
-		point ok "build: test helpers (verify-read, nlfuzz)"
+		point ok "build: test helpers (verify-read, mkdata, nlfuzz)"
 	else
-		point not_ok "build: test helpers (verify-read, nlfuzz)" "$(tail -n 20 "$out")"
+		point not_ok "build: test helpers (verify-read, mkdata, nlfuzz)" "$(tail -n 20 "$out")"
 	fi
 }
 

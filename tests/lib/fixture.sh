@@ -7,8 +7,9 @@
 #   sha256 FILE                     the sha256 of FILE
 #   to_bytes SIZE                   "1M" -> 1048576
 #
-# The generator is AES-128-CTR over zeros keyed from SEED (fast everywhere,
-# also under TCG), so a fixture can be regenerated instead of stored.
+# The generator is build/tests/mkdata (xorshift64*, built by tests/run.sh)
+# or, without it, AES-128-CTR over zeros keyed from SEED (slow under TCG);
+# either way a fixture can be regenerated instead of stored.
 
 to_bytes() {
 	local s=$1 n
@@ -32,6 +33,8 @@ make_fixture() {
 	mkdir -p "$(dirname "$file")" || return 1
 	if [ "$size" = 0 ]; then
 		: >"$file"
+	elif [ -x "${S3CFS_HELPERS:-}/mkdata" ]; then
+		"$S3CFS_HELPERS/mkdata" "$size" "$seed" >"$file"
 	else
 		openssl enc -aes-128-ctr -K "$key" -iv 0 -nosalt </dev/zero 2>/dev/null |
 			head -c "$size" >"$file"

@@ -139,7 +139,7 @@ run_one() {
 	if kill -0 "$pid" 2>/dev/null; then
 		rc=137
 	else
-		wait "$pid"
+		wait "$pid" 2>/dev/null
 		rc=$?
 	fi
 	[ -n "$killed" ] && rc=124
@@ -209,12 +209,23 @@ done
 for p in ${S3CFS_TESTS:-}; do
 	[[ $p == */* ]] && [ -f "$p" ] && tests+=("$p")
 done
+# After an oops or a soft lockup the kernel is not worth testing further:
+# the remaining tests would only run into their deadlines.
+tainted_dead() {
+	local t
+	read -r t </proc/sys/kernel/tainted
+	(( t & (1 << 7 | 1 << 14) ))	# TAINT_DIE, TAINT_SOFTLOCKUP
+}
 for t in ${tests[@]+"${tests[@]}"}; do
+	if tainted_dead; then
+		emit not_ok "$(basename "$t" .sh): not run: the kernel oopsed or locked up earlier (see the console log)"
+		continue
+	fi
 	run_one "$t"
 done
 
 # The module must leave cleanly (kmemleak then looks for leaks).
-if [ -d /sys/module/s3cachefs ]; then
+if [ -d /sys/module/s3cachefs ] && ! tainted_dead; then
 	if out=$(timeout 60 rmmod s3cachefs 2>&1); then
 		emit ok "teardown: s3cachefs.ko unloads"
 	else

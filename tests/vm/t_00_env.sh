@@ -6,7 +6,7 @@
 # timeout: 180
 . "$(dirname "$0")/../lib/common.sh"
 test_init env
-plan 12
+plan 13
 
 check "NVMe ext4 mounted at $S3CFS_NVME" \
 	bash -c "findmnt -n -o FSTYPE,SOURCE '$S3CFS_NVME' | grep -q '^ext4 /dev/nvme0n1'"
@@ -33,7 +33,7 @@ check "s3_seed objects are served with their MD5 ETag" \
 		curl -sS -I '$S3_ENDPOINT/$BUCKET/seeded/a.bin' | tr -d '\r' |
 		grep -qi \"^etag: \\\"\$(md5sum <'$f' | cut -d' ' -f1)\\\"\""
 
-for h in verify-read nlfuzz; do
+for h in verify-read mkdata nlfuzz; do
 	if [ -x "$(helper $h)" ]; then ok "helper $h built"; else not_ok "helper $h built" "missing $(helper $h)"; fi
 done
 if [ -f "$S3CFS_KO" ] && [ -x "$S3CFS_DAEMON" ]; then

@@ -307,7 +307,7 @@ fi
 bad=$(cat "$console" "$run_dir/dmesg" 2>/dev/null | tr -d '\r' |
 	grep -E -- "$LOG_BAD" |
 	{ if [ -n "${VM_LOG_IGNORE:-}" ]; then grep -Ev -- "$VM_LOG_IGNORE"; else cat; fi; } |
-	sed 's/^\[ *[0-9.]*\] //' | awk '!seen[$0]++')
+	sed 's/^\[ *[0-9.]*\] //' | awk '{ k = $0; gsub(/[0-9]+/, "N", k) } !seen[k]++')
 if [ -n "$bad" ]; then
 	{
 		echo "run-vm: the kernel log has errors (full log: $console):"
