@@ -67,6 +67,8 @@ enum {
 	OPT_ANONYMOUS,
 	OPT_CA_BUNDLE,
 	OPT_SELFTEST,
+	OPT_CACHE_LIMIT,
+	OPT_MIN_FREE,
 };
 
 static const struct option long_opts[] = {
@@ -83,6 +85,8 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "selftest", no_argument, NULL, OPT_SELFTEST },
+	{ "cache-limit", required_argument, NULL, OPT_CACHE_LIMIT },
+	{ "min-free", required_argument, NULL, OPT_MIN_FREE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -102,6 +106,10 @@ static void usage(FILE *f)
 "  --ca-bundle PATH     CA certificates for TLS (default $AWS_CA_BUNDLE, else\n"
 "                       the system store)\n"
 "  --max-inflight N     S3 requests in flight at most (default 64)\n"
+"  --cache-limit SIZE   per mount: evict least recently used files when its\n"
+"                       cache holds more (bytes, or K/M/G/T; default unlimited)\n"
+"  --min-free SIZE|N%%   per mount: also evict while the cache device has less\n"
+"                       free space than this (default none)\n"
 "  -f, --foreground     stay in the foreground, log to stderr (default)\n"
 "  -d, --daemonize      detach once registered, log to syslog\n"
 "  -v, --verbose        debug logging\n"
@@ -174,6 +182,20 @@ static int parse_args(int argc, char **argv, struct options *o)
 			exit(0);
 		case OPT_SELFTEST:
 			o->selftest = true;
+			break;
+		case OPT_CACHE_LIMIT:
+			if (s3d_parse_size(optarg, &s3d_cache_default.limit)) {
+				fprintf(stderr, "s3cachefsd: --cache-limit: want bytes (e.g. 10G), got '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_MIN_FREE:
+			if (s3d_parse_min_free(optarg, &s3d_cache_default)) {
+				fprintf(stderr, "s3cachefsd: --min-free: want bytes or a percentage (e.g. 5%%), got '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
 			break;
 		default:
 			usage(stderr);

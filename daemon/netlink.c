@@ -38,6 +38,7 @@
 #define RCVBUF_BYTES		(8 << 20)
 #define REGISTER_TIMEOUT_MS	5000
 #define SENT_RING		1024
+#define EVICT_MAX		64
 
 static struct {
 	struct nl_sock *sk;
@@ -53,6 +54,11 @@ static struct {
 		int cmd;
 	} sent[SENT_RING];
 	unsigned int sent_next;
+	struct {			/* EVICTs waiting for their ack */
+		uint32_t seq;
+		void (*done)(void *arg, int err);
+		void *arg;
+	} evict[EVICT_MAX];
 } nl = { .family = -1 };
 
 static struct nla_policy policy[S3CFS_A_MAX + 1] = {
@@ -210,6 +216,87 @@ fail:
 	return NULL;
 }
 
+/**
+ * s3d_nl_build_evict() - an EVICT message
+ * @mount_id: the mount
+ * @path: the file, relative to the cache root
+ * @off: chunk aligned start
+ * @len: length (may run past EOF)
+ * @family: the family id
+ *
+ * Return: the message (with NLM_F_ACK; nlmsg_free() it) or NULL.
+ */
+struct nl_msg *s3d_nl_build_evict(uint32_t mount_id, const char *path,
+				  uint64_t off, uint64_t len, int family)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	if (!msg)
+		return NULL;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, NLM_F_ACK,
+			 S3CFS_CMD_EVICT, S3CFS_GENL_VERSION) ||
+	    nla_put_u32(msg, S3CFS_A_MOUNT_ID, mount_id) < 0 ||
+	    nla_put_string(msg, S3CFS_A_PATH, path) < 0 ||
+	    nla_put_u64(msg, S3CFS_A_OFFSET, off) < 0 ||
+	    nla_put_u64(msg, S3CFS_A_LENGTH, len) < 0) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/**
+ * s3d_nl_evict() - ask the kernel to punch a whole cached file
+ * @mount_id: the mount
+ * @path: the file, relative to the cache root
+ * @len: its size
+ * @done: called from the loop with the kernel's answer (0, -EBUSY, ...)
+ * @arg: for @done
+ *
+ * Return: 0 (@done will be called) or -errno (it will not).
+ */
+int s3d_nl_evict(uint32_t mount_id, const char *path, uint64_t len,
+		 void (*done)(void *arg, int err), void *arg)
+{
+	struct nl_msg *msg;
+	unsigned int i;
+	int err;
+
+	if (!nl.sk || nl.family < 0)
+		return -ENOTCONN;
+	for (i = 0; i < EVICT_MAX && nl.evict[i].done; i++)
+		;
+	if (i == EVICT_MAX)
+		return -EBUSY;
+	msg = s3d_nl_build_evict(mount_id, path, 0, len ?: 1, nl.family);
+	if (!msg)
+		return -ENOMEM;
+	err = nl_send_auto(nl.sk, msg);
+	if (err >= 0) {
+		nl.evict[i].seq = nlmsg_hdr(msg)->nlmsg_seq;
+		nl.evict[i].done = done;
+		nl.evict[i].arg = arg;
+	}
+	nlmsg_free(msg);
+	return err < 0 ? -EIO : 0;
+}
+
+static bool evict_acked(uint32_t seq, int error)
+{
+	unsigned int i;
+
+	for (i = 0; i < EVICT_MAX; i++) {
+		void (*done)(void *arg, int err) = nl.evict[i].done;
+
+		if (!done || nl.evict[i].seq != seq)
+			continue;
+		nl.evict[i].done = NULL;
+		done(nl.evict[i].arg, error);
+		return true;
+	}
+	return false;
+}
+
 static void nl_reply(struct s3d_req *r, int status)
 {
 	struct nl_msg *msg;
@@ -319,6 +406,8 @@ static void on_error(struct nlmsghdr *nlh)
 				strerror(-e->error), ext ? ": " : "", ext ?: "");
 		return;
 	}
+	if (evict_acked(e->msg.nlmsg_seq, e->error))
+		return;
 	if (!e->error)
 		return;
 	for (i = 0; i < SENT_RING; i++) {
@@ -550,6 +639,12 @@ fail:
 /* Closing the socket tells the kernel we are gone; it keeps the requests. */
 void s3d_nl_fini(void)
 {
+	unsigned int i;
+
+	/* EVICTs never answered: their owners stop waiting. */
+	for (i = 0; i < EVICT_MAX; i++)
+		if (nl.evict[i].done)
+			evict_acked(nl.evict[i].seq, -ECANCELED);
 	if (nl.watching)
 		s3d_loop_unwatch(&nl.w);
 	nl.watching = false;

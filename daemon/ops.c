@@ -32,6 +32,7 @@ struct s3d_mount {
 	char *cache_dir;
 	uint32_t chunk;
 	int rootfd;		/* O_PATH */
+	struct s3d_cache *cache;	/* usage and eviction (NULL: untracked) */
 };
 
 static struct s3d_s3 *s3;
@@ -160,6 +161,7 @@ static void mount_put(struct s3d_mount *m)
 {
 	if (--m->refs)
 		return;
+	s3d_cache_close(m->cache);
 	if (m->rootfd >= 0)
 		close(m->rootfd);
 	free(m->bucket);
@@ -250,6 +252,8 @@ static void do_mount(struct s3d_req *r)
 	}
 	/* A MOUNT for a known id (the kernel re-sends them) replaces it. */
 	mount_forget(m->id);
+	m->cache = s3d_cache_open(m->id, m->rootfd,
+				  s3d_cache_policy_for(m->bucket));
 	s3d_list_add_tail(&m->node, &mounts);
 	s3d_info("mount %u: s3://%s/%s cached in %s (chunk %u KiB)", m->id,
 		 m->bucket, m->prefix, m->cache_dir, m->chunk >> 10);
@@ -886,6 +890,7 @@ struct fetch_op {
 	bool etag_bad;		/* response ETag is not the one we want */
 	bool full;		/* got it all from a 200, aborted the rest */
 	bool renew;		/* stale path: the cache file itself was bad */
+	bool counted;		/* the cache tracker knows of this fetch */
 	struct s3d_xfer x;	/* the GET, then the HEAD if stale */
 };
 
@@ -893,6 +898,8 @@ static void fetch_finish(struct fetch_op *op, int err)
 {
 	struct s3d_req *r = op->r;
 
+	if (op->counted)
+		s3d_cache_fetched(op->m->cache, r->path);
 	s3d_xfer_release(&op->x);
 	if (op->fd >= 0)
 		close(op->fd);
@@ -1258,6 +1265,8 @@ static void do_fetch(struct s3d_req *r, struct s3d_mount *m)
 		fetch_finish(op, -ENOMEM);
 		return;
 	}
+	op->counted = true;
+	s3d_cache_fetching(m->cache, len);
 	s3d_xfer_submit(&op->x);
 }
 

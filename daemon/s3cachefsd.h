@@ -423,6 +423,57 @@ void s3d_req_handle(struct s3d_req *r);
 void s3d_req_free(struct s3d_req *r);
 unsigned int s3d_ops_pending(void);
 
+/* ---- evict.c: cache usage and eviction ---- */
+/**
+ * struct s3d_cache_policy - a mount's cache limits
+ * @limit: bytes of cached data at most; 0: unlimited
+ * @min_free: bytes to keep free on the cache device; 0: none
+ * @min_free_pct: or a percentage of it (takes precedence when set)
+ */
+struct s3d_cache_policy {
+	uint64_t limit;
+	uint64_t min_free;
+	unsigned int min_free_pct;
+};
+
+/* One cached file, as eviction sees it. */
+struct s3d_evict_file {
+	char *path;		/* relative to the cache root */
+	uint64_t bytes;		/* allocated (st_blocks * 512) */
+	uint64_t size;		/* st_size */
+	int64_t atime_ns;	/* LRU clock */
+	uint64_t fetched_ms;	/* last FETCH into it (ties) */
+	bool busy;		/* skip (tests) */
+};
+
+struct s3d_evict_stats {
+	uint64_t evictions;
+	uint64_t bytes;
+	uint64_t busy;
+	uint64_t failures;
+};
+
+struct s3d_cache;
+extern struct s3d_cache_policy s3d_cache_default;
+extern struct s3d_evict_stats s3d_evict_stats;
+extern const struct s3d_cache_policy *(*s3d_cache_policy_hook)(const char *bucket);
+
+const struct s3d_cache_policy *s3d_cache_policy_for(const char *bucket);
+
+size_t s3d_evict_choose(const struct s3d_evict_file *files, size_t n,
+			uint64_t need, size_t *out);
+uint64_t s3d_evict_need(const struct s3d_cache_policy *pol, uint64_t used,
+			uint64_t avail, uint64_t total, bool start);
+struct s3d_cache *s3d_cache_open(uint32_t mount_id, int rootfd,
+				 const struct s3d_cache_policy *pol);
+void s3d_cache_close(struct s3d_cache *c);
+void s3d_cache_fetching(struct s3d_cache *c, uint64_t len);
+void s3d_cache_fetched(struct s3d_cache *c, const char *path);
+void s3d_cache_usage(const struct s3d_cache *c, uint64_t *used,
+		     uint64_t *limit);
+int s3d_parse_size(const char *s, uint64_t *out);
+int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
+
 /* ---- netlink.c ---- */
 struct nlmsghdr;
 struct nl_msg;
@@ -432,5 +483,9 @@ void s3d_nl_fini(void);
 int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out);
 struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,
 				  int family);
+struct nl_msg *s3d_nl_build_evict(uint32_t mount_id, const char *path,
+				  uint64_t off, uint64_t len, int family);
+int s3d_nl_evict(uint32_t mount_id, const char *path, uint64_t len,
+		 void (*done)(void *arg, int err), void *arg);
 
 #endif /* S3CACHEFSD_H */
