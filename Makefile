@@ -27,6 +27,7 @@ module:
 
 daemon:
 	$(MAKE) -C daemon
+	$(MAKE) -C tools/s3cachectl
 
 # Build one copy per kernel under build/<name>/ (sources are copied so the
 # builds do not share object files).
