@@ -38,8 +38,11 @@ f0=$(mnt_stat fetch_bytes)
 check "... fetched less than the whole object ($f0 bytes)" test "${f0:-0}" -lt "$size"
 
 curl -sS -X PUT --data-binary "@$WORK/v2" "$FAKES3_ENDPOINT/$BUCKET/obj.bin" -o /dev/null
-sum=$(timeout 120 cat "$MNT/obj.bin" 2>/dev/null | sha256sum | cut -d' ' -f1)
-rc=${PIPESTATUS[0]}
+# The exit status of cat itself (PIPESTATUS does not leave a $(...)).
+sum=$( (timeout 120 cat "$MNT/obj.bin" 2>"$WORK/cat.err"; echo $? >"$WORK/cat.rc") |
+	sha256sum | cut -d' ' -f1)
+rc=$(cat "$WORK/cat.rc")
+diag "cat: exit $rc, $(head -c 200 "$WORK/cat.err")"
 if [ "$sum" = "$v2" ]; then
 	ok "a read across the change returns version 2 entirely"
 elif [ "$rc" != 0 ]; then
