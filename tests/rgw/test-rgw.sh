@@ -78,7 +78,7 @@ except OSError: print("none")' "$1"
 }
 md5etag() { echo "\"$(md5sum <"$1" | cut -d' ' -f1)\""; }
 
-plan 38
+plan 41
 
 # --- the server ---------------------------------------------------------------
 t0=$(date +%s%N)
@@ -228,6 +228,20 @@ is "$(sed -n 2p <<<"$out") $(sed -n 1p <<<"$out" | grep -c -- '-2"$')" "SIZE $((
 	"multipart: HEAD shows the size and a '-2' ETag"
 sd --selftest get bkt mp/obj 2>>"$work/log" >"$work/mp.got"
 check "multipart: the client reads it back" cmp "$work/mp.got" <(cat "$work/p1" "$work/p2")
+
+# --- s3cachectl ls/cat/head, once it has them --------------------------------------
+ctl=$repo/tools/s3cachectl/s3cachectl
+if [ -x "$ctl" ] && "$ctl" --help 2>&1 | grep -qE '^ +ls '; then
+	ctlr() { AWS_ACCESS_KEY_ID=$S3_AK AWS_SECRET_ACCESS_KEY=$S3_SK \
+		"$ctl" --endpoint "$S3_ENDPOINT" --region us-east-1 --path-style "$@"; }
+	export ctl
+	export -f ctlr
+	check "s3cachectl ls s3://bkt/data/" bash -c '"$@" | grep -q big.bin' _ ctlr ls s3://bkt/data/
+	check "s3cachectl cat s3://bkt/data/big.bin" bash -c '"$@" | cmp - "$0"' "$work/big2.bin" ctlr cat s3://bkt/data/big.bin
+	check "s3cachectl head s3://bkt/data/big.bin" bash -c '"$@" | grep -qF "$0"' "$new_etag" ctlr head s3://bkt/data/big.bin
+else
+	skip_n 3 "s3cachectl ls/cat/head" "tools/s3cachectl has no ls/cat/head yet"
+fi
 
 # --- the harness: restart keeps the data --------------------------------------------
 t0=$(date +%s%N)
