@@ -234,6 +234,10 @@ do_start() {
 		return 0
 	fi
 	do_stop
+	local p
+	for p in "$port" $((port + 1)); do
+		! tcp_open "$p" || die "127.0.0.1:$p is in use (another RGW? tools/rgw/rgw.sh stop ITS_DIR)"
+	done
 	if [ ! -f "$conf" ] || [ ! -f "$dir/ready" ] || [ "$(cat "$dir/port" 2>/dev/null)" != "$port" ]; then
 		setup_new
 		fresh=1
