@@ -186,6 +186,14 @@ if [ -f daemon/Makefile ]; then
 else
 	echo "# SKIP host tests: daemon/Makefile is not there yet"
 fi
+# DKMS add/install/remove against the installed headers (once per suite run:
+# only with the default kernel, so CI's per-kernel runs do not repeat it).
+if [ "$kernel" = 6.1 ] && [ -z "$only" ] && command -v dkms >/dev/null; then
+	echo "# host: tests/dkms/test-dkms.sh"
+	bash tests/dkms/test-dkms.sh >"$logs/dkms.log" 2>&1
+	grep -aE '^(ok|not ok|#|1\.\.)' "$logs/dkms.log"
+	count_tap "$logs/dkms.log"
+fi
 [ -n "$host_only" ] && finish
 
 # --- VM tests -------------------------------------------------------------
