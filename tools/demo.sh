@@ -129,7 +129,7 @@ hot=$(readall "$MNT/shards") || exit 1
 counters
 
 step "throughput ($((total >> 20)) MiB)"
-printf '  %-34s %8s MiB/s  %6s s\n' \
+printf '  %-34s %8.1f MiB/s  %6.1f s\n' \
 	"cold  (s3cachefs, from S3)" "$(mibs $total "$cold")" "$cold" \
 	"warm  (s3cachefs, from NVMe)" "$(mibs $total "$warm")" "$warm" \
 	"hot   (s3cachefs, page cache)" "$(mibs $total "$hot")" "$hot" \
