@@ -4,7 +4,7 @@
  * daemon/, prototypes grouped by the file that defines them.
  *
  * libs3c.a (the S3 client, shared with s3cachectl): log.c util.c path.c
- * creds.c s3.c xml.c fetch.c. The daemon proper: main.c netlink.c ops.c
+ * creds.c s3.c xml.c fetch.c client.c. The daemon proper: main.c netlink.c ops.c
  * store.c.
  */
 #ifndef S3CACHEFSD_H
@@ -351,6 +351,34 @@ void s3d_xfer_submit(struct s3d_xfer *x);
 void s3d_xfer_release(struct s3d_xfer *x);
 int s3d_xfer_errno(struct s3d_xfer *x, const char *bucket);
 bool s3d_xfer_ok(const struct s3d_xfer *x);
+
+/* ---- client.c: synchronous S3 calls (--selftest, s3cachectl) ---- */
+struct s3d_obj_info {
+	long status;
+	char etag[S3CFS_ETAG_MAX + 1];
+	int64_t size;		/* Content-Length */
+	time_t mtime;
+	uint64_t bytes;		/* body bytes received */
+};
+
+/* Why a call failed: status 0 and no code for a transport error. */
+struct s3d_call_err {
+	long status;
+	char code[64];
+	char message[CURL_ERROR_SIZE + 256];
+	char request_id[128];
+};
+
+int s3d_call_list(struct s3d_s3 *s3, const char *bucket, const char *prefix,
+		  const char *delimiter,
+		  int (*page)(void *arg, const struct s3d_list_page *pg),
+		  void *arg, struct s3d_call_err *ce);
+int s3d_call_head(struct s3d_s3 *s3, const char *bucket, const char *key,
+		  struct s3d_obj_info *info, struct s3d_call_err *ce);
+int s3d_call_get(struct s3d_s3 *s3, const char *bucket, const char *key,
+		 const char *range,
+		 size_t (*sink)(void *arg, const char *p, size_t n), void *arg,
+		 struct s3d_obj_info *info, struct s3d_call_err *ce);
 
 /* ---- store.c: all cache directory I/O ---- */
 struct s3d_meta {

@@ -16,163 +16,72 @@
 
 int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv);
 
-struct st {
-	struct s3d_xfer x;
-	struct s3d_s3 *s3;
-	const char *bucket;
-	const char *key;	/* key, or listing prefix */
-	char *token;
-	const char *range;	/* "bytes=a-b" or NULL */
+/* ---- list / head / get: the synchronous client (client.c) ---- */
+struct list_tally {
 	unsigned int pages;
 	uint64_t nobjs, nprefixes;
-	bool finished;
-	int err;
 };
 
-static bool st_finished(void *arg)
+static int list_page(void *arg, const struct s3d_list_page *pg)
 {
-	return ((struct st *)arg)->finished;
-}
-
-static int st_fail(struct st *st)
-{
-	st->err = s3d_xfer_errno(&st->x, st->bucket);
-	if (!st->err)
-		st->err = -EIO;
-	st->finished = true;
-	return 0;
-}
-
-/* ---- list ---- */
-static int list_prep(struct s3d_xfer *x)
-{
-	struct st *st = s3d_container_of(x, struct st, x);
-	struct s3d_kv q[5] = {
-		{ "list-type", "2" }, { "prefix", st->key },
-		{ "delimiter", "/" }, { "encoding-type", "url" },
-		{ "continuation-token", st->token },
-	};
-
-	return s3d_s3_build(st->s3, "GET", st->bucket, "", q,
-			    st->token ? 5 : 4, NULL, 0, time(NULL), &x->req);
-}
-
-static int list_done(struct s3d_xfer *x)
-{
-	struct st *st = s3d_container_of(x, struct st, x);
-	struct s3d_list_page pg;
-	char why[160];
+	struct list_tally *t = arg;
 	size_t i;
 
-	if (!s3d_xfer_ok(x))
-		return st_fail(st);
-	if (s3d_xml_parse_list(s3d_buf_str(&x->resp), x->resp.len, &pg, why,
-			       sizeof(why))) {
-		fprintf(stderr, "bad listing: %s\n", why);
-		st->err = -EIO;
-		st->finished = true;
-		s3d_list_page_free(&pg);
-		return 0;
-	}
-	st->pages++;
-	for (i = 0; i < pg.nprefixes; i++)
-		printf("PRE %s\n", pg.prefixes[i]);
-	for (i = 0; i < pg.nobjs; i++)
-		printf("OBJ %s %" PRIu64 " %s %lld\n", pg.objs[i].key,
-		       pg.objs[i].size, pg.objs[i].etag,
-		       (long long)pg.objs[i].mtime);
-	st->nobjs += pg.nobjs;
-	st->nprefixes += pg.nprefixes;
-	if (pg.truncated) {
-		free(st->token);
-		st->token = pg.next_token;
-		pg.next_token = NULL;
-		s3d_list_page_free(&pg);
-		s3d_xfer_submit(x);
-		return 0;
-	}
-	s3d_list_page_free(&pg);
-	printf("TOTAL %" PRIu64 " objects, %" PRIu64 " prefixes, %u pages\n",
-	       st->nobjs, st->nprefixes, st->pages);
-	st->finished = true;
+	t->pages++;
+	for (i = 0; i < pg->nprefixes; i++)
+		printf("PRE %s\n", pg->prefixes[i]);
+	for (i = 0; i < pg->nobjs; i++)
+		printf("OBJ %s %" PRIu64 " %s %lld\n", pg->objs[i].key,
+		       pg->objs[i].size, pg->objs[i].etag,
+		       (long long)pg->objs[i].mtime);
+	t->nobjs += pg->nobjs;
+	t->nprefixes += pg->nprefixes;
 	return 0;
 }
 
-static const struct s3d_xfer_ops list_xops = {
-	.prepare = list_prep, .done = list_done,
-};
-
-/* ---- head / get ---- */
-static int head_prep(struct s3d_xfer *x)
+static int run_list(struct s3d_s3 *s3, const char *bucket, const char *prefix)
 {
-	struct st *st = s3d_container_of(x, struct st, x);
+	struct list_tally t = { 0 };
+	int err;
 
-	return s3d_s3_build(st->s3, "HEAD", st->bucket, st->key, NULL, 0,
-			    NULL, 0, time(NULL), &x->req);
+	err = s3d_call_list(s3, bucket, prefix, "/", list_page, &t, NULL);
+	if (!err)
+		printf("TOTAL %" PRIu64 " objects, %" PRIu64 " prefixes, %u pages\n",
+		       t.nobjs, t.nprefixes, t.pages);
+	return err;
 }
 
-static int head_done(struct s3d_xfer *x)
+static int run_head(struct s3d_s3 *s3, const char *bucket, const char *key)
 {
-	struct st *st = s3d_container_of(x, struct st, x);
+	struct s3d_obj_info i;
+	int err;
 
-	if (!s3d_xfer_ok(x))
-		return st_fail(st);
-	printf("ETAG %s\nSIZE %lld\nMTIME %lld\n", x->etag,
-	       (long long)x->content_length, (long long)x->last_modified);
-	st->finished = true;
-	return 0;
+	err = s3d_call_head(s3, bucket, key, &i, NULL);
+	if (!err)
+		printf("ETAG %s\nSIZE %lld\nMTIME %lld\n", i.etag,
+		       (long long)i.size, (long long)i.mtime);
+	return err;
 }
 
-static const struct s3d_xfer_ops head_xops = {
-	.prepare = head_prep, .done = head_done,
-};
-
-static int get_prep(struct s3d_xfer *x)
+static size_t to_stdout(void *arg, const char *p, size_t n)
 {
-	struct st *st = s3d_container_of(x, struct st, x);
-	struct s3d_kv h = { "Range", st->range };
-
-	return s3d_s3_build(st->s3, "GET", st->bucket, st->key, NULL, 0, &h,
-			    st->range ? 1 : 0, time(NULL), &x->req);
-}
-
-static size_t get_body(struct s3d_xfer *x, const char *p, size_t n)
-{
-	(void)x;
+	(void)arg;
 	return fwrite(p, 1, n, stdout);
 }
 
-static int get_done(struct s3d_xfer *x)
-{
-	struct st *st = s3d_container_of(x, struct st, x);
-
-	if (!s3d_xfer_ok(x))
-		return st_fail(st);
-	fflush(stdout);
-	fprintf(stderr, "GET: HTTP %ld, %" PRIu64 " bytes, ETag %s\n",
-		x->status, x->body_bytes, x->etag);
-	st->finished = true;
-	return 0;
-}
-
-static const struct s3d_xfer_ops get_xops = {
-	.prepare = get_prep, .body = get_body, .done = get_done,
-};
-
-static int run_one(struct s3d_s3 *s3, const struct s3d_xfer_ops *ops,
-		   const char *what, const char *bucket, const char *key,
+static int run_get(struct s3d_s3 *s3, const char *bucket, const char *key,
 		   const char *range)
 {
-	struct st st = { .s3 = s3, .bucket = bucket, .key = key,
-			 .range = range };
+	struct s3d_obj_info i;
 	int err;
 
-	s3d_xfer_init(&st.x, ops, what, key);
-	s3d_xfer_submit(&st.x);
-	err = s3d_loop_run(st_finished, &st);
-	s3d_xfer_release(&st.x);
-	free(st.token);
-	return err ?: st.err;
+	err = s3d_call_get(s3, bucket, key, range, to_stdout, NULL, &i, NULL);
+	if (!err) {
+		fflush(stdout);
+		fprintf(stderr, "GET: HTTP %ld, %" PRIu64 " bytes, ETag %s\n",
+			i.status, i.bytes, i.etag);
+	}
+	return err;
 }
 
 /* ---- cache: the request handlers against a cache directory ---- */
@@ -322,9 +231,9 @@ int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv)
 	char range[64];
 
 	if (argc == 3 && !strcmp(argv[0], "list"))
-		return run_one(s3, &list_xops, "LIST", argv[1], argv[2], NULL);
+		return run_list(s3, argv[1], argv[2]);
 	if (argc == 3 && !strcmp(argv[0], "head"))
-		return run_one(s3, &head_xops, "HEAD", argv[1], argv[2], NULL);
+		return run_head(s3, argv[1], argv[2]);
 	if ((argc == 3 || argc == 5) && !strcmp(argv[0], "get")) {
 		if (argc == 5) {
 			unsigned long long off = strtoull(argv[3], NULL, 0);
@@ -335,8 +244,7 @@ int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv)
 			snprintf(range, sizeof(range), "bytes=%llu-%llu", off,
 				 off + len - 1);
 		}
-		return run_one(s3, &get_xops, "GET", argv[1], argv[2],
-			       argc == 5 ? range : NULL);
+		return run_get(s3, argv[1], argv[2], argc == 5 ? range : NULL);
 	}
 	if (argc >= 4 && !strcmp(argv[0], "cache"))
 		return run_cache(s3, argc - 1, argv + 1);

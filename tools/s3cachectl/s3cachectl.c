@@ -7,11 +7,16 @@
  *                    /sys/fs/s3cachefs/<dev>/cache_dir)
  *   evict PATH...    ask the kernel to punch the files out (EVICT; root)
  *   stats [MNT...]   the per-mount sysfs counters
+ *   warm PATH...     read files so the cache holds them (warm.c)
+ *   ls/head/cat s3://BUCKET/KEY   the S3 client of libs3c.a, directly
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,13 +303,222 @@ static int cmd_stats(int argc, char **argv)
 	return 0;
 }
 
+/* ---- ls / head / cat: straight to S3 with the daemon's client ---- */
+
+int cmd_warm(int argc, char **argv);
+
+struct s3opts {
+	const char *endpoint;
+	const char *region;
+	const char *ca_bundle;
+	int path_style;		/* -1: by endpoint */
+	bool anonymous;
+	bool recursive;		/* ls -r */
+	bool verbose;
+};
+
+static struct s3d_s3 s3;
+
+enum { O_ENDPOINT = 256, O_REGION, O_PATH_STYLE, O_VHOST, O_ANON, O_CA };
+
+static const struct option s3_long_opts[] = {
+	{ "endpoint", required_argument, NULL, O_ENDPOINT },
+	{ "region", required_argument, NULL, O_REGION },
+	{ "path-style", no_argument, NULL, O_PATH_STYLE },
+	{ "virtual-host", no_argument, NULL, O_VHOST },
+	{ "anonymous", no_argument, NULL, O_ANON },
+	{ "ca-bundle", required_argument, NULL, O_CA },
+	{ "recursive", no_argument, NULL, 'r' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* s3://BUCKET[/KEY] -> bucket, key ("" when absent). */
+static int parse_s3url(const char *url, char **bucket, const char **key)
+{
+	const char *b, *slash;
+
+	if (strncmp(url, "s3://", 5)) {
+		fprintf(stderr, "s3cachectl: '%s': want s3://BUCKET/KEY\n", url);
+		return -1;
+	}
+	b = url + 5;
+	slash = strchr(b, '/');
+	*bucket = slash ? strndup(b, (size_t)(slash - b)) : strdup(b);
+	*key = slash ? slash + 1 : "";
+	if (!*bucket || !**bucket) {
+		fprintf(stderr, "s3cachectl: '%s': no bucket\n", url);
+		free(*bucket);
+		return -1;
+	}
+	return 0;
+}
+
+static void report(const char *what, const char *bucket, const char *key,
+		   int err, const struct s3d_call_err *ce)
+{
+	if (ce->code[0])
+		fprintf(stderr, "s3cachectl: %s s3://%s/%s: %s%s%s (HTTP %ld, request id %s)\n",
+			what, bucket, key, ce->code, ce->message[0] ? ": " : "",
+			ce->message, ce->status,
+			ce->request_id[0] ? ce->request_id : "-");
+	else if (ce->status)
+		fprintf(stderr, "s3cachectl: %s s3://%s/%s: HTTP %ld (request id %s)\n",
+			what, bucket, key, ce->status,
+			ce->request_id[0] ? ce->request_id : "-");
+	else
+		fprintf(stderr, "s3cachectl: %s s3://%s/%s: %s\n", what, bucket,
+			key, ce->message[0] ? ce->message : strerror(-err));
+}
+
+static void fmt_time(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static int ls_page(void *arg, const struct s3d_list_page *pg)
+{
+	size_t i;
+	char t[32];
+
+	(void)arg;
+	for (i = 0; i < pg->nprefixes; i++)
+		printf("%19s %12s %s\n", "", "PRE", pg->prefixes[i]);
+	for (i = 0; i < pg->nobjs; i++) {
+		fmt_time(pg->objs[i].mtime, t, sizeof(t));
+		printf("%s %12" PRIu64 " %s\n", t, pg->objs[i].size,
+		       pg->objs[i].key);
+	}
+	return ferror(stdout) ? -EPIPE : 0;
+}
+
+static size_t to_stdout(void *arg, const char *p, size_t n)
+{
+	(void)arg;
+	return fwrite(p, 1, n, stdout);
+}
+
+static int s3_setup(const struct s3opts *o)
+{
+	int err;
+
+	s3d_log_level = o->verbose ? S3D_LOG_DEBUG : -1;
+	if (s3d_s3_init(&s3, o->endpoint, o->region, o->path_style,
+			o->anonymous)) {
+		fprintf(stderr, "s3cachectl: bad endpoint or region\n");
+		return -1;
+	}
+	if (!o->anonymous) {
+		err = s3d_creds_load(&s3.creds);
+		if (err) {
+			fprintf(stderr, "s3cachectl: %s\n", err == -ENOENT ?
+				"no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, write ~/.aws/credentials, or use --anonymous" :
+				"cannot load AWS credentials");
+			s3d_s3_fini(&s3);
+			return -1;
+		}
+	}
+	if (s3d_loop_init(4, o->ca_bundle)) {
+		fprintf(stderr, "s3cachectl: cannot set up libcurl\n");
+		s3d_s3_fini(&s3);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_s3(const char *cmd, int argc, char **argv)
+{
+	struct s3opts o = { .path_style = -1 };
+	struct s3d_call_err ce;
+	struct s3d_obj_info info;
+	const char *key;
+	char *bucket, t[32];
+	int c, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "rv", s3_long_opts, NULL)) != -1) {
+		switch (c) {
+		case O_ENDPOINT: o.endpoint = optarg; break;
+		case O_REGION: o.region = optarg; break;
+		case O_PATH_STYLE: o.path_style = 1; break;
+		case O_VHOST: o.path_style = 0; break;
+		case O_ANON: o.anonymous = true; break;
+		case O_CA: o.ca_bundle = optarg; break;
+		case 'r': o.recursive = true; break;
+		case 'v': o.verbose = true; break;
+		default: return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "s3cachectl %s: name one s3://BUCKET/%s\n", cmd,
+			strcmp(cmd, "ls") ? "KEY" : "PREFIX");
+		return 2;
+	}
+	if (!o.ca_bundle && getenv("AWS_CA_BUNDLE") && *getenv("AWS_CA_BUNDLE"))
+		o.ca_bundle = getenv("AWS_CA_BUNDLE");
+	if (parse_s3url(argv[optind], &bucket, &key))
+		return 2;
+	if (strcmp(cmd, "ls") && !*key) {
+		fprintf(stderr, "s3cachectl %s: '%s': no key\n", cmd, argv[optind]);
+		free(bucket);
+		return 2;
+	}
+	if (s3_setup(&o)) {
+		free(bucket);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(cmd, "ls")) {
+		err = s3d_call_list(&s3, bucket, key, o.recursive ? NULL : "/",
+				    ls_page, NULL, &ce);
+	} else if (!strcmp(cmd, "head")) {
+		err = s3d_call_head(&s3, bucket, key, &info, &ce);
+		if (!err) {
+			fmt_time(info.mtime, t, sizeof(t));
+			printf("Key: %s\nSize: %lld\nETag: %s\nLast-Modified: %s UTC\n",
+			       key, (long long)info.size, info.etag, t);
+		}
+	} else {
+		err = s3d_call_get(&s3, bucket, key, NULL, to_stdout, NULL,
+				   &info, &ce);
+	}
+	if (fflush(stdout) && !err) {
+		fprintf(stderr, "s3cachectl: %s: writing output: %s\n", cmd,
+			strerror(errno));
+		err = -EIO;
+	} else if (err == -EPIPE) {
+		fprintf(stderr, "s3cachectl: %s: writing output: %s\n", cmd,
+			strerror(EPIPE));
+	} else if (err) {
+		report(strcmp(cmd, "ls") ? (strcmp(cmd, "head") ? "GET" : "HEAD")
+		       : "LIST", bucket, key, err, &ce);
+	}
+	s3d_loop_fini();
+	s3d_s3_fini(&s3);
+	free(bucket);
+	return err ? 1 : 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: s3cachectl COMMAND ARGS...\n"
 "  status FILE...     how much of each file is cached\n"
 "  evict FILE...      drop the files from the cache (root)\n"
-"  stats [MNT...]     per-mount counters (all mounts by default)\n");
+"  stats [MNT...]     per-mount counters (all mounts by default)\n"
+"  warm [-r] [-j N] PATH...  read files (-r: directories) into the cache\n"
+"                     with N parallel readers (default 4)\n"
+"  ls [-r] s3://BUCKET/PREFIX   list one level (-r: all keys below)\n"
+"  head s3://BUCKET/KEY         object metadata\n"
+"  cat s3://BUCKET/KEY          object bytes to stdout\n"
+"S3 options (ls, head, cat), as s3cachefsd's:\n"
+"  --endpoint URL  --region R  --path-style | --virtual-host  --anonymous\n"
+"  --ca-bundle PATH  -v (client debug log)\n"
+"Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN],\n"
+"else ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE).\n");
 }
 
 int main(int argc, char **argv)
@@ -323,6 +537,11 @@ int main(int argc, char **argv)
 		return cmd_evict(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "warm"))
+		return cmd_warm(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ls") || !strcmp(argv[1], "head") ||
+	    !strcmp(argv[1], "cat"))
+		return cmd_s3(argv[1], argc - 1, argv + 1);
 	fprintf(stderr, "s3cachectl: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

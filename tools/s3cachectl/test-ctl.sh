@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-ctl.sh - s3cachectl ls/head/cat against s3rver on the host (no
+# kernel module). Prints TAP; exit 1 if anything failed. ~5 s.
+#
+#   tools/s3cachectl/test-ctl.sh [PORT]     (make -C tools/s3cachectl test)
+#
+# Needs: tools/s3cachectl/s3cachectl built, s3rver (tests/s3server, `npm ci`).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+port=${1:-4621}
+work=$(mktemp -d "${TMPDIR:-/tmp}/s3ctl-test.XXXXXX")
+ctl=${S3CACHECTL:-$here/s3cachectl}
+export S3_PORT=$port S3_DATA=$work/s3data
+# shellcheck source=../../tests/lib/s3.sh
+. "$repo/tests/lib/s3.sh"	# clears AWS_* from the environment
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
+	return 0
+}
+is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
+want: $2"; fi; }
+
+cleanup() {
+	"$repo/tests/s3server/s3server.sh" stop "$S3_DATA" "$port" >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+mkdir -p "$S3_DATA"
+if ! "$repo/tests/s3server/s3server.sh" start "$S3_DATA" "$port" bkt >"$work/start.log" 2>&1; then
+	echo "1..0 # SKIP s3rver did not start: $(tail -1 "$work/start.log")"
+	exit 0
+fi
+
+# Signed (credentials from the environment, as the daemon takes them).
+export AWS_ACCESS_KEY_ID=$S3_AK AWS_SECRET_ACCESS_KEY=$S3_SK
+c() { "$ctl" "$1" --endpoint "$S3_ENDPOINT" --region us-east-1 --path-style "${@:2}"; }
+
+printf 'hello, world\n' >"$work/a"
+head -c 3000000 /dev/urandom >"$work/big"
+: >"$work/empty"
+s3_put bkt top.txt "$work/a"
+s3_put bkt dir/one.bin "$work/big"
+s3_put bkt dir/sub/two.txt "$work/a"
+s3_put bkt dir/empty "$work/empty"
+
+# cat: byte for byte.
+c cat s3://bkt/dir/one.bin >"$work/out"; rc=$?
+is "$rc" 0 "cat: exit 0"
+if cmp -s "$work/big" "$work/out"; then ok "cat: 3 MB object byte for byte"
+else not_ok "cat: 3 MB object byte for byte"; fi
+is "$(c cat s3://bkt/top.txt | od -c)" "$(od -c <"$work/a")" "cat: small object"
+is "$(c cat s3://bkt/dir/empty | wc -c)" 0 "cat: empty object"
+is "$(c cat --anonymous s3://bkt/top.txt)" "hello, world" "cat --anonymous"
+
+# head: key, size, ETag (MD5 for a single-part upload), Last-Modified.
+out=$(c head s3://bkt/dir/one.bin); rc=$?
+is "$rc" 0 "head: exit 0"
+md5=$(md5sum <"$work/big" | cut -d' ' -f1)
+is "$(sed -n 1,3p <<<"$out")" "Key: dir/one.bin
+Size: 3000000
+ETag: \"$md5\"" "head: key, size, etag"
+if grep -Eq '^Last-Modified: [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} UTC$' <<<"$out"; then
+	ok "head: Last-Modified"
+else not_ok "head: Last-Modified" "$out"; fi
+
+# ls: one level (prefixes, then objects); -r: everything below. Dates vary.
+strip() { sed -E 's/^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}/DATE/'; }
+pre() { printf '%19s %12s %s' '' PRE "$1"; }
+is "$(c ls s3://bkt/ | strip)" "$(pre dir/)
+DATE           13 top.txt" "ls: bucket root"
+is "$(c ls s3://bkt/dir/ | strip)" "$(pre dir/sub/)
+DATE            0 dir/empty
+DATE      3000000 dir/one.bin" "ls: a prefix (S3 key order)"
+is "$(c ls -r s3://bkt/dir/ | strip | sort)" "$(printf '%s\n' \
+	'DATE            0 dir/empty' \
+	'DATE           13 dir/sub/two.txt' \
+	'DATE      3000000 dir/one.bin' | sort)" "ls -r: all keys below"
+is "$(c ls s3://bkt/nothing/)" "" "ls: empty prefix prints nothing"
+
+# Errors: the S3 code and request id on stderr, exit 1.
+c cat s3://bkt/missing >"$work/out" 2>"$work/err"; rc=$?
+is "$rc" 1 "cat missing: exit 1"
+if grep -Eq '^s3cachectl: GET s3://bkt/missing: NoSuchKey.*\(HTTP 404, request id [^ )]+\)$' "$work/err"; then
+	ok "cat missing: NoSuchKey with request id"
+else not_ok "cat missing: NoSuchKey with request id" "$(cat "$work/err")"; fi
+is "$(wc -c <"$work/out")" 0 "cat missing: nothing on stdout"
+c head s3://bkt/missing >/dev/null 2>"$work/err"; rc=$?
+is "$rc" 1 "head missing: exit 1"
+if grep -q '^s3cachectl: HEAD s3://bkt/missing: HTTP 404' "$work/err"; then
+	ok "head missing: HTTP 404 (a HEAD has no error body)"
+else not_ok "head missing: HTTP 404" "$(cat "$work/err")"; fi
+c ls s3://nosuchbucket/ >/dev/null 2>"$work/err"; rc=$?
+is "$rc" 1 "ls missing bucket: exit 1"
+if grep -q 'NoSuchBucket' "$work/err"; then ok "ls missing bucket: NoSuchBucket"
+else not_ok "ls missing bucket: NoSuchBucket" "$(cat "$work/err")"; fi
+"$ctl" cat --endpoint http://127.0.0.1:1 --path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+is "$rc" 1 "unreachable endpoint: exit 1"
+if grep -qi 'connect' "$work/err"; then ok "unreachable endpoint: says so"
+else not_ok "unreachable endpoint: says so" "$(cat "$work/err")"; fi
+"$ctl" cat s3:/bad >/dev/null 2>&1; is "$?" 2 "bad URL: usage exit 2"
+
+# No credentials at all: a clear message.
+(unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
+ HOME=$work AWS_SHARED_CREDENTIALS_FILE=$work/none c cat s3://bkt/top.txt) >/dev/null 2>"$work/err"; rc=$?
+is "$rc" 1 "no credentials: exit 1"
+if grep -q 'no AWS credentials' "$work/err"; then ok "no credentials: says so"
+else not_ok "no credentials: says so" "$(cat "$work/err")"; fi
+
+echo "1..$n"
+[ "$failed" = 0 ]
