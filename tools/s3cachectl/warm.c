@@ -38,7 +38,11 @@ static struct {
 	atomic_int failed;
 	atomic_int stop;	/* errno that stopped everything, or 0 */
 	atomic_int running;	/* readers not yet finished */
+	bool tty;		/* stderr is a terminal: \r progress */
 } w;
+
+/* Clears the progress line on a terminal before a message. */
+#define CLR()	(w.tty ? "\r\033[K" : "")
 
 static int add_file(const char *path, const struct stat *st)
 {
@@ -93,10 +97,11 @@ static void fail(const char *path, int e)
 
 		/* The first one says it; the others just stop. */
 		if (atomic_compare_exchange_strong(&w.stop, &zero, e))
-			fprintf(stderr, "\ns3cachectl warm: %s: %s: stopping (cache full or fill failing)\n",
-				path, strerror(e));
+			fprintf(stderr, "%ss3cachectl warm: %s: %s: stopping (cache full or fill failing)\n",
+				CLR(), path, strerror(e));
 	} else if (!atomic_load(&w.stop)) {
-		fprintf(stderr, "\ns3cachectl warm: %s: %s\n", path, strerror(e));
+		fprintf(stderr, "%ss3cachectl warm: %s: %s\n", CLR(), path,
+			strerror(e));
 	}
 	atomic_store(&w.failed, 1);
 }
@@ -179,6 +184,7 @@ int cmd_warm(int argc, char **argv)
 	int c, i;
 	unsigned long k;
 
+	w.tty = tty;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "rj:h", opts, NULL)) != -1) {
 		switch (c) {
