@@ -13,9 +13,9 @@
 #
 #   tests/rgw/test-rgw.sh [PORT]        (default 7480)
 #
-# Client: tools/s3cachectl/s3cachectl is not used yet; everything goes
-# through `s3cachefsd --selftest` (list/head/get and cache: the daemon's
-# own LIST/LOOKUP/FETCH handlers). RGW_KEEP=1 leaves the cluster running
+# Client: `s3cachefsd --selftest` (list/head/get, and cache: the daemon's
+# own LIST/LOOKUP/FETCH handlers), and tools/s3cachectl/s3cachectl
+# ls/cat/head when it has them (skipped otherwise). RGW_KEEP=1 leaves the cluster running
 # (in $RGW_DIR, default a temporary directory) for poking at it.
 # Needs: daemon/s3cachefsd built, curl, python3, root (trusted.* xattrs),
 # O_DIRECT on $TMPDIR's filesystem.
@@ -78,7 +78,7 @@ except OSError: print("none")' "$1"
 }
 md5etag() { echo "\"$(md5sum <"$1" | cut -d' ' -f1)\""; }
 
-plan 41
+plan 44
 
 # --- the server ---------------------------------------------------------------
 t0=$(date +%s%N)
@@ -232,15 +232,30 @@ check "multipart: the client reads it back" cmp "$work/mp.got" <(cat "$work/p1" 
 # --- s3cachectl ls/cat/head, once it has them --------------------------------------
 ctl=$repo/tools/s3cachectl/s3cachectl
 if [ -x "$ctl" ] && "$ctl" --help 2>&1 | grep -qE '^ +ls '; then
-	ctlr() { AWS_ACCESS_KEY_ID=$S3_AK AWS_SECRET_ACCESS_KEY=$S3_SK \
-		"$ctl" --endpoint "$S3_ENDPOINT" --region us-east-1 --path-style "$@"; }
-	export ctl
-	export -f ctlr
-	check "s3cachectl ls s3://bkt/data/" bash -c '"$@" | grep -q big.bin' _ ctlr ls s3://bkt/data/
-	check "s3cachectl cat s3://bkt/data/big.bin" bash -c '"$@" | cmp - "$0"' "$work/big2.bin" ctlr cat s3://bkt/data/big.bin
-	check "s3cachectl head s3://bkt/data/big.bin" bash -c '"$@" | grep -qF "$0"' "$new_etag" ctlr head s3://bkt/data/big.bin
+	cp "$ctl" "$work/s3cachectl" && ctl=$work/s3cachectl
+	ctlr() {	# COMMAND ARGS...: S3 options go after the command
+		local c=$1
+		shift
+		AWS_ACCESS_KEY_ID=${AK:-$S3_AK} AWS_SECRET_ACCESS_KEY=${SK:-$S3_SK} \
+			"$ctl" "$c" --endpoint "$S3_ENDPOINT" --region us-east-1 --path-style "$@"
+	}
+	out=$(ctlr ls s3://bkt/data/ 2>&1)
+	check "s3cachectl ls s3://bkt/data/" grep -qE ' 2097157 data/big.bin$' <<<"$out"
+	is "$(ctlr ls s3://bkt/many/ 2>>"$work/log" | grep -c 'many/obj-')" "$nmany" \
+		"s3cachectl ls: all $nmany keys over the pages"
+	ctlr cat s3://bkt/data/big.bin 2>>"$work/log" >"$work/ctl.cat"
+	check "s3cachectl cat: the object's bytes" cmp "$work/ctl.cat" "$work/big2.bin"
+	out=$(ctlr head s3://bkt/data/big.bin 2>&1)
+	check "s3cachectl head: ETag and size" grep -qzF "Size: 2097157
+ETag: $new_etag" <<<"$out"
+	out=$(SK="wrong$S3_SK" ctlr cat s3://bkt/data/big.bin 2>&1 >/dev/null)
+	is "$? $(grep -c 'SignatureDoesNotMatch (HTTP 403' <<<"$out")" "1 1" \
+		"s3cachectl cat with a wrong secret: exit 1, SignatureDoesNotMatch"
+	out=$(ctlr cat s3://bkt/data/nothere 2>&1 >/dev/null)
+	is "$? $(grep -c 'NoSuchKey (HTTP 404' <<<"$out")" "1 1" \
+		"s3cachectl cat of a missing key: exit 1, NoSuchKey"
 else
-	skip_n 3 "s3cachectl ls/cat/head" "tools/s3cachectl has no ls/cat/head yet"
+	skip_n 6 "s3cachectl ls/cat/head" "tools/s3cachectl has no ls/cat/head yet"
 fi
 
 # --- the harness: restart keeps the data --------------------------------------------

@@ -20,7 +20,9 @@
 # fastest: objects in the OSD's memory, written to DIR/osd on a clean stop,
 # lost on SIGKILL) or bluestore (a sparse file DIR/osd/block, RGW_BLOCK_SIZE
 # apparent size, default 20G; survives SIGKILL; needs O_DIRECT; the OSD takes
-# ~10 s longer to start).
+# ~10 s longer to start). A memstore cluster whose OSD was not stopped
+# cleanly (SIGKILL, crash) cannot come back (radosgw hangs on its lost
+# pools): `start` then sets up a new one.
 #
 # A user with fixed keys is created, and the buckets named in RGW_BUCKETS
 # (space separated, default "bkt"):
@@ -73,6 +75,7 @@ spawn() {	# NAME CMD...
 	echo $! >"$dir/pids/$name.pid"
 }
 
+OSD_KILLED=
 stop_one() {	# NAME
 	local f=$dir/pids/$1.pid pid i
 	[ -f "$f" ] || return 0
@@ -85,6 +88,7 @@ stop_one() {	# NAME
 		done
 		if kill -0 "$pid" 2>/dev/null; then
 			log "$1 ($pid) ignored SIGTERM, killing"
+			[ "$1" != osd.0 ] || OSD_KILLED=1
 			kill -KILL "$pid" 2>/dev/null
 			sleep 0.2
 		fi
@@ -93,9 +97,13 @@ stop_one() {	# NAME
 }
 
 do_stop() {
+	local was=
+	alive osd.0 && was=1
 	stop_one rgw
 	stop_one osd.0
 	stop_one mon.a
+	# memstore wrote its objects out only if the OSD went down cleanly.
+	[ -z "$was" ] || [ -n "$OSD_KILLED" ] || [ ! -f "$dir/ready" ] || touch "$dir/clean"
 }
 
 endpoint() { echo "http://127.0.0.1:$port"; }
@@ -206,7 +214,7 @@ setup_new() {
 	for t in ceph-mon ceph-osd radosgw radosgw-admin ceph monmaptool ceph-authtool; do
 		command -v "$t" >/dev/null || die "$t not found (apt-get install ceph-mon ceph-osd radosgw ceph-common)"
 	done
-	rm -rf "${dir:?}"/{mon,osd,rgw,run,log,crash,pids,keyring,monmap,ceph.conf,ready}
+	rm -rf "${dir:?}"/{mon,osd,rgw,run,log,crash,pids,keyring,monmap,ceph.conf,ready,clean}
 	mkdir -p "$dir"/{mon,osd,rgw,run,log,crash,pids}
 	if [ "$store" = bluestore ]; then
 		dd if=/dev/zero of="$dir/osd/.odirect" bs=4096 count=1 oflag=direct 2>/dev/null ||
@@ -238,6 +246,12 @@ do_start() {
 	for p in "$port" $((port + 1)); do
 		! tcp_open "$p" || die "127.0.0.1:$p is in use (another RGW? tools/rgw/rgw.sh stop ITS_DIR)"
 	done
+	if [ -f "$conf" ] && [ -f "$dir/ready" ] && [ ! -f "$dir/clean" ] &&
+		grep -q '^osd_objectstore = memstore' "$conf"; then
+		log "memstore cluster in $dir was not stopped cleanly (its objects are gone): new cluster"
+		rm -f "$dir/ready"
+	fi
+	rm -f "$dir/clean"
 	if [ ! -f "$conf" ] || [ ! -f "$dir/ready" ] || [ "$(cat "$dir/port" 2>/dev/null)" != "$port" ]; then
 		setup_new
 		fresh=1
