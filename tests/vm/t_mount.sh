@@ -22,7 +22,7 @@ check "and nothing is mounted" bash -c "! mountpoint -q '$MNT'"
 check "and dmesg says s3cachefsd is not running" \
 	bash -c "dmesg | tail -n +$((before + 1)) | grep -q 's3cachefsd is not running'"
 
-check "daemon starts" start_daemon
+check_sh "daemon starts" start_daemon
 
 # --- bad options: each fails and leaves nothing mounted ------------------
 bad_mount() {	# DESC OPTIONS [SOURCE]

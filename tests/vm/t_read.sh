@@ -36,7 +36,7 @@ vr=$(helper verify-read)
 opts="cache=$CACHE,chunk=1M,fetch_timeout=30"
 
 check "module loads" load_module
-check "daemon starts" start_daemon
+check_sh "daemon starts" start_daemon
 if ! mount_s3 "$BUCKET" "$MNT" "$opts"; then
 	not_ok "mount"
 	tap_done
