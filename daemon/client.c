@@ -20,6 +20,12 @@ struct call {
 	const char *delimiter;	/* listing: "/" or NULL */
 	char *token;
 	const char *range;	/* "bytes=a-b" or NULL */
+	uint64_t delivered;	/* GET: body bytes taken by the sink */
+	char etag[S3CFS_ETAG_MAX + 1];	/* GET: of the first attempt */
+	char resume[64];	/* GET: the Range of a resumed attempt */
+	uint64_t base;		/* GET: delivered when this attempt began */
+	uint64_t skip;		/* GET: bytes still to drop (Range ignored) */
+	int64_t total;		/* GET: object size from a 200, or -1 */
 	int (*page)(void *arg, const struct s3d_list_page *pg);
 	size_t (*sink)(void *arg, const char *p, size_t n);
 	void *arg;
@@ -44,7 +50,7 @@ static void note_info(struct call *c)
 	snprintf(i->etag, sizeof(i->etag), "%s", c->x.etag);
 	i->size = c->x.content_length;
 	i->mtime = c->x.last_modified;
-	i->bytes = c->x.body_bytes;
+	i->bytes = c->sink ? c->delivered : c->x.body_bytes;
 }
 
 /* Record what went wrong (for the caller's message), then log it. */
@@ -171,20 +177,72 @@ static const struct s3d_xfer_ops head_xops = {
 	.prepare = head_prep, .done = obj_done,
 };
 
+/*
+ * The engine repeats an attempt that failed on the way (a reset, a 5xx):
+ * the sink already has the first bytes, so a repeat asks for the rest
+ * only, and only of the same object (If-Match on the first ETag).
+ */
 static int get_prep(struct s3d_xfer *x)
 {
 	struct call *c = s3d_container_of(x, struct call, x);
-	struct s3d_kv h = { "Range", c->range };
+	struct s3d_kv h[2] = { { "Range", c->range } };
+	unsigned long long first = 0, last = 0;
+	size_t n = c->range ? 1 : 0;
+	int have_last = 0;
 
-	return s3d_s3_build(c->s3, "GET", c->bucket, c->key, NULL, 0, &h,
-			    c->range ? 1 : 0, time(NULL), &x->req);
+	c->base = c->delivered;
+	c->skip = 0;
+	if (c->delivered) {
+		if (c->range &&
+		    sscanf(c->range, "bytes=%llu-%llu", &first, &last) == 2)
+			have_last = 1;
+		if (!have_last && c->total > 0) {
+			last = (unsigned long long)c->total - 1;
+			have_last = 1;
+		}
+		if (have_last)
+			snprintf(c->resume, sizeof(c->resume), "bytes=%llu-%llu",
+				 first + c->delivered, last);
+		else
+			snprintf(c->resume, sizeof(c->resume), "bytes=%llu-",
+				 first + c->delivered);
+		h[0].value = c->resume;
+		n = 1;
+		if (c->etag[0])
+			h[n++] = (struct s3d_kv){ "If-Match", c->etag };
+	}
+	return s3d_s3_build(c->s3, "GET", c->bucket, c->key, NULL, 0, h, n,
+			    time(NULL), &x->req);
 }
 
 static size_t get_body(struct s3d_xfer *x, const char *p, size_t n)
 {
 	struct call *c = s3d_container_of(x, struct call, x);
-	size_t got = c->sink(c->arg, p, n);
+	size_t got;
 
+	if (!c->delivered && !c->etag[0]) {
+		snprintf(c->etag, sizeof(c->etag), "%s", x->etag);
+		if (x->status == 200 && !c->range)
+			c->total = x->content_length;
+	}
+	/* A resumed attempt answered 200: the whole object again. */
+	if (x->body_bytes == n && c->base && x->status == 200 && !c->range)
+		c->skip = c->base;
+	if (c->skip) {
+		size_t drop = (size_t)S3D_MIN((uint64_t)n, c->skip);
+
+		c->skip -= drop;
+		if (drop == n)
+			return n;
+		p += drop;
+		got = c->sink(c->arg, p, n - drop);
+		c->delivered += got;
+		if (got != n - drop)
+			x->err = -EPIPE;
+		return got == n - drop ? n : got;
+	}
+	got = c->sink(c->arg, p, n);
+	c->delivered += got;
 	if (got != n)
 		x->err = -EPIPE;
 	return got;
@@ -272,7 +330,7 @@ int s3d_call_get(struct s3d_s3 *s3, const char *bucket, const char *key,
 {
 	struct call c = { .s3 = s3, .bucket = bucket, .key = key,
 			  .range = range, .sink = sink, .arg = arg,
-			  .info = info, .ce = ce };
+			  .info = info, .ce = ce, .total = -1 };
 
 	return call_run(&c, &get_xops, "GET");
 }
