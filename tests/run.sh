@@ -194,6 +194,18 @@ if [ "$kernel" = 6.1 ] && [ -z "$only" ] && command -v dkms >/dev/null; then
 	grep -aE '^(ok|not ok|#|1\.\.)' "$logs/dkms.log"
 	count_tap "$logs/dkms.log"
 fi
+# The S3 client against a strict server (Ceph RGW: SigV4, 412, pagination);
+# skips itself when ceph is not installed.
+if [ "$kernel" = 6.1 ] && [ -z "$only" ]; then
+	echo "# host: tests/rgw/test-rgw.sh"
+	timeout 900 bash tests/rgw/test-rgw.sh >"$logs/rgw.log" 2>&1
+	rc=$?
+	grep -aE '^(ok|not ok|#|1\.\.)' "$logs/rgw.log"
+	count_tap "$logs/rgw.log"
+	if [ $rc != 0 ] && [ "$COUNTED_FAIL" = 0 ]; then
+		point not_ok "host: tests/rgw/test-rgw.sh (exit $rc)" "$(tail -n 30 "$logs/rgw.log")"
+	fi
+fi
 [ -n "$host_only" ] && finish
 
 # --- VM tests -------------------------------------------------------------

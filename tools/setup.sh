@@ -40,9 +40,16 @@ PKGS=(
 	dkms fio sparse
 	s3fs rclone gnuplot-nox nginx-light curl jq
 	fdisk file xz-utils zstd python3 nodejs
+	ceph-mon ceph-osd radosgw ceph-common
 )
 
 add_backports
+# Nothing here boots Debian's initrd images (the VM harness builds its own):
+# skip their rebuilds, which lvm2 (pulled in by ceph-osd) would trigger.
+if [ -f /etc/initramfs-tools/update-initramfs.conf ]; then
+	$SUDO sed -i 's/^update_initramfs=.*/update_initramfs=no/' \
+		/etc/initramfs-tools/update-initramfs.conf
+fi
 $SUDO apt-get update -q || echo "setup: apt-get update reported errors (continuing)" >&2
 $SUDO apt-get install -y -q --no-install-recommends "${PKGS[@]}"
 # 6.12 headers and image for the second build/test target: the plain amd64
