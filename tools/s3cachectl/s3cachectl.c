@@ -521,8 +521,35 @@ static void usage(FILE *f)
 "else ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE).\n");
 }
 
+/*
+ * S3 options may also come before the command ("s3cachectl --endpoint URL
+ * ls s3://b/"): move the command word to the front.
+ */
+static void command_first(int argc, char **argv)
+{
+	int i, j;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--endpoint") || !strcmp(argv[i], "--region") ||
+		    !strcmp(argv[i], "--ca-bundle"))
+			i++;	/* its value */
+	}
+	if (i <= 1 || i >= argc)
+		return;
+	{
+		char *cmd = argv[i];
+
+		for (j = i; j > 1; j--)
+			argv[j] = argv[j - 1];
+		argv[1] = cmd;
+	}
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && argv[1][0] == '-' && strcmp(argv[1], "-h") &&
+	    strcmp(argv[1], "--help"))
+		command_first(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -43,6 +43,8 @@ fi
 # Signed (credentials from the environment, as the daemon takes them).
 export AWS_ACCESS_KEY_ID=$S3_AK AWS_SECRET_ACCESS_KEY=$S3_SK
 c() { "$ctl" "$1" --endpoint "$S3_ENDPOINT" --region us-east-1 --path-style "${@:2}"; }
+# The daemon's order too: options before the command (tests/rgw does that).
+cpre() { "$ctl" --endpoint "$S3_ENDPOINT" --region us-east-1 --path-style "$@"; }
 
 printf 'hello, world\n' >"$work/a"
 head -c 3000000 /dev/urandom >"$work/big"
@@ -60,6 +62,8 @@ else not_ok "cat: 3 MB object byte for byte"; fi
 is "$(c cat s3://bkt/top.txt | od -c)" "$(od -c <"$work/a")" "cat: small object"
 is "$(c cat s3://bkt/dir/empty | wc -c)" 0 "cat: empty object"
 is "$(c cat --anonymous s3://bkt/top.txt)" "hello, world" "cat --anonymous"
+is "$(cpre cat s3://bkt/top.txt)" "hello, world" "options before the command"
+is "$(cpre ls s3://bkt/ | tail -1 | cut -c21-)" "          13 top.txt" "ls, options first"
 
 # head: key, size, ETag (MD5 for a single-part upload), Last-Modified.
 out=$(c head s3://bkt/dir/one.bin); rc=$?
