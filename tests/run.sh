@@ -186,6 +186,16 @@ if [ -f daemon/Makefile ]; then
 else
 	echo "# SKIP host tests: daemon/Makefile is not there yet"
 fi
+if [ -f tools/s3cachectl/Makefile ]; then
+	echo "# host: make -C tools/s3cachectl test"
+	make -C tools/s3cachectl test >"$logs/ctl.log" 2>&1
+	rc=$?
+	grep -aE '^(ok|not ok|#|1\.\.)' "$logs/ctl.log"
+	count_tap "$logs/ctl.log"
+	if [ $rc != 0 ] && [ "$COUNTED_FAIL" = 0 ]; then
+		point not_ok "host: make -C tools/s3cachectl test (exit $rc)" "$(tail -n 30 "$logs/ctl.log")"
+	fi
+fi
 # DKMS add/install/remove against the installed headers (once per suite run:
 # only with the default kernel, so CI's per-kernel runs do not repeat it).
 if [ "$kernel" = 6.1 ] && [ -z "$only" ] && command -v dkms >/dev/null; then
