@@ -9,7 +9,7 @@ test_init env
 plan 13
 
 check "NVMe ext4 mounted at $S3CFS_NVME" \
-	bash -c "findmnt -n -o FSTYPE,SOURCE '$S3CFS_NVME' | grep -q '^ext4 /dev/nvme0n1'"
+	bash -c "findmnt -n -o FSTYPE,SOURCE '$S3CFS_NVME' | grep -qE '^ext4 +/dev/nvme0n1'"
 if [ -n "${S3CFS_NVME_XFS:-}" ]; then
 	check "NVMe xfs mounted at $S3CFS_NVME_XFS" \
 		bash -c "findmnt -n -o FSTYPE '$S3CFS_NVME_XFS' | grep -q '^xfs'"
