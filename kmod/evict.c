@@ -160,9 +160,15 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 		if (err)
 			goto out_inode;
 	}
+	/*
+	 * Punch to the chunk's end even past EOF: a punch that stops at an
+	 * unaligned EOF zeroes the last block instead of freeing it, and a
+	 * zeroed block reads as data, i.e. as a present chunk of zeros.
+	 */
 	err = mnt_want_write(lower.mnt);
 	if (!err) {
-		err = s3cfs_punch(sbi, &lower, off, len);
+		err = s3cfs_punch(sbi, &lower, off,
+				  round_up(off + len, (u64)sbi->opts.chunk_size) - off);
 		mnt_drop_write(lower.mnt);
 	}
 out_inode:
