@@ -3,6 +3,9 @@
 # TAP test: dkms add/build/install/remove of this tree against installed
 # headers (6.1 and 6.12 when present). Needs root and dkms.
 set -uo pipefail
+# Run from `make check`, the outer make's MAKEFLAGS (KERNEL=..., jobserver)
+# would leak into the kernel builds dkms starts.
+unset MAKEFLAGS MAKELEVEL MFLAGS
 cd "$(dirname "$0")/../.."
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 src=/usr/src/s3cachefs-$ver
