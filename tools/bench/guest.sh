@@ -1,0 +1,921 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest.sh - the in-VM half of tools/bench/bench.sh: one boot, one dataset,
+# every system measured on the same emulated NVMe, one after the other.
+#
+#   (inside tools/vm/run-vm.sh) bash tools/bench/guest.sh
+#
+# Environment: VM_OUT (results go to $VM_OUT/bench), BENCH_QUICK=1 (small
+# dataset, short runs), BENCH_SYSTEMS (default "ext4 curl s3cachefs s3fs
+# rclone"), BENCH_PROFILE=1 (perf profiles of s3cachefs at the end; the
+# default in the full run), S3CFS_KO/S3CFS_DAEMON (what to measure).
+#
+# Output, in $VM_OUT/bench:
+#   results.tsv   one line per measurement:
+#                 system mode workload status MiB/s IOPS p50_us p99_us secs note
+#   phases.tsv    phase, seconds (for the report's timing table)
+#   env.txt       guest facts (kernel, cpus, memory, tool versions)
+#   logs/         fio JSON, daemon and peer logs, sysfs counters, profiles
+#
+# Every step runs under a deadline; a system that fails or hangs is recorded
+# (status "fail"/"timeout"/"skip") and the run goes on with the next one.
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO" || exit 1
+export REPO
+
+: "${VM_OUT:=/tmp/vm-out}"
+OUT=$VM_OUT/bench
+LOGS=$OUT/logs
+mkdir -p "$LOGS"
+export S3CFS_LOGDIR=$LOGS
+RES=$OUT/results.tsv
+PHASES=$OUT/phases.tsv
+: >"$RES"
+: >"$PHASES"
+
+# --- sizes ------------------------------------------------------------------
+# Every knob can be overridden with BENCH_<NAME> (BENCH_SHARD_MB=...).
+# Quick: a smoke run that must finish in ~5 minutes on an idle 2-core host
+# (CI runs it); it keeps one row per target and little else.
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	MODE=quick
+	SHARD_MB=16		# each of the 4 shards (a multiple of 16)
+	HOT_PCT=100		# hot working set: this % of each shard
+	BIG_MB=64		# the time-to-first-byte object
+	RUNTIME=3		# s per fio run
+	COLD_RUNTIME=4		# s per cold 1-stream run
+	META_LS=500		# objects in the ls -l directory
+	META_DIRS=2		# find: META_DIRS x META_PER_DIR objects
+	META_PER_DIR=250
+	META_TIMEOUT=20		# s per metadata walk
+	TTFB_DEADLINE=30	# s
+	PROFILE=0
+	COLD_WL="ttfb seq1 seq4"
+	WARM_WL="seq1 seq4 rand4k"
+	HOT_WL="seq1 rand4k"
+else
+	MODE=full
+	SHARD_MB=256
+	HOT_PCT=25		# 64 MiB of each shard: loading 4 systems' copies
+				# of the whole dataset would take minutes
+	BIG_MB=1024
+	RUNTIME=8
+	COLD_RUNTIME=12
+	META_LS=10000
+	META_DIRS=16
+	META_PER_DIR=1000
+	META_TIMEOUT=60
+	TTFB_DEADLINE=30	# s3fs reads whole objects before the first byte
+	PROFILE=1
+	COLD_WL="ttfb seq1 rand4k seq4"
+	WARM_WL="seq1 seq4 rand4k rand128k mmap4k"
+	HOT_WL="seq1 seq4 rand4k rand128k mmap4k"
+fi
+for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
+	 META_TIMEOUT TTFB_DEADLINE PROFILE COLD_WL WARM_WL HOT_WL; do
+	bv=BENCH_$v
+	[ -n "${!bv:-}" ] && printf -v "$v" '%s' "${!bv}"
+done
+[ "${BENCH_PROFILE:-}" = 1 ] && PROFILE=1
+SYSTEMS=${BENCH_SYSTEMS:-ext4 curl s3cachefs s3fs rclone}
+NSHARDS=4
+BUCKET=bench
+export S3_PORT=9000 S3_DATA=/nvme/s3
+. "$REPO/tests/lib/s3.sh"
+. "$REPO/tests/lib/s3cfs.sh"
+
+# --- small helpers -----------------------------------------------------------
+now() { local s IFS=" "; read -r s _ </proc/uptime; echo "$s"; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
+say() { echo "bench[$(now)]: $*"; }
+T_START=$(now)
+# BENCH_TRACE=1: a timestamped trace of every command in logs/trace.log.
+if [ "${BENCH_TRACE:-0}" = 1 ]; then
+	exec 9>"$LOGS/trace.log"
+	BASH_XTRACEFD=9
+	PS4='+[$(cut -d" " -f1 /proc/uptime)] '
+	set -x
+fi
+
+# rec SYSTEM MODE WORKLOAD STATUS MIBS IOPS P50_US P99_US SECS NOTE
+rec() {
+	local IFS=$'\t'
+	echo "$*" >>"$RES"
+	say "result: $*"
+}
+
+phase_start() { PHASE_NAME=$1; PHASE_T0=$(now); say "=== $1"; }
+phase_end() { printf '%s\t%s\n' "$PHASE_NAME" "$(elapsed "$PHASE_T0")" >>"$PHASES"; }
+
+drop_caches() {
+	local t0
+	t0=$(now)
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	say "caches dropped in $(elapsed "$t0") s"
+}
+
+# An in-guest copy of the kernel log and the memory picture, for the report.
+snap() {
+	{ echo "== $1 at $(now)"; grep -E 'MemFree|^Cached|Dirty' /proc/meminfo; } >>"$LOGS/meminfo.log"
+}
+
+# The guest's root is the host's, over 9p: after each drop_caches, fio and
+# its ~60 libraries would be read over 9p again (6 s per run under TCG).
+# Mapped pages survive drop_caches, so one process keeps the tools mapped.
+PIN_PID=
+pin_tools() {
+	python3 - fio jq curl python3 cat head stat ls find perf <<'EOF' &
+import mmap, os, shutil, subprocess, sys, time
+files = set()
+for b in sys.argv[1:]:
+    b = shutil.which(b)
+    if not b:
+        continue
+    files.add(os.path.realpath(b))
+    out = subprocess.run(["ldd", b], capture_output=True, text=True).stdout
+    for l in out.splitlines():
+        p = l.split("=>")[-1].split("(")[0].strip()
+        if p.startswith("/"):
+            files.add(os.path.realpath(p))
+maps, total = [], 0
+for f in sorted(files):
+    try:
+        fd = os.open(f, os.O_RDONLY)
+        size = os.fstat(fd).st_size
+        if size:
+            m = mmap.mmap(fd, size, prot=mmap.PROT_READ)
+            for i in range(0, size, 4096):
+                m[i]
+            maps.append(m)
+            total += size
+        os.close(fd)
+    except OSError:
+        pass
+print("bench: %d files (%d MiB) of the tools kept mapped" % (len(maps), total >> 20), flush=True)
+while True:
+    time.sleep(3600)
+EOF
+	PIN_PID=$!
+}
+
+# --- disk, dataset, server ----------------------------------------------------
+setup_disk() {
+	local dev=/dev/nvme0n1
+	[ -b $dev ] || { say "no $dev"; return 1; }
+	# No lazy init: ext4lazyinit writing inode tables in the background
+	# would disturb every measurement.
+	mkfs.ext4 -q -F -i 32768 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 $dev || return 1
+	mkdir -p /nvme && mount -o noatime $dev /nvme
+}
+
+# One python process lays the whole dataset out in s3rver's directory
+# (forks cost a second each under TCG):
+#  - shards/s0..s3: SHARD_MB of real random bytes each (16 MiB from
+#    urandom, repeated, with a different first MiB per shard);
+#  - cold/, coldr/, prof/: hard links to the shards -- the same bytes on
+#    the NVMe, but objects no system has cached yet (cold 1-job sequential,
+#    cold random, profiles);
+#  - big/ttfb.bin: BIG_MB, sparse (only its head is ever read);
+#  - ls/: META_LS tiny objects in one directory; tree/dNN/: META_DIRS
+#    directories of META_PER_DIR tiny objects.
+# s3rver serves the .md5 file as the ETag and does not check it.
+make_dataset() {
+	python3 - "$S3_DATA/$BUCKET" "$NSHARDS" "$SHARD_MB" "$BIG_MB" \
+		"$META_LS" "$META_DIRS" "$META_PER_DIR" <<'EOF'
+import hashlib, os, sys
+root = sys.argv[1]
+nshards, shard_mb, big_mb, nls, ndirs, per = map(int, sys.argv[2:])
+META = b'{"content-type":"application/octet-stream"}\n'
+def side(base, etag):
+    with open(base + "._S3rver_object.md5", "w") as f:
+        f.write(etag)
+    with open(base + "._S3rver_metadata.json", "wb") as f:
+        f.write(META)
+def put(key, data):
+    base = os.path.join(root, key)
+    with open(base + "._S3rver_object", "wb") as f:
+        f.write(data)
+    side(base, hashlib.md5(data).hexdigest())
+for d in ("shards", "cold", "coldr", "prof", "big", "ls"):
+    os.makedirs(os.path.join(root, d), exist_ok=True)
+blk = os.urandom(16 << 20)
+for i in range(nshards):
+    base = os.path.join(root, "shards", "s%d" % i)
+    with open(base + "._S3rver_object", "wb") as f:
+        f.write(os.urandom(1 << 20))
+        f.write(blk[1 << 20:])
+        for _ in range(shard_mb // 16 - 1):
+            f.write(blk)
+    etag = "%032x" % (i + 1)
+    side(base, etag)
+    for d in ("cold", "coldr", "prof"):
+        link = os.path.join(root, d, "s%d" % i)
+        os.link(base + "._S3rver_object", link + "._S3rver_object")
+        side(link, etag)
+base = os.path.join(root, "big", "ttfb.bin")
+with open(base + "._S3rver_object", "wb") as f:
+    f.truncate(big_mb << 20)
+side(base, "%032x" % 4096)
+for i in range(nls):
+    put("ls/obj-%05d" % i, b"object %d\n" % i)
+for d in range(ndirs):
+    os.makedirs(os.path.join(root, "tree/d%02d" % d), exist_ok=True)
+    for i in range(per):
+        put("tree/d%02d/obj-%05d" % (d, i), b"object %d\n" % i)
+EOF
+}
+
+# --- fio ------------------------------------------------------------------------
+# fio_run SYSTEM MODE WORKLOAD DEADLINE ENV... -- JOBFILE
+# Runs fio with the given environment, parses the JSON, records one row.
+# Returns 0 if fio produced figures, 2 if it hit the deadline.
+FIO_IO_BYTES=0
+fio_run() {
+	local sys=$1 mode=$2 wl=$3 deadline=$4 envs=() job rc t0 secs js line
+	shift 4
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	job=$2
+	js=$LOGS/fio-$sys-$mode-$wl.json
+	FIO_IO_BYTES=0
+	t0=$(now)
+	env "${envs[@]}" timeout -k 10 "$deadline" fio --output-format=json \
+		--output="$js" "$job" 2>"$js.stderr"
+	rc=$?
+	secs=$(elapsed "$t0")
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		rec "$sys" "$mode" "$wl" timeout "" "" "" "" "$secs" "fio still running after ${deadline} s"
+		return 2
+	fi
+	line=$(jq -r '.jobs[0] as $j | $j.read |
+		[ (.bw_bytes / 1048576), .iops,
+		  ((.clat_ns.percentile["50.000000"] // 0) / 1000),
+		  ((.clat_ns.percentile["99.000000"] // 0) / 1000),
+		  .io_bytes, (.runtime / 1000), $j.error ] | @tsv' "$js" 2>/dev/null)
+	if [ $rc != 0 ] || [ -z "$line" ]; then
+		rec "$sys" "$mode" "$wl" fail "" "" "" "" "$secs" \
+			"fio exit $rc: $(grep -v '^$' "$js.stderr" | tail -n 1 | tr '\t' ' ' | cut -c1-160)"
+		return 1
+	fi
+	local bw iops p50 p99 iob rt err
+	IFS=$'\t' read -r bw iops p50 p99 iob rt err <<<"$line"
+	FIO_IO_BYTES=$iob
+	if [ "${err:-0}" != 0 ] || [ "$iob" = 0 ]; then
+		rec "$sys" "$mode" "$wl" fail "" "" "" "" "$secs" \
+			"fio error $err, $iob bytes: $(grep -v '^$' "$js.stderr" | tail -n 1 | tr '\t' ' ' | cut -c1-160)"
+		return 1
+	fi
+	rec "$sys" "$mode" "$wl" ok "$(printf %.2f "$bw")" "$(printf %.0f "$iops")" \
+		"$(printf %.0f "$p50")" "$(printf %.0f "$p99")" "$rt" \
+		"$((iob >> 20)) MiB read"
+	return 0
+}
+
+# workload SYSTEM MODE WORKLOAD DIR SUFFIX [RUNTIME]
+# DIR/sN$SUFFIX are the four shard files.
+workload() {
+	local sys=$1 mode=$2 wl=$3 d=$4 sfx=${5:-} rt=${6:-$RUNTIME} f=() i dl
+	local tb=0 size=100%
+	for ((i = 0; i < NSHARDS; i++)); do f+=("$d/s$i$sfx"); done
+	dl=$((rt + ${DEADLINE_SLACK:-90}))
+	# Hot runs: time-based over the hot working set (in the page cache).
+	case $mode in hot|pagecache) tb=1 size=$HOT_PCT% ;; esac
+	case "$wl" in
+	seq1)	fio_run "$sys" "$mode" "$wl" $dl RUNTIME="$rt" TIME_BASED=$tb SIZE=$size \
+			FILES="$(IFS=:; echo "${f[*]}")" -- tests/fio/seq1.fio ;;
+	seq1c)	# cold, one object: only the first shard
+		fio_run "$sys" "$mode" seq1 $dl RUNTIME="$rt" TIME_BASED=0 SIZE=100% \
+			FILES="${f[0]}" -- tests/fio/seq1.fio ;;
+	seq4)	fio_run "$sys" "$mode" "$wl" $dl RUNTIME="$rt" TIME_BASED=$tb SIZE=$size \
+			F0="${f[0]}" F1="${f[1]}" F2="${f[2]}" F3="${f[3]}" -- tests/fio/seq4.fio ;;
+	rand4k|rand128k|mmap4k)
+		local bs=4k eng=psync
+		[ "$wl" = rand128k ] && bs=128k
+		[ "$wl" = mmap4k ] && eng=mmap
+		fio_run "$sys" "$mode" "$wl" $dl RUNTIME="$rt" BS=$bs IOENGINE=$eng SIZE=$size \
+			F0="${f[0]}" F1="${f[1]}" F2="${f[2]}" F3="${f[3]}" -- tests/fio/randread.fio ;;
+	esac
+}
+
+# Time to first byte: stat (untimed: the name is known), then open + read
+# of one byte, timed inside one process.
+ttfb() {
+	local sys=$1 path=$2 out rc
+	timeout -k 5 60 stat "$path" >/dev/null 2>&1
+	out=$(timeout -k 5 "$TTFB_DEADLINE" python3 -c '
+import os, sys, time
+t = time.perf_counter()
+fd = os.open(sys.argv[1], os.O_RDONLY)
+b = os.read(fd, 1)
+t = time.perf_counter() - t
+os.close(fd)
+print("%.6f %d" % (t, len(b)))' "$path" 2>&1)
+	rc=$?
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		rec "$sys" cold ttfb timeout "" "" "" "" "$TTFB_DEADLINE" "no first byte after $TTFB_DEADLINE s"
+		return 2
+	fi
+	if [ $rc != 0 ] || [ "${out#* }" != 1 ]; then
+		rec "$sys" cold ttfb fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
+		return 1
+	fi
+	rec "$sys" cold ttfb ok "" "" "$(awk -v t="${out% *}" 'BEGIN { printf "%.0f", t * 1e6 }')" "" "${out% *}" \
+		"open+read(1 byte) of a ${BIG_MB} MiB object"
+}
+
+# Time a metadata walk: meta SYSTEM MODE WORKLOAD EXPECTED CMD...
+# (the command prints one line per entry; the count is checked).
+meta() {
+	local sys=$1 mode=$2 wl=$3 want=$4 t0 n rc secs
+	shift 4
+	t0=$(now)
+	timeout -k 5 "$META_TIMEOUT" "$@" >/tmp/meta.out 2>"$LOGS/meta-$sys-$mode-$wl.stderr"
+	rc=$?
+	secs=$(elapsed "$t0")
+	n=$(wc -l </tmp/meta.out)
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		rec "$sys" "$mode" "$wl" timeout "" "" "" "" "$secs" "not done after $META_TIMEOUT s ($n entries by then)"
+		return 2
+	fi
+	if [ "$n" != "$want" ]; then
+		rec "$sys" "$mode" "$wl" fail "" "" "" "" "$secs" "$n entries, expected $want (exit $rc)"
+		return 1
+	fi
+	rec "$sys" "$mode" "$wl" ok "" "$(awk -v n="$want" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')" \
+		"" "" "$secs" "$want entries"
+}
+
+meta_all() {	# SYSTEM MOUNTPOINT
+	local sys=$1 m=$2 mode st1 st2
+	for mode in cold warm; do
+		# ls -l prints "total N" plus one line per object.
+		meta "$sys" "$mode" "ls-l" $((META_LS + 1)) ls -l "$m/ls"
+		st1=$?
+		meta_after "$sys" "$mode ls-l" $st1
+		meta "$sys" "$mode" find $((META_DIRS * META_PER_DIR)) find "$m/tree" -type f
+		st2=$?
+		meta_after "$sys" "$mode find" $st2
+		if [ $mode = cold ] && [ $st1 = 2 ] && [ $st2 = 2 ]; then
+			rec "$sys" warm "ls-l" skip "" "" "" "" "" "the cold walks timed out"
+			rec "$sys" warm find skip "" "" "" "" "" "the cold walks timed out"
+			break
+		fi
+	done
+}
+
+# After a walk: counters; after a walk that timed out, a FUSE peer may still
+# be busy with it (a HEAD per object): remount it so that it is not.
+meta_after() {	# SYSTEM LABEL STATUS
+	[ "$1" = s3cachefs ] && stats_s3cachefs "$2"
+	if [ "$3" = 2 ] && [ "$1" != s3cachefs ]; then
+		"abort_$1"
+		"mount_$1" || DOWN[$1]="skipped: remount after a metadata walk failed"
+	fi
+	return 0
+}
+
+# --- the systems -----------------------------------------------------------------
+# Each mounted system provides mount_X, umount_X (bounded, forcing if needed)
+# and wipe_X (empty its cache). MNT_X is its mount point.
+
+# FUSE: a peer that stops answering is aborted through fusectl, then lazily
+# unmounted, so nothing waits on it for ever.
+fuse_abort() {	# MOUNTPOINT PID
+	local dev
+	dev=$(mountpoint -d "$1" 2>/dev/null)
+	if [ -n "$dev" ] && [ -w "/sys/fs/fuse/connections/${dev#*:}/abort" ]; then
+		echo 1 >"/sys/fs/fuse/connections/${dev#*:}/abort"
+	fi
+	[ -n "${2:-}" ] && kill -KILL "$2" 2>/dev/null
+	timeout 20 fusermount -u -z "$1" 2>/dev/null || timeout 20 umount -l "$1" 2>/dev/null
+}
+
+fuse_umount() {	# MOUNTPOINT PID
+	local i
+	mountpoint -q "$1" || return 0
+	timeout 30 fusermount -u "$1" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		[ -n "${2:-}" ] && kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	if mountpoint -q "$1" || { [ -n "${2:-}" ] && kill -0 "$2" 2>/dev/null; }; then
+		fuse_abort "$1" "${2:-}"
+	fi
+	return 0
+}
+
+wait_mounted() {	# MOUNTPOINT PID SECONDS
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		mountpoint -q "$1" && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# s3cachefs ---------------------------------------------------------------
+MNT_s3cachefs=/mnt/s3cachefs
+CACHE_s3cachefs=/nvme/s3cachefs-cache
+mount_s3cachefs() {
+	load_module || return 1
+	if ! daemon_alive; then
+		start_bench_daemon || return 1
+	fi
+	mkdir -p $CACHE_s3cachefs
+	S3CFS_MOUNT_WAIT=20 mount_s3 "$BUCKET" $MNT_s3cachefs \
+		"cache=$CACHE_s3cachefs,fetch_timeout=60"
+}
+# As start_daemon in tests/lib, without -v: per-request debug logging would
+# be part of what is measured.
+start_bench_daemon() {
+	local i
+	DAEMON_LOG=$LOGS/s3cachefsd.log
+	AWS_ACCESS_KEY_ID=$S3_AK AWS_SECRET_ACCESS_KEY=$S3_SK \
+		setsid "$S3CFS_DAEMON" --endpoint "$S3_ENDPOINT" --region "$S3_REGION" \
+		--path-style ${BENCH_DAEMON_ARGS:-} </dev/null >>"$DAEMON_LOG" 2>&1 &
+	DAEMON_PID=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q 'registered with the s3cachefs module' "$DAEMON_LOG" 2>/dev/null && return 0
+		kill -0 "$DAEMON_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	say "s3cachefsd did not register; its log:"
+	tail -n 20 "$DAEMON_LOG"
+	return 1
+}
+umount_s3cachefs() {
+	mountpoint -q $MNT_s3cachefs || return 0
+	timeout -k 5 60 umount $MNT_s3cachefs || timeout 30 umount -l $MNT_s3cachefs
+}
+abort_s3cachefs() { timeout 30 umount -l $MNT_s3cachefs 2>/dev/null; }
+wipe_s3cachefs() { rm -rf $CACHE_s3cachefs; }
+stats_s3cachefs() {	# LABEL: counters of the mount, into the log
+	local f id
+	id=$(mountpoint -d $MNT_s3cachefs 2>/dev/null) || return 0
+	{
+		echo "== $1"
+		for f in fetches chunk_misses chunk_hits fetch_bytes fetch_errors fetch_timeouts lookups lists; do
+			printf '%s=%s ' $f "$(cat /sys/fs/s3cachefs/$id/$f 2>/dev/null)"
+		done
+		echo
+		tr '\n' ' ' </sys/fs/s3cachefs/$id/fetch_latency 2>/dev/null
+		echo
+	} >>"$LOGS/s3cachefs-sysfs.log"
+}
+
+# s3fs-fuse ----------------------------------------------------------------
+MNT_s3fs=/mnt/s3fs
+CACHE_s3fs=/nvme/s3fs-cache
+PID_s3fs=
+mount_s3fs() {
+	command -v s3fs >/dev/null || { echo "s3fs is not installed" >"$LOGS/s3fs.log"; return 1; }
+	echo "$S3_AK:$S3_SK" >/tmp/passwd-s3fs && chmod 600 /tmp/passwd-s3fs
+	mkdir -p $MNT_s3fs $CACHE_s3fs
+	setsid s3fs "$BUCKET" $MNT_s3fs -f \
+		-o passwd_file=/tmp/passwd-s3fs,use_cache=$CACHE_s3fs \
+		-o use_path_request_style,url=$S3_ENDPOINT,endpoint=$S3_REGION \
+		-o dbglevel=warn </dev/null >>"$LOGS/s3fs.log" 2>&1 &
+	PID_s3fs=$!
+	wait_mounted $MNT_s3fs $PID_s3fs 30
+}
+umount_s3fs() { fuse_umount $MNT_s3fs "$PID_s3fs"; PID_s3fs=; }
+abort_s3fs() { fuse_abort $MNT_s3fs "$PID_s3fs"; PID_s3fs=; }
+wipe_s3fs() { rm -rf $CACHE_s3fs; }
+
+# rclone mount ---------------------------------------------------------------
+MNT_rclone=/mnt/rclone
+CACHE_rclone=/nvme/rclone-cache
+PID_rclone=
+mount_rclone() {
+	command -v rclone >/dev/null || { echo "rclone is not installed" >"$LOGS/rclone.log"; return 1; }
+	cat >/tmp/rclone.conf <<EOF
+[s3]
+type = s3
+provider = Other
+env_auth = false
+access_key_id = $S3_AK
+secret_access_key = $S3_SK
+region = $S3_REGION
+endpoint = $S3_ENDPOINT
+force_path_style = true
+EOF
+	mkdir -p $MNT_rclone $CACHE_rclone
+	# rclone 1.60 fails when AWS_CA_BUNDLE is set (tests/lib/s3.sh unset it).
+	env -u AWS_CA_BUNDLE setsid rclone --config /tmp/rclone.conf mount \
+		"s3:$BUCKET" $MNT_rclone --vfs-cache-mode full --cache-dir $CACHE_rclone \
+		--log-level NOTICE </dev/null >>"$LOGS/rclone.log" 2>&1 &
+	PID_rclone=$!
+	wait_mounted $MNT_rclone $PID_rclone 30
+}
+umount_rclone() { fuse_umount $MNT_rclone "$PID_rclone"; PID_rclone=; }
+abort_rclone() { fuse_abort $MNT_rclone "$PID_rclone"; PID_rclone=; }
+wipe_rclone() { rm -rf $CACHE_rclone; }
+
+# --- orchestration ---------------------------------------------------------------
+# The systems are measured interleaved: every workload runs on the limit
+# and on each system back to back, so that the ratios compare runs taken
+# within a minute or so of each other (the build hosts are shared; their
+# load drifts over minutes). All three caches are filled first.
+MOUNTED=()	# the mounted systems that are up
+declare -A DOWN	# system -> why it is out of the run (mount failed, hung)
+
+# step SYSTEM MODE WORKLOAD CMD...: one measurement. A system that hung
+# (status 2) is out of the rest of the run; its remaining rows say so.
+step() {
+	local sys=$1 mode=$2 wl=$3 rc
+	shift 3
+	if [ -n "${DOWN[$sys]:-}" ]; then
+		rec "$sys" "$mode" "$wl" skip "" "" "" "" "" "${DOWN[$sys]}"
+		return 1
+	fi
+	say "$sys $mode $wl"
+	"$@"
+	rc=$?
+	if [ $rc = 2 ] && [ "$mode" = cold ] && [ "$sys" != curl ]; then
+		# Slow, not necessarily stuck (s3fs downloads whole objects
+		# before the first byte): start it over with an empty cache, so
+		# that what it was still doing does not weigh on the next runs.
+		say "$sys: $mode $wl ran out of time: remounting it with an empty cache"
+		"abort_$sys"
+		"wipe_$sys"
+		"mount_$sys" || DOWN[$sys]="skipped: remount after its $mode $wl run failed"
+	elif [ $rc = 2 ]; then
+		DOWN[$sys]="skipped: its $mode $wl run hung"
+		"abort_$sys"
+	fi
+	[ "$sys" = s3cachefs ] && stats_s3cachefs "$mode $wl"
+	return $rc
+}
+
+shards_of() {	# SYSTEM: "DIR SUFFIX" of its four shard files
+	case $1 in
+	ext4)	echo "$S3_DATA/$BUCKET/shards ._S3rver_object" ;;
+	*)	local mv="MNT_$1"; echo "${!mv}/shards" ;;
+	esac
+}
+
+mount_all() {
+	local sys
+	for sys in $SYSTEMS; do
+		case $sys in s3cachefs|s3fs|rclone) ;; *) continue ;; esac
+		"wipe_$sys"
+		if "mount_$sys"; then
+			MOUNTED+=("$sys")
+		else
+			DOWN[$sys]="mount failed (see logs/$sys*.log)"
+			rec "$sys" cold mount fail "" "" "" "" "" "${DOWN[$sys]}"
+			"umount_$sys"
+		fi
+	done
+	has s3cachefs && stats_s3cachefs "mounted"
+}
+
+has() { case " $SYSTEMS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# Cold: nothing cached. Each run reads objects its system has never read
+# (cold/, coldr/, big/); the S3 server's page cache is dropped before each.
+phase_cold() {
+	local sys wl mv
+	phase_start "cold (empty caches)"
+	for wl in $COLD_WL; do
+		if has curl; then drop_caches; "curl_$wl"; fi
+		for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+			mv="MNT_$sys"
+			drop_caches
+			case $wl in
+			ttfb)	step "$sys" cold ttfb ttfb "$sys" "${!mv}/big/ttfb.bin" ;;
+			seq1)	step "$sys" cold seq1 workload "$sys" cold seq1c "${!mv}/cold" "" "$COLD_RUNTIME" ;;
+			rand4k)	DEADLINE_SLACK=30 step "$sys" cold rand4k workload "$sys" cold rand4k "${!mv}/coldr" "" ;;
+			seq4)	cold_fill "$sys" "${!mv}" ;;
+			esac
+		done
+	done
+	if has s3cachefs && mountpoint -q $MNT_s3cachefs; then
+		cp "/sys/fs/s3cachefs/$(mountpoint -d $MNT_s3cachefs)/fetch_latency" \
+			"$LOGS/s3cachefs-fetch-latency-cold.txt" 2>/dev/null
+	fi
+	phase_end
+}
+
+# The cold 4-job sequential read is also what fills each cache for the warm
+# and hot runs, so it reads the shards to the end (what it did not get to
+# in time is read with cat, unmeasured).
+cold_fill() {	# SYSTEM MOUNTPOINT
+	local sys=$1 m=$2
+	step "$sys" cold seq4 workload "$sys" cold seq4 "$m/shards" "" "$FILL_DEADLINE"
+	if [ -z "${DOWN[$sys]:-}" ] && [ "$FIO_IO_BYTES" -lt $((NSHARDS * SHARD_MB << 20)) ]; then
+		say "$sys: filling the rest of the cache ($((FIO_IO_BYTES >> 20)) MiB read so far)"
+		timeout -k 5 "$FILL_DEADLINE" cat "$m"/shards/s* >/dev/null ||
+			DOWN[$sys]="skipped: filling its cache failed or hung"
+	fi
+}
+
+# Warm: caches full, page cache dropped before every run.
+phase_warm() {
+	local wl sys
+	phase_start "warm (caches full, page cache dropped)"
+	for wl in $WARM_WL; do
+		for sys in ext4 ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+			[ $sys = ext4 ] && ! has ext4 && continue
+			drop_caches
+			local mode=warm
+			[ $sys = ext4 ] && mode=nvme
+			step "$sys" $mode "$wl" workload "$sys" $mode "$wl" $(shards_of $sys)
+		done
+	done
+	phase_end
+}
+
+# Hot: everything in the page cache at once (fio does not invalidate).
+phase_hot() {
+	local wl sys d
+	phase_start "hot (page cache)"
+	drop_caches
+	for sys in ext4 ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+		[ $sys = ext4 ] && ! has ext4 && continue
+		[ -n "${DOWN[$sys]:-}" ] && continue
+		set -- $(shards_of $sys)
+		say "$sys: loading the hot working set into the page cache"
+		local f hot=$((SHARD_MB * HOT_PCT / 100))
+		for f in "$1"/s*${2:-}; do
+			timeout -k 5 "$FILL_DEADLINE" head -c "${hot}M" "$f" >/dev/null ||
+				DOWN[$sys]="skipped: reading its shards failed or hung"
+		done
+	done
+	snap "hot, loaded"
+	for wl in $HOT_WL; do
+		for sys in ext4 ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+			[ $sys = ext4 ] && ! has ext4 && continue
+			local mode=hot
+			[ $sys = ext4 ] && mode=pagecache
+			step "$sys" $mode "$wl" workload "$sys" $mode "$wl" $(shards_of $sys)
+		done
+	done
+	snap "hot, done"
+	phase_end
+}
+
+# Metadata: each system remounted (no dentries, listings or stat caches),
+# caches dropped; then the same walks again, warm.
+phase_meta() {
+	local sys mv
+	phase_start "metadata"
+	for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+		[ -n "${DOWN[$sys]:-}" ] && continue
+		mv="MNT_$sys"
+		"umount_$sys"
+		drop_caches
+		if ! "mount_$sys"; then
+			rec "$sys" cold "ls-l" fail "" "" "" "" "" "remount failed"
+			continue
+		fi
+		meta_all "$sys" "${!mv}"
+	done
+	phase_end
+}
+
+teardown() {
+	local sys
+	has s3cachefs && stats_s3cachefs "end"
+	for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+		"umount_$sys"
+	done
+	stop_daemon
+}
+
+# The S3 server's limit: curl with nothing in between.
+# curl -K: options are per transfer ("next" separates them), so each one
+# carries its own signing, output and write-out.
+curl_cfg_common() {
+	printf 'aws-sigv4 = "aws:amz:%s:s3"\nuser = "%s:%s"\n' "$S3_REGION" "$S3_AK" "$S3_SK"
+	printf 'header = "x-amz-content-sha256: UNSIGNED-PAYLOAD"\n'
+	printf 'silent\nshow-error\noutput = "/dev/null"\n'
+	printf 'write-out = "%%{http_code} %%{time_total}\\n"\n'
+}
+CURL_U=
+curl_ttfb() {
+	local out
+	say "curl cold ttfb"
+	# bytes=0-4095: s3rver 3.7.1 answers bytes=0-0 with the whole object.
+	out=$(s3_curl -r 0-4095 -o /dev/null -w '%{time_starttransfer}' "$CURL_U/big/ttfb.bin" 2>&1)
+	if [[ $out =~ ^[0-9.]+$ ]]; then
+		rec curl cold ttfb ok "" "" "$(awk -v t="$out" 'BEGIN { printf "%.0f", t * 1e6 }')" "" "$out" \
+			"ranged GET of the first 4 KiB"
+	else
+		rec curl cold ttfb fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
+	fi
+}
+# One stream: one GET of a whole shard, cut after COLD_RUNTIME s (as the
+# cold 1-job fio runs).
+curl_seq1() {
+	local out bytes secs
+	say "curl cold seq1"
+	out=$(S3_CURL_TIMEOUT=$COLD_RUNTIME s3_curl -o /dev/null -w '%{size_download} %{time_total}' \
+		"$CURL_U/cold/s0" 2>/dev/null)
+	bytes=${out% *} secs=${out#* }
+	if [ "${bytes:-0}" -gt 0 ] 2>/dev/null; then
+		rec curl cold seq1 ok "$(awk -v b="$bytes" -v s="$secs" 'BEGIN { printf "%.2f", b / s / 1048576 }')" \
+			"" "" "" "$secs" "$((bytes >> 20)) MiB, one GET"
+	else
+		rec curl cold seq1 fail "" "" "" "" "" "curl: $out"
+	fi
+}
+# Four streams at once, one per shard.
+curl_seq4() {
+	local i t0 secs bytes pids=()
+	say "curl cold seq4"
+	t0=$(now)
+	for ((i = 0; i < NSHARDS; i++)); do
+		S3_CURL_TIMEOUT=$COLD_RUNTIME s3_curl -o /dev/null -w '%{size_download}\n' \
+			"$CURL_U/shards/s$i" >"$LOGS/curl-seq4-$i.out" 2>/dev/null &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	secs=$(elapsed "$t0")
+	bytes=$(cat "$LOGS"/curl-seq4-*.out | awk '{ s += $1 } END { print s + 0 }')
+	if [ "$bytes" -gt 0 ]; then
+		rec curl cold seq4 ok "$(awk -v b="$bytes" -v s="$secs" 'BEGIN { printf "%.2f", b / s / 1048576 }')" \
+			"" "" "" "$secs" "$((bytes >> 20)) MiB, 4 parallel GETs"
+	else
+		rec curl cold seq4 fail "" "" "" "" "" "no bytes"
+	fi
+}
+# Random 4 KiB ranged GETs, 4 in flight (curl -Z), in rounds (one curl
+# process each, configs made beforehand) until RUNTIME s have passed. Rounds
+# start at 16 requests and double while a round takes under 2 s, so that
+# neither curl's start-up nor the last round's overrun weighs much.
+curl_rand4k() {
+	local lat=$LOGS/curl-rand4k.lat cfg t0 t1 secs n size=16 i=0
+	say "curl cold rand4k"
+	: >"$lat"
+	rm -rf "$LOGS/curl-cfg"
+	mkdir -p "$LOGS/curl-cfg"
+	python3 - "$CURL_U/coldr" "$NSHARDS" "$((SHARD_MB << 8))" "$(curl_cfg_common)" "$LOGS/curl-cfg" <<'EOF'
+import random, sys
+u, ns, blocks, common, d = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+for size in (16, 32, 64, 128, 256):
+    for r in range(40 if size == 256 else 4):
+        with open("%s/%03d-%02d" % (d, size, r), "w") as f:
+            ops = []
+            for i in range(size):
+                b = random.randrange(blocks)
+                ops.append('url = "%s/s%d"\nrange = "%d-%d"\n%s' % (
+                    u, random.randrange(ns), b * 4096, b * 4096 + 4095, common))
+            f.write("\nnext\n".join(ops) + "\n")
+EOF
+	t0=$(now)
+	while awk -v a="$t0" -v b="$(now)" -v r="$RUNTIME" 'BEGIN { exit !(b - a < r) }'; do
+		cfg=$LOGS/curl-cfg/$(printf '%03d-%02d' $size $i)
+		[ -f "$cfg" ] || break
+		t1=$(now)
+		timeout -k 5 120 curl -s -Z --parallel-max 4 -K "$cfg" \
+			>>"$lat" 2>>"$LOGS/curl-rand4k.stderr" || break
+		if [ $size -lt 256 ] && awk -v a="$t1" -v b="$(now)" 'BEGIN { exit !(b - a < 2) }'; then
+			size=$((size * 2)) i=0
+		else
+			i=$((i + 1))
+		fi
+	done
+	secs=$(elapsed "$t0")
+	n=$(grep -c '^206 ' "$lat")
+	if [ "$n" -gt 0 ]; then
+		rec curl cold rand4k ok "$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.2f", n * 4096 / s / 1048576 }')" \
+			"$(awk -v n="$n" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')" \
+			"$(awk '/^206 / { print $2 * 1e6 }' "$lat" | sort -n | awk '{ a[NR] = $1 } END { printf "%.0f", a[int(NR * 0.5) + 1] }')" \
+			"$(awk '/^206 / { print $2 * 1e6 }' "$lat" | sort -n | awk '{ a[NR] = $1 } END { i = int(NR * 0.99) + 1; if (i > NR) i = NR; printf "%.0f", a[i] }')" \
+			"$secs" "$n ranged GETs, 4 in flight"
+	else
+		rec curl cold rand4k fail "" "" "" "" "" "no 206 answers"
+	fi
+}
+
+# Kernel stacks of the fio workers (and of s3cachefsd), every 0.2 s, with
+# bash builtins only (no fork per sample).
+sample_stacks() {
+	local f c pids=() p line i
+	sleep 2
+	for f in /proc/[0-9]*/comm; do
+		read -r c <"$f" 2>/dev/null || continue
+		case $c in fio|s3cachefsd) p=${f#/proc/}; pids+=("${p%/comm}:$c") ;; esac
+	done
+	for ((i = 0; i < 600; i++)); do
+		for p in "${pids[@]}"; do
+			[ -r "/proc/${p%:*}/stack" ] || continue
+			echo "== ${p#*:} ${p%:*}"
+			while read -r line; do echo "$line"; done <"/proc/${p%:*}/stack"
+		done
+		sleep 0.2
+	done
+}
+
+# perf profiles (cpu-clock: TCG has no PMU) of s3cachefs runs, taken apart
+# from the measured runs: warm sequential and random reads of the shards
+# (cached), cold sequential reads of objects not fetched yet (prof/). The
+# data is reported on the host (bench.sh), where symbol loading is fast.
+profile_s3cachefs() {
+	local m=$MNT_s3cachefs p rt=$((RUNTIME / 2 + 2))
+	command -v perf >/dev/null || { say "no perf: no profiles"; return 0; }
+	[ -n "${DOWN[s3cachefs]:-}" ] && return 0
+	phase_start "s3cachefs: profiles"
+	for p in warm-seq1 warm-rand4k cold-seq4; do
+		drop_caches
+		case $p in
+		warm-seq1)   set -- RUNTIME=$rt FILES="$m/shards/s0:$m/shards/s1" tests/fio/seq1.fio ;;
+		warm-rand4k) set -- RUNTIME=$rt BS=4k IOENGINE=psync F0="$m/shards/s0" \
+				F1="$m/shards/s1" F2="$m/shards/s2" F3="$m/shards/s3" tests/fio/randread.fio ;;
+		cold-seq4)   set -- RUNTIME=$rt F0="$m/prof/s0" F1="$m/prof/s1" \
+				F2="$m/prof/s2" F3="$m/prof/s3" tests/fio/seq4.fio ;;
+		esac
+		stats_s3cachefs "profile $p start"
+		say "profile $p"
+		# Where the readers wait (off-CPU, which perf's cpu-clock does
+		# not see): their kernel stacks, sampled every 0.2 s.
+		sample_stacks >"$LOGS/stacks-$p.txt" 2>/dev/null &
+		local sampler=$!
+		timeout -k 5 $((rt + 90)) perf record -a -g -F 499 -e cpu-clock \
+			-o "/tmp/perf-$p.data" -- env "${@:1:$#-1}" fio --output-format=json \
+			--output="$LOGS/fio-profile-$p.json" "${@: -1}" >/dev/null 2>"$LOGS/perf-$p.stderr"
+		kill $sampler 2>/dev/null
+		wait $sampler 2>/dev/null
+		stats_s3cachefs "profile $p end"
+		cp "/tmp/perf-$p.data" "$LOGS/perf-$p.data"
+		rm -f "/tmp/perf-$p.data"
+	done
+	# What the host needs to name kernel and module symbols.
+	cat /proc/kallsyms >"$LOGS/kallsyms"
+	phase_end
+}
+
+# --- main -------------------------------------------------------------------
+FILL_DEADLINE=$((SHARD_MB * NSHARDS + 60))	# s: 1 MiB/s (under load, fills ran at 2)
+
+{
+	echo "mode=$MODE"
+	echo "systems=$SYSTEMS"
+	echo "shards=$NSHARDS"
+	echo "shard_mb=$SHARD_MB"
+	echo "big_mb=$BIG_MB"
+	echo "runtime=$RUNTIME"
+	echo "cold_runtime=$COLD_RUNTIME"
+	echo "hot_pct=$HOT_PCT"
+	echo "ttfb_deadline=$TTFB_DEADLINE"
+	echo "meta_ls=$META_LS"
+	echo "meta_find=$((META_DIRS * META_PER_DIR))"
+	echo "meta_dirs=$META_DIRS"
+	echo "meta_timeout=$META_TIMEOUT"
+	echo "kernel=$(uname -r)"
+	echo "cpus=$(nproc)"
+	echo "mem_mib=$(($(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo) / 1024))"
+	echo "module=$(md5sum <"$S3CFS_KO" | cut -c1-12)"
+	echo "daemon=$(md5sum <"$S3CFS_DAEMON" | cut -c1-12)"
+} >"$OUT/env.txt"
+say "$(tr '\n' ' ' <"$OUT/env.txt")"
+
+phase_start "setup: disk, dataset, s3rver"
+if ! setup_disk; then
+	rec setup - disk fail "" "" "" "" "" "cannot format/mount /dev/nvme0n1"
+	phase_end
+	exit 1
+fi
+# s3rver takes ~20 s to start under TCG: lay the dataset out meanwhile.
+mkdir -p "$S3_DATA"
+tests/s3server/s3server.sh start "$S3_DATA" "$S3_PORT" "$BUCKET" >"$LOGS/s3server-start.log" 2>&1 &
+srv=$!
+make_dataset || rec setup - dataset fail "" "" "" "" "" "could not lay out the dataset"
+if ! wait $srv; then
+	rec setup - s3rver fail "" "" "" "" "" "s3rver did not start (logs/s3server-start.log)"
+	phase_end
+	exit 1
+fi
+sync
+CURL_U=$S3_ENDPOINT/$BUCKET
+phase_end
+say "dataset: $(du -sh "$S3_DATA" | cut -f1) in $S3_DATA"
+pin_tools
+
+# FUSE for the peers.
+modprobe fuse 2>/dev/null
+mountpoint -q /sys/fs/fuse/connections || mount -t fusectl fusectl /sys/fs/fuse/connections 2>/dev/null
+[ -c /dev/fuse ] || say "no /dev/fuse: the FUSE peers will fail"
+command -v fusermount >/dev/null || say "no fusermount: the FUSE peers will fail"
+
+phase_start "mount"
+mount_all
+phase_end
+phase_cold
+phase_warm
+phase_hot
+has s3cachefs && [ "$PROFILE" = 1 ] && profile_s3cachefs
+phase_meta
+teardown
+
+[ -n "$PIN_PID" ] && kill "$PIN_PID" 2>/dev/null
+tests/s3server/s3server.sh stop "$S3_DATA" "$S3_PORT"
+cp -f "$S3_DATA.s3server.log" "$LOGS/s3server.log" 2>/dev/null
+printf 'total\t%s\n' "$(elapsed "$T_START")" >>"$PHASES"
+dmesg >"$LOGS/dmesg.txt"
+say "done in $(elapsed "$T_START") s"
+exit 0

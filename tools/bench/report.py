@@ -1,0 +1,544 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""report.py - turn one benchmark run into results.md and results.png.
+
+    python3 tools/bench/report.py RUN_DIR OUT_DIR
+
+RUN_DIR is what tools/bench/guest.sh wrote ($VM_OUT/bench: results.tsv,
+phases.tsv, env.txt, logs/) plus host.txt and host-load.txt from bench.sh.
+OUT_DIR gets results.md and results.png (gnuplot). The analysis of missed
+targets comes from docs/bench/analysis.md (hand-written, kept next to the
+results) plus what the run itself recorded (s3cachefs counters, fetch
+latency histogram, perf profiles).
+"""
+import collections
+import os
+import re
+import subprocess
+import sys
+
+RUN, OUT = sys.argv[1], sys.argv[2]
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+COLS = ["system", "mode", "workload", "status", "mibs", "iops", "p50", "p99", "secs", "note"]
+WORKLOADS = collections.OrderedDict([
+    ("seq1", "Sequential read, 1 MiB blocks, 1 job"),
+    ("seq4", "Sequential read, 1 MiB blocks, 4 jobs"),
+    ("rand4k", "Random read, 4 KiB, 4 jobs"),
+    ("rand128k", "Random read, 128 KiB, 4 jobs"),
+    ("mmap4k", "mmap random read, 4 KiB pages, 4 jobs"),
+])
+# What each state is compared with: the limit measured in the same run.
+LIMIT = {"warm": ("ext4", "nvme"), "hot": ("ext4", "pagecache"), "cold": ("curl", "cold")}
+STATE_LABEL = {
+    ("ext4", "nvme"): "ext4 limit, NVMe (page cache dropped)",
+    ("ext4", "pagecache"): "ext4 limit, page cache",
+    ("curl", "cold"): "curl limit (raw ranged GETs to s3rver)",
+}
+PEERS = ["s3fs", "rclone"]
+
+
+def read_kv(path):
+    kv = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    kv[k] = v
+    except OSError:
+        pass
+    return kv
+
+
+def num(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+rows = []
+with open(os.path.join(RUN, "results.tsv")) as f:
+    for line in f:
+        parts = line.rstrip("\n").split("\t")
+        parts += [""] * (len(COLS) - len(parts))
+        rows.append(dict(zip(COLS, parts[:len(COLS)])))
+R = {}
+for r in rows:
+    R[(r["system"], r["mode"], r["workload"])] = r
+
+env = read_kv(os.path.join(RUN, "env.txt"))
+host = read_kv(os.path.join(RUN, "host.txt"))
+phases = []
+try:
+    with open(os.path.join(RUN, "phases.tsv")) as f:
+        phases = [l.rstrip("\n").split("\t") for l in f if "\t" in l]
+except OSError:
+    pass
+loads = []
+try:
+    with open(os.path.join(RUN, "host-load.txt")) as f:
+        for l in f:
+            p = l.split()
+            if len(p) >= 3:
+                loads.append((float(p[1]), int(p[2]) if p[2].isdigit() else 0))
+except OSError:
+    pass
+
+
+def ok(key):
+    r = R.get(key)
+    return r if r and r["status"] == "ok" else None
+
+
+def metric(key, m):
+    r = ok(key)
+    return num(r[m]) if r else None
+
+
+def main_metric(wl):
+    return "iops" if wl in ("rand4k", "mmap4k") else "mibs"
+
+
+def limit_of(sysname, mode):
+    if sysname in ("ext4", "curl"):
+        return (sysname, mode)
+    return LIMIT.get(mode)
+
+
+def ratio(key):
+    """Throughput of KEY over its limit's, same workload, same run."""
+    sysname, mode, wl = key
+    lim = limit_of(sysname, mode)
+    if not lim:
+        return None
+    m = "mibs"
+    a, b = metric(key, m), metric(lim + (wl,), m)
+    if a is None or not b:
+        return None
+    return a / b
+
+
+def fmt(v, nd=1):
+    if v is None:
+        return "–"
+    if v >= 100:
+        return "%.0f" % v
+    return ("%." + str(nd) + "f") % v
+
+
+def fmt_us(v):
+    if v is None or v == 0:
+        return "–"
+    if v >= 1e6:
+        return "%.2f s" % (v / 1e6)
+    if v >= 1e3:
+        return "%.1f ms" % (v / 1e3)
+    return "%.0f µs" % v
+
+
+def cell_status(r):
+    if r is None:
+        return "not run"
+    if r["status"] == "ok":
+        return None
+    return "**%s**: %s" % (r["status"], r["note"])
+
+
+# --- targets -------------------------------------------------------------------
+def best_peer(mode, wl, m):
+    vals = [(metric((p, mode, wl), m), p) for p in PEERS]
+    vals = [v for v in vals if v[0] is not None]
+    return max(vals) if vals else (None, None)
+
+
+targets = []
+
+
+def target(tid, text, got, want, detail, missing=None):
+    if got is None and "–" in detail.split(" vs ")[0] and detail.split(" vs ")[1].startswith("–"):
+        return	# neither side was measured in this run (quick runs skip rows)
+    if got is None:
+        verdict = "n/a"
+    else:
+        verdict = "PASS" if got >= want else "FAIL"
+    targets.append({"id": tid, "text": text, "got": got, "want": want,
+                    "verdict": verdict, "detail": detail, "missing": missing})
+
+
+def vs(a, b, what):
+    return a / b if a is not None and b else None
+
+
+for wl in ("seq1", "seq4"):
+    a, b = metric(("s3cachefs", "warm", wl), "mibs"), metric(("ext4", "nvme", wl), "mibs")
+    target("warm-seq-%s" % wl, "warm sequential (%s) ≥ 0.95 × ext4 NVMe" % wl, vs(a, b, ""), 0.95,
+           "%s vs %s MiB/s" % (fmt(a), fmt(b)))
+for wl in ("seq1", "seq4"):
+    a, b = metric(("s3cachefs", "hot", wl), "mibs"), metric(("ext4", "pagecache", wl), "mibs")
+    target("hot-seq-%s" % wl, "hot sequential (%s) ≥ 0.95 × ext4 page cache" % wl, vs(a, b, ""), 0.95,
+           "%s vs %s MiB/s" % (fmt(a), fmt(b)))
+a, b = metric(("s3cachefs", "warm", "rand4k"), "iops"), metric(("ext4", "nvme", "rand4k"), "iops")
+target("warm-rand4k", "warm 4 KiB random IOPS ≥ 0.80 × ext4 NVMe", vs(a, b, ""), 0.80,
+       "%s vs %s IOPS" % (fmt(a), fmt(b)))
+for p in PEERS:
+    for wl in ("seq1", "seq4"):
+        a, b = metric(("s3cachefs", "warm", wl), "mibs"), metric((p, "warm", wl), "mibs")
+        target("warm-seq-%s-%s" % (wl, p), "warm sequential (%s) ≥ 2.5 × %s" % (wl, p), vs(a, b, ""), 2.5,
+               "%s vs %s MiB/s" % (fmt(a), fmt(b)))
+    a, b = metric(("s3cachefs", "warm", "rand4k"), "iops"), metric((p, "warm", "rand4k"), "iops")
+    target("warm-rand4k-%s" % p, "warm 4 KiB random ≥ 2 × %s" % p, vs(a, b, ""), 2.0,
+           "%s vs %s IOPS" % (fmt(a), fmt(b)))
+for wl in WORKLOADS:
+    m = main_metric(wl)
+    a = metric(("s3cachefs", "hot", wl), m)
+    b, who = best_peer("hot", wl, m)
+    if a is None and b is None:
+        continue
+    unit = "IOPS" if m == "iops" else "MiB/s"
+    target("hot-%s-peers" % wl, "hot %s ≥ best peer" % wl, vs(a, b, ""), 1.0,
+           "%s vs %s %s (%s)" % (fmt(a), fmt(b), unit, who or "–"))
+for wl in ("seq1", "seq4"):
+    a, b = metric(("s3cachefs", "cold", wl), "mibs"), metric(("curl", "cold", wl), "mibs")
+    target("cold-seq-%s" % wl, "cold sequential (%s) ≥ 0.80 × raw curl" % wl, vs(a, b, ""), 0.80,
+           "%s vs %s MiB/s" % (fmt(a), fmt(b)))
+
+# --- analysis (hand-written, per target id) -------------------------------------
+analysis = collections.OrderedDict()
+apath = os.path.join(REPO, "docs", "bench", "analysis.md")
+try:
+    with open(apath) as f:
+        cur = None
+        for line in f:
+            m = re.match(r"^## +(\S+)", line)
+            if m:
+                cur = m.group(1)
+                analysis[cur] = []
+            elif cur:
+                analysis[cur].append(line.rstrip("\n"))
+except OSError:
+    pass
+
+
+def analysis_for(tid):
+    """Sections whose id is a prefix of the target id (most specific last)."""
+    out = []
+    for k, lines in analysis.items():
+        if tid == k or tid.startswith(k + "-") or (k.endswith("*") and tid.startswith(k[:-1])):
+            text = "\n".join(lines).strip()
+            if text:
+                out.append(text)
+    return out
+
+
+# --- chart ------------------------------------------------------------------------
+def chart(png):
+    """Bars of throughput over the limit, per workload, for the three states."""
+    data = os.path.join(RUN, "chart.dat")
+    groups = [
+        ("warm", "ext4 NVMe"),
+        ("hot", "ext4 page cache"),
+        ("cold", "curl"),
+    ]
+    series = ["s3cachefs", "s3fs", "rclone"]
+    lines = []
+    labels = []
+    for mode, limname in groups:
+        wls = [w for w in WORKLOADS if metric(LIMIT[mode] + (w,), "mibs")]
+        for wl in wls:
+            vals = []
+            for s in series:
+                r = ratio((s, mode, wl))
+                vals.append("%.3f" % r if r is not None else "0")
+            labels.append("%s\\n%s" % (mode, wl))
+            lines.append('"%s %s" %s' % (mode, wl, " ".join(vals)))
+        lines.append('"" 0 0 0')
+    if lines:
+        lines.pop()
+    with open(data, "w") as f:
+        f.write("# label " + " ".join(series) + "\n")
+        f.write("\n".join(lines) + "\n")
+    title = "s3cachefs vs peers, %s run %s: throughput / limit (warm: ext4 NVMe, hot: ext4 page cache, cold: raw curl)" % (
+        host.get("mode", env.get("mode", "")), host.get("date", ""))
+    gp = """
+set terminal pngcairo size 1400,560 font "sans,10"
+set output '%s'
+set title "%s" font "sans,11"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set ylabel "ratio to the limit measured in the same run (1.0 = limit)"
+set yrange [0:*]
+set grid ytics
+set key top right
+set xtics rotate by -35 font "sans,9"
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb "#444444"
+plot '%s' using 2:xtic(1) title "s3cachefs" lc rgb "#1f77b4", \\
+     '' using 3 title "s3fs-fuse" lc rgb "#ff7f0e", \\
+     '' using 4 title "rclone mount" lc rgb "#2ca02c"
+""" % (png, title.replace('"', "'"), data)
+    gpf = os.path.join(RUN, "chart.gp")
+    with open(gpf, "w") as f:
+        f.write(gp)
+    subprocess.run(["gnuplot", gpf], check=True)
+
+
+# --- results.md -------------------------------------------------------------------
+md = []
+w = md.append
+mode = host.get("mode", "")
+w("# s3cachefs benchmark results (%s run)" % mode)
+w("")
+w("> **Read this first.** Everything below ran inside one QEMU guest under **TCG**")
+w("> (software CPU emulation; KVM is not usable on these build hosts). Under TCG every")
+w("> system is **CPU-bound**: the emulated NVMe, the page cache, s3rver and the FUSE")
+w("> daemons all compete for the same two emulated CPUs, so absolute MiB/s and IOPS say")
+w("> nothing about real hardware. **Only ratios between rows of this one run mean")
+w("> anything**; absolute figures need a run on real hardware (same script, a real NVMe")
+w("> and a real S3 endpoint).")
+w("")
+w("Generated by `tools/bench/bench.sh%s` (see [README.md](README.md)); %s, commit `%s`%s." % (
+    " --quick" if mode == "quick" else "", host.get("date", "?"), host.get("commit", "?"),
+    " with uncommitted changes under kmod/ daemon/ uapi/" if host.get("dirty", "0") not in ("0", "") else ""))
+w("")
+w("| | |")
+w("|---|---|")
+w("| guest | Linux %s, %s vCPU, %s MiB, QEMU %s TCG on a %s-CPU host |" % (
+    env.get("kernel", "?"), env.get("cpus", "?"), env.get("mem_mib", "?"),
+    host.get("qemu", "?"), host.get("host_cpus", "?")))
+w("| dataset | %s shards of %s MiB (real random bytes, served by s3rver from the NVMe ext4); "
+  "a %s MiB object for the first byte; `ls -l` of %s objects in one directory; `find` over %s objects in %s |" % (
+      env.get("shards", "?"), env.get("shard_mb", "?"), env.get("big_mb", "?"), env.get("meta_ls", "?"),
+      env.get("meta_find", "?"), "a tree of directories"))
+w("| fio | %s, psync (mmap for the mmap rows), runs of %s s (cold 1-stream runs: %s s); warm and cold "
+  "sequential runs end at the end of the data at the latest (no block read twice); hot runs loop over "
+  "the first %s%% of each shard, loaded into the page cache beforehand |" % (
+    host.get("fio", "?"), env.get("runtime", "?"), env.get("cold_runtime", "?"), env.get("hot_pct", "?")))
+w("| S3 server | s3rver %s on node %s, in the guest |" % (host.get("s3rver", "?"), host.get("node", "?")))
+w("| peers | s3fs-fuse %s (`use_cache` on the NVMe), rclone %s (`--vfs-cache-mode full`, cache on the NVMe), curl %s |" % (
+    host.get("s3fs", "?"), host.get("rclone", "?"), host.get("curl", "?")))
+w("| measured | module md5 `%s`, daemon md5 `%s` |" % (env.get("module", "?"), env.get("daemon", "?")))
+w("| wall time | %s s for the whole run, VM boot included |" % host.get("wall_s", "?"))
+if loads:
+    avg = sum(l for l, _ in loads) / len(loads)
+    others = max(n for _, n in loads) - 1
+    w("| host load | mean load average %.2f during the run%s |" % (
+        avg,
+        "; **up to %d other QEMU guest(s) shared the host's CPUs** (figures are noisier, "
+        "the ratios less so)" % others if others > 0 else "; no other guest ran meanwhile"))
+w("")
+
+# Targets.
+w("## Targets")
+w("")
+w("Ratios against the limits measured in this run (printed, not asserted). Warm = cache")
+w("full, page cache dropped; hot = in the page cache; cold = empty cache.")
+w("")
+w("| target | measured | ratio | needed | result |")
+w("|---|---|---:|---:|:---:|")
+for t in targets:
+    w("| %s | %s | %s | %.2f | %s |" % (t["text"], t["detail"],
+                                         "%.2f" % t["got"] if t["got"] is not None else "–",
+                                         t["want"], "**%s**" % t["verdict"] if t["verdict"] == "FAIL" else t["verdict"]))
+w("")
+
+# Data tables, one per workload.
+w("## Data path")
+w("")
+w("× limit: throughput divided by that of the limit for the same workload in the same run")
+w("(warm rows: ext4 on the NVMe with the page cache dropped; hot rows: ext4 from the page")
+w("cache; cold rows: raw curl GETs to s3rver). Latencies are fio's completion latencies")
+w("per I/O (p50/p99 over all jobs).")
+w("")
+order = [("ext4", "nvme"), ("ext4", "pagecache"), ("curl", "cold")]
+for s in ("s3cachefs", "s3fs", "rclone"):
+    order += [(s, "cold"), (s, "warm"), (s, "hot")]
+for wl, title in WORKLOADS.items():
+    present = [k for k in order if (k + (wl,)) in R]
+    if not present:
+        continue
+    w("### %s" % title)
+    w("")
+    w("| system | state | MiB/s | IOPS | p50 | p99 | × limit | |")
+    w("|---|---|---:|---:|---:|---:|---:|---|")
+    for k in present:
+        key = k + (wl,)
+        r = R[key]
+        st = cell_status(r)
+        name = STATE_LABEL.get(k, None)
+        sysname, state = (name, "") if name else (k[0], k[1])
+        if name:
+            sysname, state = k[0] + " (limit)", {"nvme": "NVMe", "pagecache": "page cache", "cold": "cold"}[k[1]]
+        if st:
+            w("| %s | %s | – | – | – | – | – | %s |" % (sysname, state, st))
+            continue
+        rt = ratio(key)
+        w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            sysname, state, fmt(num(r["mibs"])), fmt(num(r["iops"]), 0),
+            fmt_us(num(r["p50"])), fmt_us(num(r["p99"])),
+            "%.2f" % rt if rt is not None else "–", r["note"]))
+    w("")
+
+# Time to first byte.
+w("### Time to first byte of a cold large object")
+w("")
+w("open() + read() of one byte of a %s MiB object nobody has read yet (a `stat` first, untimed);" %
+  env.get("big_mb", "?"))
+w("curl: `time_starttransfer` of a ranged GET of its first 4 KiB.")
+w("")
+w("| system | time | × curl |")
+w("|---|---:|---:|")
+cb = metric(("curl", "cold", "ttfb"), "p50")
+for s in ("curl", "s3cachefs", "s3fs", "rclone"):
+    r = R.get((s, "cold", "ttfb"))
+    st = cell_status(r)
+    if st:
+        w("| %s | %s | – |" % (s, st))
+    else:
+        v = num(r["p50"])
+        w("| %s | %s | %s |" % (s, fmt_us(v), "%.1f" % (v / cb) if cb and v else "–"))
+w("")
+
+# Metadata.
+w("## Metadata")
+w("")
+w("Wall time of `ls -l` of one directory and of `find -type f` over a tree; cold = just")
+w("mounted (nothing listed, page cache and dentries dropped), warm = the same command again")
+w("right after. Deadline %s s per walk; objects/s in brackets." % env.get("meta_timeout", "?"))
+w("")
+w("| system | ls -l cold | ls -l warm | find cold | find warm |")
+w("|---|---:|---:|---:|---:|")
+for s in ("s3cachefs", "s3fs", "rclone"):
+    cells = []
+    for wl in ("ls-l", "find"):
+        for mode_ in ("cold", "warm"):
+            r = R.get((s, mode_, wl))
+            st = cell_status(r)
+            if st:
+                cells.append(st)
+            else:
+                cells.append("%.2f s (%s/s)" % (num(r["secs"]), r["iops"]))
+    if any(c != "not run" for c in cells):
+        w("| %s | %s |" % (s, " | ".join([cells[0], cells[1], cells[2], cells[3]])))
+w("")
+
+# Why.
+missed = [t for t in targets if t["verdict"] == "FAIL"]
+w("## Why targets were missed, and what would close them")
+w("")
+if not missed:
+    w("Every target with figures passed in this run.")
+    w("")
+else:
+    w("Missed in this run: %s." % ", ".join("`%s`" % t["id"] for t in missed))
+    w("")
+    seen = set()
+    for t in missed:
+        texts = [x for x in analysis_for(t["id"]) if x not in seen]
+        for x in texts:
+            seen.add(x)
+    # Print the analysis sections that apply, in the file's order.
+    for k, lines in analysis.items():
+        text = "\n".join(lines).strip()
+        if text in seen and not k.startswith("_"):
+            w(text)
+            w("")
+    if "_always" in analysis:
+        w("\n".join(analysis["_always"]).strip())
+        w("")
+
+# Evidence from this run.
+ev = []
+lat = os.path.join(RUN, "logs", "s3cachefs-fetch-latency-cold.txt")
+if os.path.exists(lat):
+    with open(lat) as f:
+        hist = [l.split() for l in f if l.strip()]
+    nz = [(b, n) for b, n in hist if n != "0"]
+    if nz:
+        ev.append("s3cachefs FETCH upcall latency after the cold phase (sysfs `fetch_latency`, "
+                  "bucket: count): " + ", ".join("%s: %s" % (b, n) for b, n in nz) + ".")
+sysfs = os.path.join(RUN, "logs", "s3cachefs-sysfs.log")
+if os.path.exists(sysfs):
+    with open(sysfs) as f:
+        txt = f.read()
+    m = re.findall(r"== (cold seq4|end)\n(.*)\n", txt)
+    for label, line in m:
+        ev.append("s3cachefs counters after %s: `%s`" % (label, line.strip()))
+def stack_summary(path, comm="fio", top=5, depth=7):
+    """Most frequent kernel stacks of COMM in a stacks-*.txt sample file."""
+    counts = collections.Counter()
+    total = 0
+    cur, frames = None, []
+
+    def flush():
+        nonlocal total
+        if cur == comm and frames:
+            total += 1
+            counts[" ← ".join(frames[:depth])] += 1
+
+    with open(path) as f:
+        for line in f:
+            if line.startswith("== "):
+                flush()
+                cur, frames = line.split()[1], []
+                continue
+            m = re.search(r"\] ([A-Za-z0-9_.]+)\+", line)
+            if m and not m.group(1).startswith(("entry_SYSCALL", "do_syscall_64")):
+                frames.append(m.group(1))
+    flush()
+    return total, counts.most_common(top)
+
+
+for p in ("warm-seq1", "warm-rand4k", "cold-seq4"):
+    stf = os.path.join(RUN, "logs", "stacks-%s.txt" % p)
+    if os.path.exists(stf):
+        total, common = stack_summary(stf)
+        if total:
+            ev.append("Where the fio readers were during the s3cachefs %s profile run (%d samples of "
+                      "their kernel stacks, /proc/PID/stack every 0.2 s; a stack of one frame or "
+                      "none is a reader on the CPU or between calls):\n\n```\n%s\n```" % (
+                          p, total, "\n".join("%4.0f%%  %s" % (100.0 * n / total, sig or "(running)")
+                                              for sig, n in common)))
+for p in ("warm-seq1", "warm-rand4k", "cold-seq4"):
+    pf = os.path.join(RUN, "logs", "profile-%s-comm.txt" % p)
+    sf = os.path.join(RUN, "logs", "profile-%s.txt" % p)
+    if os.path.exists(sf):
+        with open(sf) as f:
+            top = [l.rstrip() for l in f if re.match(r"^\s+\d", l)][:14]
+        comm = []
+        if os.path.exists(pf):
+            with open(pf) as f:
+                comm = [l.strip() for l in f if re.match(r"^\s+\d", l)][:6]
+        ev.append("perf (cpu-clock, whole guest) during a s3cachefs %s run; by command: %s\n\n```\n%s\n```" % (
+            p, "; ".join(re.sub(r"\s+", " ", c) for c in comm), "\n".join(top)))
+if ev:
+    w("### Evidence recorded in this run")
+    w("")
+    for e in ev:
+        w("- " + e)
+    w("")
+
+# Timing.
+w("## Duration of each phase")
+w("")
+w("| phase | seconds |")
+w("|---|---:|")
+for p in phases:
+    w("| %s | %.0f |" % (p[0], float(p[1])))
+w("")
+w("Raw figures: `build/bench/run-%s/bench/results.tsv`; fio JSON, daemon and peer logs," % mode)
+w("perf reports: `build/bench/run-%s/bench/logs/`." % mode)
+w("")
+
+os.makedirs(OUT, exist_ok=True)
+with open(os.path.join(OUT, "results.md"), "w") as f:
+    f.write("\n".join(md))
+try:
+    chart(os.path.join(OUT, "results.png"))
+except (OSError, subprocess.CalledProcessError) as e:
+    print("report: gnuplot failed: %s" % e, file=sys.stderr)
+    sys.exit(1)
+for t in targets:
+    print("%-5s %-50s %s" % (t["verdict"], t["text"], t["detail"]))
