@@ -27,6 +27,9 @@
 # Logs: build/tests/ (host.log, vm-K.tap, vm-K/ = the VM run directory with
 # console.log, dmesg and logs/ per test).
 set -uo pipefail
+# Parse everything before running anything: this file may be edited (a
+# checkout, a commit) while a long run is executing it.
+{
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo" || exit 2
@@ -258,3 +261,5 @@ case $rc in
 *) [ "$COUNTED_FAIL" = 0 ] && point not_ok "vm($kernel): guest-main exited $rc" ;;
 esac
 finish
+exit
+}

@@ -17,6 +17,9 @@
 # (tools/vm/run-vm.sh; DEMO_KERNEL=6.12 for the other kernel), on the VM's
 # emulated NVMe disk. Under TCG all figures are CPU-bound: compare ratios.
 set -uo pipefail
+# Parse everything before running anything: this file may be edited (a
+# checkout, a commit) while a long run is executing it.
+{
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo" || exit 1
@@ -140,3 +143,5 @@ printf '  warm/baseline-cold %.2f, hot/baseline-hot %.2f, warm/cold %.1fx\n' \
 	"$(echo "$cold / $warm" | bc -l)"
 [ -n "${VM_OUT:-}" ] && echo "  (inside a TCG guest: CPU-bound, only the ratios mean something)"
 exit 0
+exit
+}

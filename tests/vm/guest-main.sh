@@ -15,6 +15,9 @@
 # module must unload. Logs (daemon, test stderr, per-test dmesg) go to
 # $VM_OUT/logs. Exit status: 0 if nothing failed.
 set -u
+# Parse everything before running anything: this file may be edited (a
+# checkout, a commit) while a long run is executing it.
+{
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1
 export REPO
@@ -239,3 +242,5 @@ cp -f "$S3_DATA.s3server.log" "$LOGS/s3server.log" 2>/dev/null
 echo "1..$N"
 note "vm: $((N - FAILED - SKIPPED)) passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" = 0 ]
+exit
+}

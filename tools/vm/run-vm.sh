@@ -28,6 +28,9 @@
 # probe boot proves it works (on some hosts it hangs right after the
 # decompressor); the verdict is cached in build/vm/kvm-verdict.
 set -uo pipefail
+# Parse everything before running anything: this file may be edited (a
+# checkout, a commit) while a long run is executing it.
+{
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 vmdir=$repo/build/vm
@@ -317,3 +320,5 @@ if [ -n "$bad" ]; then
 	[ "$rc" = 0 ] && rc=122
 fi
 exit "$rc"
+exit
+}
