@@ -176,48 +176,37 @@ $out"
 [ -n "$selftest" ] && selftest_harness
 
 # --- host tests -----------------------------------------------------------
+# A host test command printing TAP; a non-zero exit with no failing test
+# point counts as one failure.
+host_suite() {	# DESC LOG CMD...
+	local desc=$1 log=$2 rc
+	shift 2
+	echo "# host: $desc"
+	"$@" >"$log" 2>&1
+	rc=$?
+	grep -aE '^(ok|not ok|#|Bail out!|1\.\.)' "$log"
+	count_tap "$log"
+	if [ $rc != 0 ] && [ "$COUNTED_FAIL" = 0 ]; then
+		point not_ok "host: $desc (exit $rc)" "$(tail -n 30 "$log")"
+	fi
+}
 echo "TAP version 13"
 if [ -f daemon/Makefile ]; then
-	echo "# host: make -C daemon test"
-	make -C daemon test >"$logs/host.log" 2>&1
-	rc=$?
-	grep -aE '^(ok|not ok|#|Bail out!|1\.\.)' "$logs/host.log"
-	count_tap "$logs/host.log"
-	if [ $rc != 0 ] && [ "$COUNTED_FAIL" = 0 ]; then
-		point not_ok "host: make -C daemon test (exit $rc)" "$(tail -n 30 "$logs/host.log")"
-	fi
+	host_suite "make -C daemon test" "$logs/host.log" make -C daemon test
 else
 	echo "# SKIP host tests: daemon/Makefile is not there yet"
 fi
-if [ -f tools/s3cachectl/Makefile ]; then
-	echo "# host: make -C tools/s3cachectl test"
-	make -C tools/s3cachectl test >"$logs/ctl.log" 2>&1
-	rc=$?
-	grep -aE '^(ok|not ok|#|1\.\.)' "$logs/ctl.log"
-	count_tap "$logs/ctl.log"
-	if [ $rc != 0 ] && [ "$COUNTED_FAIL" = 0 ]; then
-		point not_ok "host: make -C tools/s3cachectl test (exit $rc)" "$(tail -n 30 "$logs/ctl.log")"
-	fi
-fi
+[ -f tools/s3cachectl/Makefile ] &&
+	host_suite "make -C tools/s3cachectl test" "$logs/ctl.log" make -C tools/s3cachectl test
 # DKMS add/install/remove against the installed headers (once per suite run:
 # only with the default kernel, so CI's per-kernel runs do not repeat it).
 if [ "$kernel" = 6.1 ] && [ -z "$only" ] && command -v dkms >/dev/null; then
-	echo "# host: tests/dkms/test-dkms.sh"
-	bash tests/dkms/test-dkms.sh >"$logs/dkms.log" 2>&1
-	grep -aE '^(ok|not ok|#|1\.\.)' "$logs/dkms.log"
-	count_tap "$logs/dkms.log"
+	host_suite "tests/dkms/test-dkms.sh" "$logs/dkms.log" bash tests/dkms/test-dkms.sh
 fi
 # The S3 client against a strict server (Ceph RGW: SigV4, 412, pagination);
 # skips itself when ceph is not installed.
 if [ "$kernel" = 6.1 ] && [ -z "$only" ]; then
-	echo "# host: tests/rgw/test-rgw.sh"
-	timeout 900 bash tests/rgw/test-rgw.sh >"$logs/rgw.log" 2>&1
-	rc=$?
-	grep -aE '^(ok|not ok|#|1\.\.)' "$logs/rgw.log"
-	count_tap "$logs/rgw.log"
-	if [ $rc != 0 ] && [ "$COUNTED_FAIL" = 0 ]; then
-		point not_ok "host: tests/rgw/test-rgw.sh (exit $rc)" "$(tail -n 30 "$logs/rgw.log")"
-	fi
+	host_suite "tests/rgw/test-rgw.sh" "$logs/rgw.log" timeout 900 bash tests/rgw/test-rgw.sh
 fi
 [ -n "$host_only" ] && finish
 
