@@ -30,140 +30,146 @@
 # (a partial report is still written) or nothing could be reported.
 set -uo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$repo" || exit 1
-
-quick=0 kernel=6.1 out=docs/bench build=1 profile= systems= rev=
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--quick)	quick=1; shift ;;
-	--kernel)	kernel=$2; shift 2 ;;
-	--out)		out=$2; shift 2 ;;
-	--systems)	systems=$2; shift 2 ;;
-	--no-build)	build=0; shift ;;
-	--rev)		rev=$2; shift 2 ;;
-	--profile)	profile=1; shift ;;
-	--no-profile)	profile=0; shift ;;
-	-h|--help)	sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	*)		echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
-	esac
-done
-
 say() { echo "bench: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-commit=$(git rev-parse --short HEAD 2>/dev/null)
-dirty=$(git status --porcelain -- kmod daemon uapi Kbuild 2>/dev/null | wc -l)
-if [ -n "$rev" ]; then
-	commit=$(git rev-parse --short "$rev^{commit}") || die "no commit $rev"
-	dirty=0
-	src=build/bench/src
-	rm -rf "$src" && mkdir -p "$src" || die "cannot create $src"
-	git archive "$commit" | tar -x -C "$src" || die "git archive $commit failed"
-	say "building the module and daemon of $commit in $src"
-	make -s -C "$src" "build/$kernel/s3cachefs.ko" >/dev/null || die "module build of $commit failed"
-	make -s -C "$src/daemon" >/dev/null || die "daemon build of $commit failed"
-	S3CFS_KO=$src/build/$kernel/s3cachefs.ko
-	S3CFS_DAEMON=$src/daemon/s3cachefsd
-elif [ $build = 1 ]; then
-	make -s "build/$kernel/s3cachefs.ko" >/dev/null || die "module build failed"
-	make -s -C daemon >/dev/null || die "daemon build failed"
-fi
-ko=${S3CFS_KO:-build/$kernel/s3cachefs.ko}
-dmn=${S3CFS_DAEMON:-daemon/s3cachefsd}
-[ -f "$ko" ] || die "no module at $ko (make build/$kernel/s3cachefs.ko)"
-[ -x "$dmn" ] || die "no daemon at $dmn (make -C daemon)"
-for t in fio jq gnuplot python3; do
-	command -v $t >/dev/null || die "$t is missing (tools/setup.sh)"
-done
+# One function, parsed whole before it runs (a 20-minute run must not pick
+# up edits made to this file meanwhile).
+main() {
+	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	cd "$repo" || exit 1
 
-mode=full
-[ $quick = 1 ] && mode=quick
-run_dir=$repo/build/bench/run-$mode
-rm -rf "$run_dir"
-mkdir -p "$run_dir" || die "cannot create $run_dir"
-
-envs=(--env "BENCH_QUICK=$quick" --env "S3CFS_KO=$ko" --env "S3CFS_DAEMON=$dmn")
-[ -n "$profile" ] && envs+=(--env "BENCH_PROFILE=$profile")
-[ -n "$systems" ] && envs+=(--env "BENCH_SYSTEMS=$systems")
-while IFS='=' read -r name _; do
-	case "$name" in BENCH_*) envs+=(--env "$name=${!name}") ;; esac
-done < <(env)
-
-# Guest: 6 GiB (4 GiB quick): the hot rows need every system's copy of the
-# dataset in the page cache at once; 12 GiB disk (a sparse file here).
-timeout=1800 mem=6144
-[ $quick = 1 ] && timeout=600 mem=4096
-timeout=${BENCH_VM_TIMEOUT:-$timeout}
-
-# This host is shared and TCG is CPU-bound: sample the host's load while the
-# guest runs, so that the report can say whether anything else competed.
-(
-	while :; do
-		printf '%s %s %s\n' "$(date +%s)" "$(cut -d' ' -f1 /proc/loadavg)" \
-			"$(pgrep -c -x qemu-system-x86 2>/dev/null || pgrep -c qemu-system 2>/dev/null || echo 0)"
-		sleep 10
+	quick=0 kernel=6.1 out=docs/bench build=1 profile= systems= rev=
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--quick)	quick=1; shift ;;
+		--kernel)	kernel=$2; shift 2 ;;
+		--out)		out=$2; shift 2 ;;
+		--systems)	systems=$2; shift 2 ;;
+		--no-build)	build=0; shift ;;
+		--rev)		rev=$2; shift 2 ;;
+		--profile)	profile=1; shift ;;
+		--no-profile)	profile=0; shift ;;
+		-h|--help)	sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+		*)		echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
+		esac
 	done
-) >"$run_dir/host-load.txt" 2>/dev/null &
-sampler=$!
-trap 'kill $sampler 2>/dev/null' EXIT
 
-say "$mode run: guest log in $run_dir (about $([ $quick = 1 ] && echo 4 || echo 18) minutes)"
-t0=$(date +%s)
-tools/vm/run-vm.sh --kernel "$kernel" --mem $mem --disk-size 12 --timeout $timeout \
-	--out "$run_dir" "${envs[@]}" -- bash tools/bench/guest.sh
-rc=$?
-t1=$(date +%s)
-kill $sampler 2>/dev/null
-say "guest finished with status $rc after $((t1 - t0)) s"
-rm -f "$run_dir/disk.img"
-[ -s "$run_dir/bench/results.tsv" ] || die "the guest produced no results (see $run_dir/console.log)"
-
-{
-	echo "mode=$mode"
-	echo "date=$(date -u +%Y-%m-%dT%H:%MZ)"
-	echo "wall_s=$((t1 - t0))"
-	echo "vm_status=$rc"
-	echo "commit=$commit"
-	echo "dirty=$dirty"
-	echo "host_cpus=$(nproc)"
-	# The guest runs this root's binaries: their versions, taken here.
-	echo "fio=$(fio --version 2>/dev/null)"
-	echo "s3fs=$(dpkg-query -W -f '${Version}' s3fs 2>/dev/null)"
-	echo "rclone=$(dpkg-query -W -f '${Version}' rclone 2>/dev/null)"
-	echo "curl=$(curl --version 2>/dev/null | head -n 1 | cut -d' ' -f2)"
-	echo "node=$(node --version 2>/dev/null)"
-	echo "s3rver=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' tests/s3server/node_modules/s3rver/package.json 2>/dev/null | head -n 1)"
-	echo "qemu=$(qemu-system-x86_64 --version 2>/dev/null | head -n 1 | sed 's/.*version \([^ ]*\).*/\1/')"
-} >"$run_dir/bench/host.txt"
-cp -f "$run_dir/host-load.txt" "$run_dir/bench/" 2>/dev/null
-
-# perf profiles recorded in the guest are reported here: the guest's root
-# is this root (same binaries), its kernel symbols come with the run.
-logs=$run_dir/bench/logs
-if command -v perf >/dev/null; then
-	for data in "$logs"/perf-*.data; do
-		[ -s "$data" ] || continue
-		p=${data##*/perf-}
-		p=${p%.data}
-		ks=()
-		[ -s "$logs/kallsyms" ] && ks=(--kallsyms "$logs/kallsyms")
-		timeout 300 perf report -i "$data" "${ks[@]}" --stdio --no-children \
-			--sort comm,dso,sym --percent-limit 0.5 -g none 2>/dev/null |
-			grep -v '^$' | head -n 100 >"$logs/profile-$p.txt"
-		timeout 300 perf report -i "$data" "${ks[@]}" --stdio --no-children \
-			--sort comm -g none 2>/dev/null | grep -v '^$' | head -n 30 >"$logs/profile-$p-comm.txt"
-		timeout 300 perf report -i "$data" "${ks[@]}" --stdio --no-children \
-			--comms fio,s3cachefsd --sort sym -G --percent-limit 2 2>/dev/null |
-			grep -v '^$' | head -n 600 >"$logs/profile-$p-callers.txt"
+	commit=$(git rev-parse --short HEAD 2>/dev/null)
+	dirty=$(git status --porcelain -- kmod daemon uapi Kbuild 2>/dev/null | wc -l)
+	if [ -n "$rev" ]; then
+		commit=$(git rev-parse --short "$rev^{commit}") || die "no commit $rev"
+		dirty=0
+		src=build/bench/src
+		rm -rf "$src" && mkdir -p "$src" || die "cannot create $src"
+		git archive "$commit" | tar -x -C "$src" || die "git archive $commit failed"
+		say "building the module and daemon of $commit in $src"
+		make -s -C "$src" "build/$kernel/s3cachefs.ko" >/dev/null || die "module build of $commit failed"
+		make -s -C "$src/daemon" >/dev/null || die "daemon build of $commit failed"
+		S3CFS_KO=$src/build/$kernel/s3cachefs.ko
+		S3CFS_DAEMON=$src/daemon/s3cachefsd
+	elif [ $build = 1 ]; then
+		make -s "build/$kernel/s3cachefs.ko" >/dev/null || die "module build failed"
+		make -s -C daemon >/dev/null || die "daemon build failed"
+	fi
+	ko=${S3CFS_KO:-build/$kernel/s3cachefs.ko}
+	dmn=${S3CFS_DAEMON:-daemon/s3cachefsd}
+	[ -f "$ko" ] || die "no module at $ko (make build/$kernel/s3cachefs.ko)"
+	[ -x "$dmn" ] || die "no daemon at $dmn (make -C daemon)"
+	for t in fio jq gnuplot python3; do
+		command -v $t >/dev/null || die "$t is missing (tools/setup.sh)"
 	done
-fi
 
-mkdir -p "$out" || die "cannot create $out"
-python3 tools/bench/report.py "$run_dir/bench" "$out" || die "report failed"
-say "wrote $out/results.md and $out/results.png"
-if [ $rc != 0 ]; then
-	say "the guest did not finish (status $rc; see $run_dir/console.log): the report is partial"
-	exit 1
-fi
-exit 0
+	mode=full
+	[ $quick = 1 ] && mode=quick
+	run_dir=$repo/build/bench/run-$mode
+	rm -rf "$run_dir"
+	mkdir -p "$run_dir" || die "cannot create $run_dir"
+
+	envs=(--env "BENCH_QUICK=$quick" --env "S3CFS_KO=$ko" --env "S3CFS_DAEMON=$dmn")
+	[ -n "$profile" ] && envs+=(--env "BENCH_PROFILE=$profile")
+	[ -n "$systems" ] && envs+=(--env "BENCH_SYSTEMS=$systems")
+	while IFS='=' read -r name _; do
+		case "$name" in BENCH_*) envs+=(--env "$name=${!name}") ;; esac
+	done < <(env)
+
+	# Guest: 6 GiB (4 GiB quick): the hot rows need every system's copy of the
+	# dataset in the page cache at once; 12 GiB disk (a sparse file here).
+	timeout=1800 mem=6144
+	[ $quick = 1 ] && timeout=600 mem=4096
+	timeout=${BENCH_VM_TIMEOUT:-$timeout}
+
+	# This host is shared and TCG is CPU-bound: sample the host's load while the
+	# guest runs, so that the report can say whether anything else competed.
+	(
+		while :; do
+			printf '%s %s %s\n' "$(date +%s)" "$(cut -d' ' -f1 /proc/loadavg)" \
+				"$(pgrep -c -x qemu-system-x86 2>/dev/null || pgrep -c qemu-system 2>/dev/null || echo 0)"
+			sleep 10
+		done
+	) >"$run_dir/host-load.txt" 2>/dev/null &
+	sampler=$!
+	trap 'kill $sampler 2>/dev/null' EXIT
+
+	say "$mode run: guest log in $run_dir (about $([ $quick = 1 ] && echo 4 || echo 18) minutes)"
+	t0=$(date +%s)
+	tools/vm/run-vm.sh --kernel "$kernel" --mem $mem --disk-size 12 --timeout $timeout \
+		--out "$run_dir" "${envs[@]}" -- bash tools/bench/guest.sh
+	rc=$?
+	t1=$(date +%s)
+	kill $sampler 2>/dev/null
+	say "guest finished with status $rc after $((t1 - t0)) s"
+	rm -f "$run_dir/disk.img"
+	[ -s "$run_dir/bench/results.tsv" ] || die "the guest produced no results (see $run_dir/console.log)"
+
+	{
+		echo "mode=$mode"
+		echo "date=$(date -u +%Y-%m-%dT%H:%MZ)"
+		echo "wall_s=$((t1 - t0))"
+		echo "vm_status=$rc"
+		echo "commit=$commit"
+		echo "dirty=$dirty"
+		echo "host_cpus=$(nproc)"
+		# The guest runs this root's binaries: their versions, taken here.
+		echo "fio=$(fio --version 2>/dev/null)"
+		echo "s3fs=$(dpkg-query -W -f '${Version}' s3fs 2>/dev/null)"
+		echo "rclone=$(dpkg-query -W -f '${Version}' rclone 2>/dev/null)"
+		echo "curl=$(curl --version 2>/dev/null | head -n 1 | cut -d' ' -f2)"
+		echo "node=$(node --version 2>/dev/null)"
+		echo "s3rver=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' tests/s3server/node_modules/s3rver/package.json 2>/dev/null | head -n 1)"
+		echo "qemu=$(qemu-system-x86_64 --version 2>/dev/null | head -n 1 | sed 's/.*version \([^ ]*\).*/\1/')"
+	} >"$run_dir/bench/host.txt"
+	cp -f "$run_dir/host-load.txt" "$run_dir/bench/" 2>/dev/null
+
+	# perf profiles recorded in the guest are reported here: the guest's root
+	# is this root (same binaries), its kernel symbols come with the run.
+	logs=$run_dir/bench/logs
+	if command -v perf >/dev/null; then
+		for data in "$logs"/perf-*.data; do
+			[ -s "$data" ] || continue
+			p=${data##*/perf-}
+			p=${p%.data}
+			ks=()
+			[ -s "$logs/kallsyms" ] && ks=(--kallsyms "$logs/kallsyms")
+			timeout 300 perf report -i "$data" "${ks[@]}" --stdio --no-children \
+				--sort comm,dso,sym --percent-limit 0.5 -g none 2>/dev/null |
+				grep -v '^$' | head -n 100 >"$logs/profile-$p.txt"
+			timeout 300 perf report -i "$data" "${ks[@]}" --stdio --no-children \
+				--sort comm -g none 2>/dev/null | grep -v '^$' | head -n 30 >"$logs/profile-$p-comm.txt"
+			timeout 300 perf report -i "$data" "${ks[@]}" --stdio --no-children \
+				--comms fio,s3cachefsd --sort sym -G --percent-limit 2 2>/dev/null |
+				grep -v '^$' | head -n 600 >"$logs/profile-$p-callers.txt"
+		done
+	fi
+
+	mkdir -p "$out" || die "cannot create $out"
+	python3 tools/bench/report.py "$run_dir/bench" "$out" || die "report failed"
+	say "wrote $out/results.md and $out/results.png"
+	if [ $rc != 0 ]; then
+		say "the guest did not finish (status $rc; see $run_dir/console.log): the report is partial"
+		exit 1
+	fi
+	exit 0
+}
+
+main "$@"

@@ -347,21 +347,33 @@ meta() {
 		"" "" "$secs" "$want entries"
 }
 
+# Two pairs of walks: ls -l of the big directory, then find over the tree,
+# each cold (just mounted, caches dropped) then warm (right after). A cold
+# walk that times out leaves its warm walk out.
 meta_all() {	# SYSTEM MOUNTPOINT
-	local sys=$1 m=$2 mode st1 st2
-	for mode in cold warm; do
-		# ls -l prints "total N" plus one line per object.
-		meta "$sys" "$mode" "ls-l" $((META_LS + 1)) ls -l "$m/ls"
-		st1=$?
-		meta_after "$sys" "$mode ls-l" $st1
-		meta "$sys" "$mode" find $((META_DIRS * META_PER_DIR)) find "$m/tree" -type f
-		st2=$?
-		meta_after "$sys" "$mode find" $st2
-		if [ $mode = cold ] && [ $st1 = 2 ] && [ $st2 = 2 ]; then
-			rec "$sys" warm "ls-l" skip "" "" "" "" "" "the cold walks timed out"
-			rec "$sys" warm find skip "" "" "" "" "" "the cold walks timed out"
-			break
+	local sys=$1 m=$2 wl st mode
+	for wl in ls-l find; do
+		if [ $wl = find ]; then
+			"umount_$sys"
+			drop_caches
+			if ! "mount_$sys"; then
+				rec "$sys" cold find fail "" "" "" "" "" "remount failed"
+				return 1
+			fi
 		fi
+		for mode in cold warm; do
+			case $wl in
+			# ls -l prints "total N" plus one line per object.
+			ls-l)	meta "$sys" $mode ls-l $((META_LS + 1)) ls -l "$m/ls" ;;
+			find)	meta "$sys" $mode find $((META_DIRS * META_PER_DIR)) find "$m/tree" -type f ;;
+			esac
+			st=$?
+			meta_after "$sys" "$mode $wl" $st
+			if [ $mode = cold ] && [ $st = 2 ]; then
+				rec "$sys" warm $wl skip "" "" "" "" "" "the cold walk timed out"
+				break
+			fi
+		done
 	done
 }
 
@@ -589,7 +601,7 @@ phase_cold() {
 			ttfb)	step "$sys" cold ttfb ttfb "$sys" "${!mv}/big/ttfb.bin" ;;
 			seq1)	step "$sys" cold seq1 workload "$sys" cold seq1c "${!mv}/cold" "" "$COLD_RUNTIME" ;;
 			rand4k)	DEADLINE_SLACK=30 step "$sys" cold rand4k workload "$sys" cold rand4k "${!mv}/coldr" "" ;;
-			seq4)	cold_fill "$sys" "${!mv}" ;;
+			seq4)	step "$sys" cold seq4 workload "$sys" cold seq4 "${!mv}/shards" "" "$COLD_RUNTIME" ;;
 			esac
 		done
 	done
@@ -600,17 +612,29 @@ phase_cold() {
 	phase_end
 }
 
-# The cold 4-job sequential read is also what fills each cache for the warm
-# and hot runs, so it reads the shards to the end (what it did not get to
-# in time is read with cat, unmeasured).
-cold_fill() {	# SYSTEM MOUNTPOINT
-	local sys=$1 m=$2
-	step "$sys" cold seq4 workload "$sys" cold seq4 "$m/shards" "" "$FILL_DEADLINE"
-	if [ -z "${DOWN[$sys]:-}" ] && [ "$FIO_IO_BYTES" -lt $((NSHARDS * SHARD_MB << 20)) ]; then
-		say "$sys: filling the rest of the cache ($((FIO_IO_BYTES >> 20)) MiB read so far)"
-		timeout -k 5 "$FILL_DEADLINE" cat "$m"/shards/s* >/dev/null ||
-			DOWN[$sys]="skipped: filling its cache failed or hung"
-	fi
+# Fill every cache for the warm and hot runs: all systems at once (each is
+# bound by its own client, not by s3rver, so together they take half the
+# time they take one after the other); not measured.
+phase_fill() {
+	local sys mv f pids=() names=() i rc
+	phase_start "fill the caches (not measured)"
+	drop_caches
+	for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+		[ -n "${DOWN[$sys]:-}" ] && continue
+		mv="MNT_$sys"
+		for f in "${!mv}"/shards/s*; do
+			timeout -k 5 "$FILL_DEADLINE" cat "$f" >/dev/null &
+			pids+=($!)
+			names+=("$sys")
+		done
+	done
+	for i in ${pids[@]+"${!pids[@]}"}; do
+		wait "${pids[$i]}"
+		rc=$?
+		[ $rc = 0 ] || DOWN[${names[$i]}]="skipped: filling its cache failed or hung (status $rc)"
+	done
+	has s3cachefs && stats_s3cachefs "filled"
+	phase_end
 }
 
 # Warm: caches full, page cache dropped before every run.
@@ -796,13 +820,15 @@ EOF
 # bash builtins only (no fork per sample).
 sample_stacks() {
 	local f c pids=() p line i
-	sleep 2
-	for f in /proc/[0-9]*/comm; do
-		read -r c <"$f" 2>/dev/null || continue
-		case $c in fio|s3cachefsd) p=${f#/proc/}; pids+=("${p%/comm}:$c") ;; esac
-	done
 	for ((i = 0; i < 600; i++)); do
-		for p in "${pids[@]}"; do
+		if ((i % 5 == 0)); then	# fio forks its workers after a while
+			pids=()
+			for f in /proc/[0-9]*/comm; do
+				read -r c <"$f" 2>/dev/null || continue
+				case $c in fio|s3cachefsd) p=${f#/proc/}; pids+=("${p%/comm}:$c") ;; esac
+			done
+		fi
+		for p in ${pids[@]+"${pids[@]}"}; do
 			[ -r "/proc/${p%:*}/stack" ] || continue
 			echo "== ${p#*:} ${p%:*}"
 			while read -r line; do echo "$line"; done <"/proc/${p%:*}/stack"
@@ -813,21 +839,22 @@ sample_stacks() {
 
 # perf profiles (cpu-clock: TCG has no PMU) of s3cachefs runs, taken apart
 # from the measured runs: warm sequential and random reads of the shards
-# (cached), cold sequential reads of objects not fetched yet (prof/). The
+# (cached), a cold sequential read of an object not fetched yet (prof/). The
 # data is reported on the host (bench.sh), where symbol loading is fast.
 profile_s3cachefs() {
-	local m=$MNT_s3cachefs p rt=$((RUNTIME / 2 + 2))
+	local m=$MNT_s3cachefs p rt=$((RUNTIME / 2 + 1))
 	command -v perf >/dev/null || { say "no perf: no profiles"; return 0; }
 	[ -n "${DOWN[s3cachefs]:-}" ] && return 0
 	phase_start "s3cachefs: profiles"
-	for p in warm-seq1 warm-rand4k cold-seq4; do
+	for p in warm-seq1 warm-seq4 warm-rand4k cold-seq1; do
 		drop_caches
 		case $p in
-		warm-seq1)   set -- RUNTIME=$rt FILES="$m/shards/s0:$m/shards/s1" tests/fio/seq1.fio ;;
-		warm-rand4k) set -- RUNTIME=$rt BS=4k IOENGINE=psync F0="$m/shards/s0" \
+		warm-seq1)   set -- FILES="$m/shards/s0:$m/shards/s1" tests/fio/seq1.fio ;;
+		warm-seq4)   set -- F0="$m/shards/s0" F1="$m/shards/s1" \
+				F2="$m/shards/s2" F3="$m/shards/s3" tests/fio/seq4.fio ;;
+		warm-rand4k) set -- BS=4k IOENGINE=psync F0="$m/shards/s0" \
 				F1="$m/shards/s1" F2="$m/shards/s2" F3="$m/shards/s3" tests/fio/randread.fio ;;
-		cold-seq4)   set -- RUNTIME=$rt F0="$m/prof/s0" F1="$m/prof/s1" \
-				F2="$m/prof/s2" F3="$m/prof/s3" tests/fio/seq4.fio ;;
+		cold-seq1)   set -- FILES="$m/prof/s0" tests/fio/seq1.fio ;;
 		esac
 		stats_s3cachefs "profile $p start"
 		say "profile $p"
@@ -836,7 +863,8 @@ profile_s3cachefs() {
 		sample_stacks >"$LOGS/stacks-$p.txt" 2>/dev/null &
 		local sampler=$!
 		timeout -k 5 $((rt + 90)) perf record -a -g -F 499 -e cpu-clock \
-			-o "/tmp/perf-$p.data" -- env "${@:1:$#-1}" fio --output-format=json \
+			-o "/tmp/perf-$p.data" -- env RUNTIME=$rt TIME_BASED=0 SIZE=100% \
+			"${@:1:$#-1}" fio --output-format=json \
 			--output="$LOGS/fio-profile-$p.json" "${@: -1}" >/dev/null 2>"$LOGS/perf-$p.stderr"
 		kill $sampler 2>/dev/null
 		wait $sampler 2>/dev/null
@@ -850,72 +878,80 @@ profile_s3cachefs() {
 }
 
 # --- main -------------------------------------------------------------------
-FILL_DEADLINE=$((SHARD_MB * NSHARDS + 60))	# s: 1 MiB/s (under load, fills ran at 2)
+# (one function, parsed whole before it runs: editing this file during a
+# run cannot change what the run does)
+main() {
+	FILL_DEADLINE=$((SHARD_MB * NSHARDS + 60))	# s: 1 MiB/s (under load, fills ran at 2)
 
-{
-	echo "mode=$MODE"
-	echo "systems=$SYSTEMS"
-	echo "shards=$NSHARDS"
-	echo "shard_mb=$SHARD_MB"
-	echo "big_mb=$BIG_MB"
-	echo "runtime=$RUNTIME"
-	echo "cold_runtime=$COLD_RUNTIME"
-	echo "hot_pct=$HOT_PCT"
-	echo "ttfb_deadline=$TTFB_DEADLINE"
-	echo "meta_ls=$META_LS"
-	echo "meta_find=$((META_DIRS * META_PER_DIR))"
-	echo "meta_dirs=$META_DIRS"
-	echo "meta_timeout=$META_TIMEOUT"
-	echo "kernel=$(uname -r)"
-	echo "cpus=$(nproc)"
-	echo "mem_mib=$(($(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo) / 1024))"
-	echo "module=$(md5sum <"$S3CFS_KO" | cut -c1-12)"
-	echo "daemon=$(md5sum <"$S3CFS_DAEMON" | cut -c1-12)"
-} >"$OUT/env.txt"
-say "$(tr '\n' ' ' <"$OUT/env.txt")"
+	{
+		echo "mode=$MODE"
+		echo "systems=$SYSTEMS"
+		echo "shards=$NSHARDS"
+		echo "shard_mb=$SHARD_MB"
+		echo "big_mb=$BIG_MB"
+		echo "runtime=$RUNTIME"
+		echo "cold_runtime=$COLD_RUNTIME"
+		echo "hot_pct=$HOT_PCT"
+		echo "ttfb_deadline=$TTFB_DEADLINE"
+		echo "meta_ls=$META_LS"
+		echo "meta_find=$((META_DIRS * META_PER_DIR))"
+		echo "meta_dirs=$META_DIRS"
+		echo "meta_timeout=$META_TIMEOUT"
+		echo "kernel=$(uname -r)"
+		echo "cpus=$(nproc)"
+		echo "mem_mib=$(($(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo) / 1024))"
+		echo "module=$(md5sum <"$S3CFS_KO" | cut -c1-12)"
+		echo "daemon=$(md5sum <"$S3CFS_DAEMON" | cut -c1-12)"
+	} >"$OUT/env.txt"
+	say "$(tr '\n' ' ' <"$OUT/env.txt")"
 
-phase_start "setup: disk, dataset, s3rver"
-if ! setup_disk; then
-	rec setup - disk fail "" "" "" "" "" "cannot format/mount /dev/nvme0n1"
+	phase_start "setup: disk, dataset, s3rver"
+	if ! setup_disk; then
+		rec setup - disk fail "" "" "" "" "" "cannot format/mount /dev/nvme0n1"
+		phase_end
+		exit 1
+	fi
+	# s3rver takes ~20 s to start under TCG: lay the dataset out meanwhile.
+	mkdir -p "$S3_DATA"
+	tests/s3server/s3server.sh start "$S3_DATA" "$S3_PORT" "$BUCKET" >"$LOGS/s3server-start.log" 2>&1 &
+	srv=$!
+	make_dataset || rec setup - dataset fail "" "" "" "" "" "could not lay out the dataset"
+	if ! wait $srv; then
+		rec setup - s3rver fail "" "" "" "" "" "s3rver did not start (logs/s3server-start.log)"
+		phase_end
+		exit 1
+	fi
+	sync
+	CURL_U=$S3_ENDPOINT/$BUCKET
 	phase_end
-	exit 1
-fi
-# s3rver takes ~20 s to start under TCG: lay the dataset out meanwhile.
-mkdir -p "$S3_DATA"
-tests/s3server/s3server.sh start "$S3_DATA" "$S3_PORT" "$BUCKET" >"$LOGS/s3server-start.log" 2>&1 &
-srv=$!
-make_dataset || rec setup - dataset fail "" "" "" "" "" "could not lay out the dataset"
-if ! wait $srv; then
-	rec setup - s3rver fail "" "" "" "" "" "s3rver did not start (logs/s3server-start.log)"
+	say "dataset: $(du -sh "$S3_DATA" | cut -f1) in $S3_DATA"
+	pin_tools
+
+	# FUSE for the peers.
+	modprobe fuse 2>/dev/null
+	mountpoint -q /sys/fs/fuse/connections || mount -t fusectl fusectl /sys/fs/fuse/connections 2>/dev/null
+	[ -c /dev/fuse ] || say "no /dev/fuse: the FUSE peers will fail"
+	command -v fusermount >/dev/null || say "no fusermount: the FUSE peers will fail"
+
+	phase_start "mount"
+	mount_all
 	phase_end
-	exit 1
-fi
-sync
-CURL_U=$S3_ENDPOINT/$BUCKET
-phase_end
-say "dataset: $(du -sh "$S3_DATA" | cut -f1) in $S3_DATA"
-pin_tools
+	phase_cold
+	phase_fill
+	phase_warm
+	phase_hot
+	has s3cachefs && [ "$PROFILE" = 1 ] && profile_s3cachefs
+	phase_meta
+	teardown
 
-# FUSE for the peers.
-modprobe fuse 2>/dev/null
-mountpoint -q /sys/fs/fuse/connections || mount -t fusectl fusectl /sys/fs/fuse/connections 2>/dev/null
-[ -c /dev/fuse ] || say "no /dev/fuse: the FUSE peers will fail"
-command -v fusermount >/dev/null || say "no fusermount: the FUSE peers will fail"
+	[ -n "$PIN_PID" ] && kill "$PIN_PID" 2>/dev/null
+	tests/s3server/s3server.sh stop "$S3_DATA" "$S3_PORT"
+	cp -f "$S3_DATA.s3server.log" "$LOGS/s3server.log" 2>/dev/null
+	printf 'total\t%s\n' "$(elapsed "$T_START")" >>"$PHASES"
+	dmesg >"$LOGS/dmesg.txt"
+	say "done in $(elapsed "$T_START") s"
+	return 0
+}
 
-phase_start "mount"
-mount_all
-phase_end
-phase_cold
-phase_warm
-phase_hot
-has s3cachefs && [ "$PROFILE" = 1 ] && profile_s3cachefs
-phase_meta
-teardown
-
-[ -n "$PIN_PID" ] && kill "$PIN_PID" 2>/dev/null
-tests/s3server/s3server.sh stop "$S3_DATA" "$S3_PORT"
-cp -f "$S3_DATA.s3server.log" "$LOGS/s3server.log" 2>/dev/null
-printf 'total\t%s\n' "$(elapsed "$T_START")" >>"$PHASES"
-dmesg >"$LOGS/dmesg.txt"
-say "done in $(elapsed "$T_START") s"
-exit 0
+main "$@"
+exit $?

@@ -463,7 +463,7 @@ sysfs = os.path.join(RUN, "logs", "s3cachefs-sysfs.log")
 if os.path.exists(sysfs):
     with open(sysfs) as f:
         txt = f.read()
-    m = re.findall(r"== (cold seq4|end)\n(.*)\n", txt)
+    m = re.findall(r"== (cold seq4|filled|end)\n(.*)\n", txt)
     for label, line in m:
         ev.append("s3cachefs counters after %s: `%s`" % (label, line.strip()))
 def stack_summary(path, comm="fio", top=5, depth=7):
@@ -491,7 +491,7 @@ def stack_summary(path, comm="fio", top=5, depth=7):
     return total, counts.most_common(top)
 
 
-for p in ("warm-seq1", "warm-rand4k", "cold-seq4"):
+for p in ("warm-seq1", "warm-seq4", "warm-rand4k", "cold-seq1"):
     stf = os.path.join(RUN, "logs", "stacks-%s.txt" % p)
     if os.path.exists(stf):
         total, common = stack_summary(stf)
@@ -501,7 +501,7 @@ for p in ("warm-seq1", "warm-rand4k", "cold-seq4"):
                       "none is a reader on the CPU or between calls):\n\n```\n%s\n```" % (
                           p, total, "\n".join("%4.0f%%  %s" % (100.0 * n / total, sig or "(running)")
                                               for sig, n in common)))
-for p in ("warm-seq1", "warm-rand4k", "cold-seq4"):
+for p in ("warm-seq1", "warm-seq4", "warm-rand4k", "cold-seq1"):
     pf = os.path.join(RUN, "logs", "profile-%s-comm.txt" % p)
     sf = os.path.join(RUN, "logs", "profile-%s.txt" % p)
     if os.path.exists(sf):
