@@ -74,4 +74,6 @@ fi
 if [ -f tests/s3server/package.json ]; then
 	(cd tests/s3server && npm ci --no-audit --no-fund --loglevel=error)
 fi
+# The independent SigV4 signer of tests/sigv4 (@smithy/signature-v4).
+[ -f tests/sigv4/package.json ] && (cd tests/sigv4 && npm ci --no-audit --no-fund --loglevel=error)
 echo "setup: done"
