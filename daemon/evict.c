@@ -37,6 +37,9 @@ struct s3d_cache_policy s3d_cache_default;
 const struct s3d_cache_policy *(*s3d_cache_policy_hook)(const char *bucket);
 struct s3d_evict_stats s3d_evict_stats;
 
+/* Every live mount's tracker, for s3d_cache_foreach() (metrics). */
+static struct s3d_list caches = { &caches, &caches };
+
 /* Evict down to this share of the limit, so one eviction is not followed
  * by another at the very next fetch. */
 #define LOW_WATER(limit)	((limit) - (limit) / 20)
@@ -47,6 +50,7 @@ struct cfile {
 };
 
 struct s3d_cache {
+	struct s3d_list all;	/* on caches while the mount lives */
 	uint32_t mount_id;
 	int refs;		/* the mount's, plus one per EVICT in flight */
 	bool dead;		/* the mount is gone */
@@ -465,6 +469,7 @@ struct s3d_cache *s3d_cache_open(uint32_t mount_id, int rootfd,
 	if (!c)
 		return NULL;
 	c->refs = 1;
+	s3d_list_init(&c->all);
 	c->mount_id = mount_id;
 	c->pol = *pol;
 	c->rootfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
@@ -482,6 +487,7 @@ struct s3d_cache *s3d_cache_open(uint32_t mount_id, int rootfd,
 	s3d_info("mount %u: %zu cached files, %llu bytes (limit %llu%s)",
 		 mount_id, c->nfiles, (unsigned long long)c->used,
 		 (unsigned long long)pol->limit, pol->limit ? "" : ": none");
+	s3d_list_add_tail(&c->all, &caches);
 	check(c, 0);
 	return c;
 }
@@ -490,6 +496,7 @@ void s3d_cache_close(struct s3d_cache *c)
 {
 	if (!c)
 		return;
+	s3d_list_del(&c->all);
 	c->dead = true;
 	cache_put(c);
 }
@@ -515,6 +522,17 @@ void s3d_cache_usage(const struct s3d_cache *c, uint64_t *used,
 {
 	*used = c ? c->used : 0;
 	*limit = c ? c->pol.limit : 0;
+}
+
+/* Call @fn for each live mount's tracker, oldest mount first. */
+void s3d_cache_foreach(void (*fn)(void *arg, uint32_t mount_id,
+				  const struct s3d_cache *c), void *arg)
+{
+	struct s3d_list *pos;
+
+	for (pos = caches.next; pos != &caches; pos = pos->next)
+		fn(arg, s3d_container_of(pos, struct s3d_cache, all)->mount_id,
+		   s3d_container_of(pos, struct s3d_cache, all));
 }
 
 /**

@@ -19,6 +19,11 @@
  * Nothing is started from inside s3d_xfer_submit(): submissions are queued
  * and started from the loop, so an operation's ->done() never runs while
  * that operation is still in the middle of submitting.
+ *
+ * Every attempt is counted in s3d_stats by operation: its HTTP status, its
+ * duration (libcurl's total time, so queueing and back-off are not in it),
+ * the body bytes; retries and final failures too. Plain increments on the
+ * loop thread, read by metrics.c on the same thread.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,6 +41,34 @@
 #define CURL_BUFFER		(256 << 10)
 
 struct s3d_stats s3d_stats;
+
+/* 1 ms .. 60 s: a small HEAD on a LAN to a large GET on a bad day. */
+const double s3d_lat_bounds[S3D_LAT_NR] = {
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+	0.5, 1, 2.5, 5, 10, 20, 30, 60,
+};
+
+static const char *const op_names[S3D_OP_NR] = {
+	[S3D_OP_GET] = "GET",
+	[S3D_OP_HEAD] = "HEAD",
+	[S3D_OP_LIST] = "LIST",
+	[S3D_OP_OTHER] = "OTHER",
+};
+
+const char *s3d_op_name(int op)
+{
+	return op >= 0 && op < S3D_OP_NR ? op_names[op] : "OTHER";
+}
+
+static int op_of(const char *what)
+{
+	int i;
+
+	for (i = 0; what && i < S3D_OP_OTHER; i++)
+		if (!strcmp(what, op_names[i]))
+			return i;
+	return S3D_OP_OTHER;
+}
 
 static struct {
 	int epfd;
@@ -139,13 +172,37 @@ void s3d_loop_unwatch(struct s3d_watch *w)
 	w->dead = true;
 }
 
+/**
+ * s3d_loop_unwatch_free() - unwatch @w and free() it after this batch
+ * @w: the first member of a malloc()ed object
+ *
+ * For watches whose owner goes away from inside a callback: the current
+ * epoll_wait() batch may still hold a pointer to @w, so the memory is
+ * released only once the batch is over. The caller closes the fd.
+ */
+void s3d_loop_unwatch_free(struct s3d_watch *w)
+{
+	s3d_loop_unwatch(w);
+	s3d_list_add_tail(&w->node, &loop.dead);
+}
+
+/* Change the events @w waits for. Return: 0 or -errno. */
+int s3d_loop_modify(struct s3d_watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	if (epoll_ctl(loop.epfd, EPOLL_CTL_MOD, w->fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
 /* ---- libcurl glue ---- */
 
 static void check_done(void);
 
 /* A libcurl socket: freed only after the current batch of events. */
 struct curl_sock {
-	struct s3d_watch w;
+	struct s3d_watch w;	/* first: s3d_loop_unwatch_free() */
 };
 
 static void curl_event(struct s3d_watch *w, uint32_t events)
@@ -172,8 +229,7 @@ static int sock_cb(CURL *easy, curl_socket_t s, int what, void *userp,
 	(void)userp;
 	if (what == CURL_POLL_REMOVE) {
 		if (cs) {
-			s3d_loop_unwatch(&cs->w);
-			s3d_list_add_tail(&cs->w.node, &loop.dead);
+			s3d_loop_unwatch_free(&cs->w);
 			curl_multi_assign(loop.multi, s, NULL);
 		}
 		return 0;
@@ -316,6 +372,7 @@ static size_t write_cb(char *p, size_t size, size_t n, void *ud)
 		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
 	x->body_bytes += len;
 	s3d_stats.bytes_in += len;
+	s3d_stats.op[x->op].bytes_in += len;
 	if (x->status >= 200 && x->status < 300) {
 		if (x->ops->body)
 			return x->ops->body(x, p, len);
@@ -403,6 +460,7 @@ static void schedule_retry(struct s3d_xfer *x, const char *why)
 	s3d_warn("%s %s: %s; retrying in %u ms (attempt %d of %d)", x->what,
 		 x->key, why, ms, x->attempt + 1, S3D_ATTEMPTS);
 	s3d_stats.retries++;
+	s3d_stats.op[x->op].retries++;
 	x->backoff.fn = backoff_fire;
 	s3d_timer_arm(&x->backoff, ms);
 }
@@ -462,11 +520,31 @@ static void xfer_finish(struct s3d_xfer *x)
 		schedule_retry(x, t);
 		return;
 	}
-	if (!s3d_xfer_ok(x))
+	if (!s3d_xfer_ok(x)) {
 		s3d_stats.failures++;
+		s3d_stats.op[x->op].failures++;
+	}
 	if (x->ops->done(x) == S3D_XFER_RETRY && x->can_retry)
 		schedule_retry(x, "incomplete response");
 	/* else: @x may be gone */
+}
+
+/* One attempt is over: its status and duration. */
+static void count_attempt(struct s3d_xfer *x)
+{
+	struct s3d_op_stats *st = &s3d_stats.op[x->op];
+	curl_off_t us = 0;
+	size_t i;
+
+	st->status[x->status >= 100 && x->status < 600 ? x->status : 0]++;
+	curl_easy_getinfo(x->easy, CURLINFO_TOTAL_TIME_T, &us);
+	if (us < 0)
+		us = 0;
+	for (i = 0; i < S3D_LAT_NR; i++)
+		if ((double)us <= s3d_lat_bounds[i] * 1e6)
+			break;
+	st->lat[i]++;
+	st->lat_sum_us += (uint64_t)us;
 }
 
 static void check_done(void)
@@ -484,6 +562,7 @@ static void check_done(void)
 			continue;
 		x->cres = m->data.result;
 		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+		count_attempt(x);
 		xfer_cleanup_attempt(x);
 		xfer_finish(x);
 	}
@@ -536,6 +615,7 @@ static void pump(void)
 			x->err = err;
 			x->can_retry = false;
 			s3d_stats.failures++;
+			s3d_stats.op[x->op].failures++;
 			x->ops->done(x);
 		}
 	}
@@ -554,6 +634,7 @@ void s3d_xfer_init(struct s3d_xfer *x, const struct s3d_xfer_ops *ops,
 	memset(x, 0, sizeof(*x));
 	x->ops = ops;
 	x->what = what;
+	x->op = op_of(what);
 	x->key = key;
 	s3d_buf_init(&x->resp, S3D_XML_MAX);
 	s3d_list_init(&x->node);
@@ -698,8 +779,24 @@ static void reap_dead(void)
 						       struct s3d_watch, node);
 
 		s3d_list_del(&w->node);
-		free(s3d_container_of(w, struct curl_sock, w));
+		free(w);	/* the start of its object */
 	}
+}
+
+unsigned int s3d_loop_inflight(void)
+{
+	return loop.inflight;
+}
+
+/* Transfers waiting for a slot (not those backing off before a retry). */
+unsigned int s3d_loop_queued(void)
+{
+	const struct s3d_list *pos;
+	unsigned int n = 0;
+
+	for (pos = loop.queue.next; pos && pos != &loop.queue; pos = pos->next)
+		n++;
+	return n;
 }
 
 void s3d_loop_fini(void)

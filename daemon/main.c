@@ -40,6 +40,7 @@
 #include <sys/signalfd.h>
 
 #include "s3cachefsd.h"
+#include "metrics.h"
 
 int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv);
 
@@ -69,6 +70,7 @@ enum {
 	OPT_SELFTEST,
 	OPT_CACHE_LIMIT,
 	OPT_MIN_FREE,
+	OPT_METRICS,
 };
 
 static const struct option long_opts[] = {
@@ -87,6 +89,7 @@ static const struct option long_opts[] = {
 	{ "selftest", no_argument, NULL, OPT_SELFTEST },
 	{ "cache-limit", required_argument, NULL, OPT_CACHE_LIMIT },
 	{ "min-free", required_argument, NULL, OPT_MIN_FREE },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -110,6 +113,9 @@ static void usage(FILE *f)
 "                       cache holds more (bytes, or K/M/G/T; default unlimited)\n"
 "  --min-free SIZE|N%%   per mount: also evict while the cache device has less\n"
 "                       free space than this (default none)\n"
+"  --metrics ADDR       serve Prometheus metrics on http://ADDR/metrics\n"
+"                       (HOST:PORT, [V6]:PORT or PORT; use loopback, e.g.\n"
+"                       127.0.0.1:9464; default off)\n"
 "  -f, --foreground     stay in the foreground, log to stderr (default)\n"
 "  -d, --daemonize      detach once registered, log to syslog\n"
 "  -v, --verbose        debug logging\n"
@@ -196,6 +202,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 					optarg);
 				return -EINVAL;
 			}
+			break;
+		case OPT_METRICS:
+			s3d_metrics_addr = optarg;
 			break;
 		default:
 			usage(stderr);
@@ -355,7 +364,7 @@ int main(int argc, char **argv)
 	if (o.selftest)
 		err = s3d_selftest(&s3, argc - optind, argv + optind);
 	else
-		err = run_daemon(&o);
+		err = s3d_metrics_start(s3d_metrics_addr) ?: run_daemon(&o);
 
 	s3d_loop_fini();
 out_s3:

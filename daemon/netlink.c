@@ -34,6 +34,7 @@
 #include <netlink/socket.h>
 
 #include "s3cachefsd.h"
+#include "metrics.h"
 
 #define RCVBUF_BYTES		(8 << 20)
 #define REGISTER_TIMEOUT_MS	5000
@@ -302,6 +303,7 @@ static void nl_reply(struct s3d_req *r, int status)
 	struct nl_msg *msg;
 	int err;
 
+	s3d_metrics_kreq(r, status);
 	msg = s3d_nl_build_reply(r, status, nl.family);
 	if (!msg) {
 		s3d_err("%s reply to request %llu: out of memory",

@@ -320,6 +320,7 @@ struct s3d_xfer {
 	bool can_retry;			/* done() may return S3D_XFER_RETRY */
 
 	/* Engine private. */
+	int op;				/* enum s3d_op, from @what */
 	CURL *easy;
 	struct curl_slist *hl;
 	struct s3d_list node;
@@ -327,11 +328,40 @@ struct s3d_xfer {
 	bool queued;
 };
 
+/* What the engine counts per operation (metrics.c exposes it). */
+enum s3d_op {
+	S3D_OP_GET,
+	S3D_OP_HEAD,
+	S3D_OP_LIST,
+	S3D_OP_OTHER,
+	S3D_OP_NR,
+};
+
+/* Upper bounds (seconds) of the latency histogram buckets; +Inf follows. */
+#define S3D_LAT_NR	16
+extern const double s3d_lat_bounds[S3D_LAT_NR];
+
+/*
+ * @status: attempts by the HTTP status answered (100..599); index 0:
+ *	attempts that got no (valid) status: connect/TLS errors, timeouts
+ * @lat: attempts by duration, per bucket (not cumulative); [S3D_LAT_NR]
+ *	is the +Inf overflow
+ */
+struct s3d_op_stats {
+	uint64_t status[600];
+	uint64_t bytes_in;
+	uint64_t retries;
+	uint64_t failures;
+	uint64_t lat[S3D_LAT_NR + 1];
+	uint64_t lat_sum_us;
+};
+
 struct s3d_stats {
 	uint64_t requests;
 	uint64_t retries;
 	uint64_t failures;
 	uint64_t bytes_in;
+	struct s3d_op_stats op[S3D_OP_NR];
 };
 
 extern struct s3d_stats s3d_stats;
@@ -341,6 +371,11 @@ void s3d_loop_fini(void);
 int s3d_loop_watch(struct s3d_watch *w, int fd, uint32_t events,
 		   void (*cb)(struct s3d_watch *w, uint32_t events));
 void s3d_loop_unwatch(struct s3d_watch *w);
+int s3d_loop_modify(struct s3d_watch *w, uint32_t events);
+void s3d_loop_unwatch_free(struct s3d_watch *w);
+unsigned int s3d_loop_inflight(void);
+unsigned int s3d_loop_queued(void);
+const char *s3d_op_name(int op);
 int s3d_loop_run(bool (*until)(void *arg), void *arg);
 void s3d_loop_stop(void);
 void s3d_timer_arm(struct s3d_timer *t, uint64_t delay_ms);
@@ -499,6 +534,8 @@ void s3d_cache_fetching(struct s3d_cache *c, uint64_t len);
 void s3d_cache_fetched(struct s3d_cache *c, const char *path);
 void s3d_cache_usage(const struct s3d_cache *c, uint64_t *used,
 		     uint64_t *limit);
+void s3d_cache_foreach(void (*fn)(void *arg, uint32_t mount_id,
+				  const struct s3d_cache *c), void *arg);
 int s3d_parse_size(const char *s, uint64_t *out);
 int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 
