@@ -1,25 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * AWS credentials: a chain of providers, tried in order, first one wins.
+ * AWS credentials: the standard chain of providers, tried in order, the
+ * first one that has credentials wins.
  *
- *   env      AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
- *   profile  AWS_SHARED_CREDENTIALS_FILE (default ~/.aws/credentials),
- *            section AWS_PROFILE (default "default")
+ *   env           AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
+ *   shared files  ~/.aws/credentials ([NAME]) then ~/.aws/config
+ *                 ([profile NAME], [default]); AWS_SHARED_CREDENTIALS_FILE,
+ *                 AWS_CONFIG_FILE, AWS_PROFILE
+ *   web identity  AWS_WEB_IDENTITY_TOKEN_FILE + AWS_ROLE_ARN, or the
+ *                 profile's web_identity_token_file + role_arn: STS
+ *                 AssumeRoleWithWebIdentity (creds_http.c)
+ *   container     AWS_CONTAINER_CREDENTIALS_RELATIVE_URI / _FULL_URI
+ *   IMDSv2        EC2 instance metadata (AWS_EC2_METADATA_SERVICE_ENDPOINT,
+ *                 AWS_EC2_METADATA_DISABLED)
  *
- * The production chain (web identity token, EC2/ECS instance metadata)
- * slots in as further entries of providers[]; those credentials expire, so
- * the loader is also what SIGHUP (and later a refresh timer) calls.
+ * A provider that is not configured passes; one that is configured and
+ * fails stops the chain, so a broken web identity setup is an error rather
+ * than a silent fall-through to the instance's role. The last three give
+ * temporary credentials; creds_watch.c refreshes them before they expire.
  */
 #include <errno.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "s3cachefsd.h"
+#include "creds_int.h"
 
-static void free_secret(char *s)
+void creds_free_secret(char *s)
 {
 	if (s) {
 		explicit_bzero(s, strlen(s));
@@ -27,28 +37,67 @@ static void free_secret(char *s)
 	}
 }
 
-void s3d_creds_clear(struct s3d_creds *c)
+static void creds_free_keys(struct s3d_creds *c)
 {
 	free(c->access_key);
-	free_secret(c->secret_key);
-	free_secret(c->token);
+	creds_free_secret(c->secret_key);
+	creds_free_secret(c->token);
+	c->access_key = c->secret_key = c->token = NULL;
+	c->source = NULL;
+	c->expires = 0;
+	c->provider = NULL;
+}
+
+/**
+ * s3d_creds_clear() - stop refreshing and free the credentials
+ * @c: zeroed afterwards
+ */
+void s3d_creds_clear(struct s3d_creds *c)
+{
+	s3d_creds_unwatch(c);
+	creds_free_keys(c);
 	memset(c, 0, sizeof(*c));
 }
 
-static int creds_set(struct s3d_creds *c, const char *ak, const char *sk,
-		     const char *token, const char *source)
+/* Replace @dst's keys with @src's (which is left empty); @dst's watch stays. */
+void creds_move(struct s3d_creds *dst, struct s3d_creds *src)
 {
-	s3d_creds_clear(c);
+	creds_free_keys(dst);
+	dst->access_key = src->access_key;
+	dst->secret_key = src->secret_key;
+	dst->token = src->token;
+	dst->source = src->source;
+	dst->expires = src->expires;
+	dst->provider = src->provider;
+	memset(src, 0, sizeof(*src));
+}
+
+int creds_set(struct s3d_creds *c, const char *ak, const char *sk,
+	      const char *token, time_t expires, const char *source)
+{
+	creds_free_keys(c);
 	c->access_key = strdup(ak);
 	c->secret_key = strdup(sk);
 	c->token = token && *token ? strdup(token) : NULL;
 	if (!c->access_key || !c->secret_key || (token && *token && !c->token)) {
-		s3d_creds_clear(c);
+		creds_free_keys(c);
 		return -ENOMEM;
 	}
+	c->expires = expires;
 	c->source = source;
 	return 0;
 }
+
+void creds_why(struct creds_job *j, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(j->why, sizeof(j->why), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- env ---- */
 
 /* Return: 0, -ENOENT if the variables are not set, -ENOMEM. */
 int s3d_creds_from_env(struct s3d_creds *c)
@@ -58,38 +107,27 @@ int s3d_creds_from_env(struct s3d_creds *c)
 
 	if (!ak || !*ak || !sk || !*sk)
 		return -ENOENT;
-	return creds_set(c, ak, sk, getenv("AWS_SESSION_TOKEN"), "environment");
+	return creds_set(c, ak, sk, getenv("AWS_SESSION_TOKEN"), 0,
+			 "environment");
 }
 
-struct profile_scan {
-	const char *profile;
-	char *ak, *sk, *token;
-	int err;
+static int env_start(struct creds_job *j)
+{
+	int err = s3d_creds_from_env(&j->out);
+
+	if (err == -ENOENT)
+		creds_why(j, "AWS_ACCESS_KEY_ID%s not set",
+			  getenv("AWS_ACCESS_KEY_ID") ?
+			  "" : "/AWS_SECRET_ACCESS_KEY");
+	return err;
+}
+
+const struct s3d_creds_provider creds_env = {
+	.name = "environment",
+	.start = env_start,
 };
 
-static int scan_kv(struct profile_scan *ps, const char *section,
-		   const char *name, const char *value)
-{
-	char **slot = NULL;
-
-	if (strcmp(section, ps->profile))
-		return 1;
-	if (!strcmp(name, "aws_access_key_id"))
-		slot = &ps->ak;
-	else if (!strcmp(name, "aws_secret_access_key"))
-		slot = &ps->sk;
-	else if (!strcmp(name, "aws_session_token"))
-		slot = &ps->token;
-	if (!slot)
-		return 1;
-	free_secret(*slot);
-	*slot = strdup(value);
-	if (!*slot) {
-		ps->err = -ENOMEM;
-		return 0;
-	}
-	return 1;
-}
+/* ---- shared files ---- */
 
 static char *trim(char *s)
 {
@@ -104,51 +142,212 @@ static char *trim(char *s)
 	return s;
 }
 
-/*
- * The subset of INI the AWS CLI writes: [section], key = value, full-line
- * # and ; comments. Not libinih: Debian's build truncates lines at 200
- * bytes (INI_MAX_LINE) without telling the caller, and session tokens are
- * around a kilobyte, so it would hand back a silently corrupted token.
- */
-static int parse_ini(const char *file, struct profile_scan *ps)
+struct ini_scan {
+	const char *file;
+	bool config;		/* sections are "profile NAME" (and "default") */
+	struct creds_profile *p;
+	char *why;
+	size_t whylen;
+};
+
+static bool section_matches(const struct ini_scan *s, const char *sec)
 {
-	char *line = NULL, section[256] = "", *s, *eq;
+	const char *name = s->p->name;
+
+	if (!s->config)
+		return !strcmp(sec, name);
+	if (!strcmp(sec, "default"))
+		return !strcmp(name, "default");
+	if (strncmp(sec, "profile", 7) || (sec[7] != ' ' && sec[7] != '\t'))
+		return false;
+	sec += 7;
+	while (*sec == ' ' || *sec == '\t')
+		sec++;
+	return !strcmp(sec, name);
+}
+
+static int store_kv(struct ini_scan *s, const char *name, const char *value)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+		{ "aws_access_key_id", offsetof(struct creds_profile, ak) },
+		{ "aws_secret_access_key", offsetof(struct creds_profile, sk) },
+		{ "aws_session_token", offsetof(struct creds_profile, token) },
+		{ "web_identity_token_file",
+		  offsetof(struct creds_profile, web_identity_token_file) },
+		{ "role_arn", offsetof(struct creds_profile, role_arn) },
+		{ "role_session_name",
+		  offsetof(struct creds_profile, role_session_name) },
+		{ "region", offsetof(struct creds_profile, region) },
+		{ "source_profile",
+		  offsetof(struct creds_profile, source_profile) },
+		{ "credential_process",
+		  offsetof(struct creds_profile, credential_process) },
+	};
+	size_t i;
+
+	for (i = 0; i < S3D_ARRAY_SIZE(keys); i++) {
+		char **slot = (char **)((char *)s->p + keys[i].off);
+
+		if (strcmp(name, keys[i].key))
+			continue;
+		creds_free_secret(*slot);
+		*slot = strdup(value);
+		if (!*slot)
+			return -ENOMEM;
+		if (i < 3)
+			s->p->keys_from_config = s->config;
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * The subset of INI the AWS CLI reads: [section], key = value, full-line
+ * # and ; comments, and indented "sub = value" lines below a key with an
+ * empty value (nested settings such as s3 =, skipped). Anything else is a
+ * syntax error, reported as file:line: the CLI refuses such files too.
+ * Not libinih: Debian's build truncates lines at 200 bytes (INI_MAX_LINE)
+ * without telling the caller, and session tokens are around a kilobyte.
+ *
+ * Return: 0, -ENOENT if the file does not exist, -EINVAL, -errno.
+ */
+static int parse_ini(struct ini_scan *s)
+{
+	char *line = NULL, *t, *eq;
 	size_t cap = 0;
-	int lineno = 0;
+	int lineno = 0, err = 0;
+	bool in = false, nested = false;
 	FILE *f;
 
-	f = fopen(file, "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) >= 0) {
-		lineno++;
-		s = trim(line);
-		if (!*s || *s == '#' || *s == ';')
-			continue;
-		if (*s == '[') {
-			char *end = strchr(s, ']');
+	f = fopen(s->file, "re");
+	if (!f) {
+		err = -errno;
+		if (err != -ENOENT)
+			snprintf(s->why, s->whylen, "%s: %s", s->file,
+				 strerror(-err));
+		return err;
+	}
+	while (!err && getline(&line, &cap, f) >= 0) {
+		bool indented = line[0] == ' ' || line[0] == '\t';
 
-			if (!end) {
-				s3d_warn("%s: syntax error on line %d (ignored)",
-					 file, lineno);
-				continue;
+		lineno++;
+		t = trim(line);
+		if (!*t || *t == '#' || *t == ';')
+			continue;
+		if (*t == '[') {
+			char *end = strchr(t, ']');
+
+			if (!end || *trim(end + 1)) {
+				snprintf(s->why, s->whylen,
+					 "%s:%d: bad section header",
+					 s->file, lineno);
+				err = -EINVAL;
+				break;
 			}
 			*end = '\0';
-			snprintf(section, sizeof(section), "%s", trim(s + 1));
+			in = section_matches(s, trim(t + 1));
+			s->p->found |= in;
+			nested = false;
 			continue;
 		}
-		eq = strchr(s, '=');
-		if (!eq)
+		eq = strchr(t, '=');
+		if (!eq || eq == t) {
+			snprintf(s->why, s->whylen,
+				 "%s:%d: expected 'name = value'", s->file,
+				 lineno);
+			err = -EINVAL;
+			break;
+		}
+		if (indented && nested)
 			continue;
 		*eq = '\0';
-		if (!scan_kv(ps, section, trim(s), trim(eq + 1)))
-			break;
+		nested = !*trim(eq + 1);
+		if (in)
+			err = store_kv(s, trim(t), trim(eq + 1));
 	}
 	if (line)
 		explicit_bzero(line, cap);
 	free(line);
 	fclose(f);
-	return ps->err;
+	return err;
+}
+
+static int home_file(char *out, size_t len, const char *env, const char *rel)
+{
+	const char *v = getenv(env), *home;
+	struct passwd *pw;
+
+	if (v && *v) {
+		snprintf(out, len, "%s", v);
+		return 0;
+	}
+	home = getenv("HOME");
+	if (!home || !*home) {
+		pw = getpwuid(getuid());
+		home = pw ? pw->pw_dir : NULL;
+	}
+	if (!home)
+		return -ENOENT;
+	snprintf(out, len, "%s/%s", home, rel);
+	return 0;
+}
+
+void creds_profile_free(struct creds_profile *p)
+{
+	free(p->ak);
+	creds_free_secret(p->sk);
+	creds_free_secret(p->token);
+	free(p->web_identity_token_file);
+	free(p->role_arn);
+	free(p->role_session_name);
+	free(p->region);
+	free(p->source_profile);
+	free(p->credential_process);
+	memset(p, 0, sizeof(*p));
+}
+
+/**
+ * creds_profile_load() - read one profile from the config and credentials files
+ * @p: filled (free with creds_profile_free())
+ * @name: the profile; NULL for $AWS_PROFILE or "default"
+ * @why: on error, the file:line and what is wrong
+ * @whylen: its size
+ *
+ * The credentials file wins over the config file, key by key.
+ *
+ * Return: 0 (also when no file has the profile: see @p->found), -EINVAL for
+ * a malformed file, -ENOMEM, -errno for an unreadable file.
+ */
+int creds_profile_load(struct creds_profile *p, const char *name,
+		       char *why, size_t whylen)
+{
+	struct ini_scan s = { .p = p, .why = why, .whylen = whylen };
+	const char *env = getenv("AWS_PROFILE");
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->named = (name && *name) || (env && *env);
+	p->name = name && *name ? name : env && *env ? env : "default";
+	if (!home_file(p->config_file, sizeof(p->config_file),
+		       "AWS_CONFIG_FILE", ".aws/config")) {
+		s.file = p->config_file;
+		s.config = true;
+		err = parse_ini(&s);
+		if (err && err != -ENOENT)
+			return err;
+	}
+	if (!home_file(p->cred_file, sizeof(p->cred_file),
+		       "AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials")) {
+		s.file = p->cred_file;
+		s.config = false;
+		err = parse_ini(&s);
+		if (err && err != -ENOENT)
+			return err;
+	}
+	return 0;
 }
 
 /**
@@ -157,87 +356,202 @@ static int parse_ini(const char *file, struct profile_scan *ps)
  * @file: the file; NULL for $AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials
  * @profile: the section; NULL for $AWS_PROFILE or "default"
  *
- * Return: 0, -ENOENT (no file, or no such profile with both keys), -ENOMEM.
+ * Return: 0, -ENOENT (no file, or no such profile with both keys),
+ * -EINVAL (malformed file, logged), -ENOMEM.
  */
 int s3d_creds_from_profile(struct s3d_creds *c, const char *file,
 			   const char *profile)
 {
-	struct profile_scan ps = { 0 };
-	char path[4096];
+	struct creds_profile p = { 0 };
+	struct ini_scan s = { .p = &p, .why = (char[CREDS_WHY_MAX]){ 0 },
+			      .whylen = CREDS_WHY_MAX };
+	const char *env = getenv("AWS_PROFILE");
 	int err;
 
-	if (!file)
-		file = getenv("AWS_SHARED_CREDENTIALS_FILE");
-	if (!file) {
-		const char *home = getenv("HOME");
-		struct passwd *pw;
-
-		if (!home) {
-			pw = getpwuid(getuid());
-			home = pw ? pw->pw_dir : NULL;
-		}
-		if (!home)
-			return -ENOENT;
-		snprintf(path, sizeof(path), "%s/.aws/credentials", home);
-		file = path;
-	}
-	if (!profile)
-		profile = getenv("AWS_PROFILE");
-	if (!profile || !*profile)
-		profile = "default";
-	ps.profile = profile;
-
-	err = parse_ini(file, &ps);
-	if (!err && (!ps.ak || !ps.sk))
+	p.name = profile && *profile ? profile : env && *env ? env : "default";
+	if (file)
+		snprintf(p.cred_file, sizeof(p.cred_file), "%s", file);
+	else if (home_file(p.cred_file, sizeof(p.cred_file),
+			   "AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials"))
+		return -ENOENT;
+	s.file = p.cred_file;
+	err = parse_ini(&s);
+	if (err && err != -ENOENT)
+		s3d_err("credentials: %s", s.why);
+	if (!err && (!p.ak || !p.sk))
 		err = -ENOENT;
 	if (!err)
-		err = creds_set(c, ps.ak, ps.sk, ps.token, "shared credentials file");
+		err = creds_set(c, p.ak, p.sk, p.token, 0,
+				"shared credentials file");
 	if (err == -ENOENT)
-		s3d_dbg("no credentials for profile '%s' in %s", profile, file);
-	free(ps.ak);
-	free_secret(ps.sk);
-	free_secret(ps.token);
+		s3d_dbg("no credentials for profile '%s' in %s", p.name,
+			p.cred_file);
+	creds_profile_free(&p);
 	return err;
 }
 
-static int from_profile_default(struct s3d_creds *c)
+static int shared_start(struct creds_job *j)
 {
-	return s3d_creds_from_profile(c, NULL, NULL);
+	struct creds_profile *p = j->prof;
+
+	if (p->ak && p->sk)
+		return creds_set(&j->out, p->ak, p->sk, p->token, 0,
+				 p->keys_from_config ? "shared config file" :
+				 "shared credentials file");
+	if (p->named && !p->found) {
+		/* The CLI refuses an unknown profile; so do we. */
+		creds_why(j, "profile '%s' is in neither %s nor %s", p->name,
+			  p->config_file, p->cred_file);
+		j->fatal = true;
+		return -ENOENT;
+	}
+	if (p->ak || p->sk) {
+		creds_why(j, "profile '%s' has only one of aws_access_key_id and aws_secret_access_key",
+			  p->name);
+		return -EINVAL;
+	}
+	if (!p->role_arn && p->credential_process) {
+		creds_why(j, "profile '%s': credential_process is not supported",
+			  p->name);
+		return -EOPNOTSUPP;
+	}
+	if (p->role_arn && !p->web_identity_token_file) {
+		creds_why(j, "profile '%s': role_arn without web_identity_token_file (source_profile, credential_source) is not supported",
+			  p->name);
+		return -EOPNOTSUPP;
+	}
+	creds_why(j, "no keys for profile '%s'%s", p->name,
+		  p->found ? "" : " (no such profile)");
+	return -ENOENT;
 }
 
-static const struct {
-	const char *name;
-	int (*load)(struct s3d_creds *c);
-} providers[] = {
-	{ "environment", s3d_creds_from_env },
-	{ "profile", from_profile_default },
-	/* later: web identity (AWS_WEB_IDENTITY_TOKEN_FILE), ECS, IMDSv2 */
+const struct s3d_creds_provider creds_shared = {
+	.name = "shared files",
+	.start = shared_start,
 };
 
-/**
- * s3d_creds_load() - run the provider chain
- * @c: filled on success (previous contents freed)
- *
- * Return: 0, -ENOENT if no provider had credentials, -ENOMEM.
- */
-int s3d_creds_load(struct s3d_creds *c)
+/* ---- the chain ---- */
+
+static const struct s3d_creds_provider *const chain[] = {
+	&creds_env, &creds_shared, &creds_web_identity, &creds_container,
+	&creds_imds,
+};
+
+void creds_job_init(struct creds_job *j, const struct s3d_creds_provider *p,
+		    struct creds_profile *prof)
 {
-	struct s3d_creds n = { 0 };
+	memset(j, 0, sizeof(*j));
+	j->p = p;
+	j->prof = prof;
+	s3d_buf_init(&j->h.resp, CREDS_RESP_MAX);
+}
+
+void creds_job_fini(struct creds_job *j)
+{
+	creds_http_reset(&j->h);
+	s3d_buf_free(&j->h.resp);
+	creds_free_secret(j->imds_token);
+	creds_free_keys(&j->out);
+	memset(j, 0, sizeof(*j));
+}
+
+/* Run the next step: the provider's start, or its step after a request. */
+int creds_job_next(struct creds_job *j)
+{
+	int err;
+
+	if (!j->h.url) {
+		err = j->p->start(j);
+	} else {
+		err = j->p->step ? j->p->step(j) : -EINVAL;
+	}
+	if (!err)
+		j->out.provider = j->p;
+	return err;
+}
+
+static int run_sync(struct creds_job *j)
+{
+	int err = creds_job_next(j);
+
+	while (err == CREDS_MORE) {
+		CURL *e = creds_http_easy(&j->h);
+
+		if (!e)
+			return -ENOMEM;
+		creds_http_finish(&j->h, curl_easy_perform(e));
+		err = creds_job_next(j);
+	}
+	return err;
+}
+
+/**
+ * s3d_creds_resolve() - run the provider chain, synchronously
+ * @c: filled on success (previous keys freed); untouched on failure
+ * @profile: profile in the shared files; NULL for $AWS_PROFILE or "default"
+ *
+ * For startup, SIGHUP and s3cachectl: it may wait for the network (STS,
+ * container endpoint, instance metadata; the latter with a 1 s connect
+ * timeout so a host that is not on EC2 falls through quickly). If @c is
+ * watched, its refresh is re-armed for the new expiry.
+ *
+ * Return: 0; -ENOENT if no provider had credentials; else the -errno of the
+ * provider that is configured but failed. Failures are logged with what
+ * each provider said.
+ */
+int s3d_creds_resolve(struct s3d_creds *c, const char *profile)
+{
+	struct s3d_buf said;
+	struct creds_profile prof;
+	struct creds_job j;
+	char why[CREDS_WHY_MAX] = "";
 	size_t i;
 	int err;
 
-	for (i = 0; i < S3D_ARRAY_SIZE(providers); i++) {
-		err = providers[i].load(&n);
-		if (err == -ENOENT)
-			continue;
-		if (err < 0) {
-			s3d_err("credentials from %s: %s", providers[i].name,
-				strerror(-err));
-			return err;
-		}
-		s3d_creds_clear(c);
-		*c = n;
-		return 0;
+	s3d_buf_init(&said, 0);
+	err = creds_profile_load(&prof, profile, why, sizeof(why));
+	if (err) {
+		s3d_err("credentials: %s", why[0] ? why : strerror(-err));
+		creds_profile_free(&prof);
+		s3d_buf_free(&said);
+		return err;
 	}
-	return -ENOENT;
+	err = -ENOENT;
+	for (i = 0; i < S3D_ARRAY_SIZE(chain); i++) {
+		creds_job_init(&j, chain[i], &prof);
+		err = run_sync(&j);
+		if (!err)
+			break;
+		s3d_buf_addf(&said, "%s%s: %s", said.len ? "; " : "",
+			     chain[i]->name, j.why[0] ? j.why : strerror(-err));
+		if (err != -ENOENT || j.fatal)
+			break;
+		creds_job_fini(&j);
+	}
+	if (err) {
+		s3d_err("no AWS credentials for profile '%s': %s", prof.name,
+			s3d_buf_str(&said));
+	} else {
+		if (said.len)
+			s3d_dbg("credentials: %s", s3d_buf_str(&said));
+		creds_move(c, &j.out);
+		if (c->watcher)
+			creds_watch_rearm(c);
+	}
+	if (i < S3D_ARRAY_SIZE(chain))
+		creds_job_fini(&j);
+	creds_profile_free(&prof);
+	s3d_buf_free(&said);
+	return err;
+}
+
+/**
+ * s3d_creds_load() - run the provider chain for $AWS_PROFILE or "default"
+ * @c: filled on success (previous keys freed); untouched on failure
+ *
+ * Return: as s3d_creds_resolve().
+ */
+int s3d_creds_load(struct s3d_creds *c)
+{
+	return s3d_creds_resolve(c, NULL);
 }

@@ -425,8 +425,10 @@ static int easy_setup(struct s3d_xfer *x)
 	rc |= curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)CURL_BUFFER);
 	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
 	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (loop.ca_bundle)
-		rc |= curl_easy_setopt(e, CURLOPT_CAINFO, loop.ca_bundle);
+	/* A bucket's own CA bundle (config), else the daemon-wide one. */
+	if (x->req.ca_bundle || loop.ca_bundle)
+		rc |= curl_easy_setopt(e, CURLOPT_CAINFO,
+				       x->req.ca_bundle ?: loop.ca_bundle);
 	return rc ? -EINVAL : 0;
 }
 

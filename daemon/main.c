@@ -40,22 +40,23 @@
 #include <sys/signalfd.h>
 
 #include "s3cachefsd.h"
+#include "config.h"
 #include "metrics.h"
 
 int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv);
 
 struct options {
-	const char *endpoint;
-	const char *region;
-	const char *ca_bundle;
-	int path_style;		/* -1: by endpoint */
-	bool anonymous;
+	struct s3d_conf cli;	/* what the flags set: laid over [global] */
+	const char *config;	/* --config, or NULL */
+	bool check_config;
 	bool daemonize;
-	unsigned int max_inflight;
 	bool selftest;
 };
 
-static struct s3d_s3 s3;
+/* The flags, kept to lay them over the file again at each reload. */
+static struct options opts;
+/* The configuration in force (the file's with the flags over it). */
+static struct s3d_conf *conf;
 static struct s3d_watch sigw;
 static int sigfd = -1;
 
@@ -71,6 +72,8 @@ enum {
 	OPT_CACHE_LIMIT,
 	OPT_MIN_FREE,
 	OPT_METRICS,
+	OPT_CONFIG,
+	OPT_CHECK_CONFIG,
 };
 
 static const struct option long_opts[] = {
@@ -90,6 +93,8 @@ static const struct option long_opts[] = {
 	{ "cache-limit", required_argument, NULL, OPT_CACHE_LIMIT },
 	{ "min-free", required_argument, NULL, OPT_MIN_FREE },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -98,8 +103,14 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: s3cachefsd [options]\n"
 "       s3cachefsd [options] --selftest COMMAND ARGS...\n"
+"       s3cachefsd [--config PATH] --check-config\n"
 "Fill daemon for the s3cachefs kernel module.\n"
 "\n"
+"  --config PATH        configuration file (default $S3CACHEFSD_CONFIG, else\n"
+"                       " S3D_CONF_DEFAULT ", if it exists);\n"
+"                       the flags below override its [global] section\n"
+"  --check-config       check the configuration file, print its errors as\n"
+"                       FILE:LINE: message; exit 0 if valid, 2 if not\n"
 "  --endpoint URL       S3 endpoint (default https://s3.REGION.amazonaws.com)\n"
 "  --region R           signing region (default $AWS_REGION, $AWS_DEFAULT_REGION,\n"
 "                       us-east-1)\n"
@@ -122,7 +133,8 @@ static void usage(FILE *f)
 "  -V, --version        print the version\n"
 "\n"
 "Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN], else\n"
-"~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE). SIGHUP reloads.\n"
+"~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE), or a config\n"
+"section's profile. SIGHUP re-reads the configuration and the credentials.\n"
 "\n"
 "--selftest (debugging without the module):\n"
 "  list BUCKET PREFIX            list one level (all pages)\n"
@@ -139,20 +151,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 	char *end;
 	int c;
 
-	*o = (struct options){ .path_style = -1, .max_inflight = 64 };
+	memset(o, 0, sizeof(*o));
+	s3d_conf_init(&o->cli);
 	while ((c = getopt_long(argc, argv, "+fdvhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_ENDPOINT:
-			o->endpoint = optarg;
+			o->cli.global.endpoint = optarg;
 			break;
 		case OPT_REGION:
-			o->region = optarg;
+			o->cli.global.region = optarg;
 			break;
 		case OPT_PATH_STYLE:
-			o->path_style = 1;
+			o->cli.global.path_style = 1;
 			break;
 		case OPT_VIRTUAL_HOST:
-			o->path_style = 0;
+			o->cli.global.path_style = 0;
 			break;
 		case OPT_MAX_INFLIGHT:
 			errno = 0;
@@ -162,13 +175,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 					optarg);
 				return -EINVAL;
 			}
-			o->max_inflight = (unsigned int)n;
+			o->cli.max_inflight = (unsigned int)n;
 			break;
 		case OPT_ANONYMOUS:
-			o->anonymous = true;
+			o->cli.global.anonymous = 1;
 			break;
 		case OPT_CA_BUNDLE:
-			o->ca_bundle = optarg;
+			o->cli.global.ca_bundle = optarg;
+			break;
+		case OPT_CONFIG:
+			o->config = optarg;
+			break;
+		case OPT_CHECK_CONFIG:
+			o->check_config = true;
 			break;
 		case 'f':
 			o->daemonize = false;
@@ -177,7 +196,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->daemonize = true;
 			break;
 		case 'v':
-			s3d_log_level = S3D_LOG_DEBUG;
+			o->cli.log_level = S3D_LOG_DEBUG;
 			break;
 		case 'h':
 			usage(stdout);
@@ -190,14 +209,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->selftest = true;
 			break;
 		case OPT_CACHE_LIMIT:
-			if (s3d_parse_size(optarg, &s3d_cache_default.limit)) {
+			o->cli.has_cache_limit = true;
+			if (s3d_parse_size(optarg, &o->cli.cache.limit)) {
 				fprintf(stderr, "s3cachefsd: --cache-limit: want bytes (e.g. 10G), got '%s'\n",
 					optarg);
 				return -EINVAL;
 			}
 			break;
 		case OPT_MIN_FREE:
-			if (s3d_parse_min_free(optarg, &s3d_cache_default)) {
+			o->cli.has_min_free = true;
+			if (s3d_parse_min_free(optarg, &o->cli.cache)) {
 				fprintf(stderr, "s3cachefsd: --min-free: want bytes or a percentage (e.g. 5%%), got '%s'\n",
 					optarg);
 				return -EINVAL;
@@ -205,6 +226,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_METRICS:
 			s3d_metrics_addr = optarg;
+			o->cli.metrics = optarg;
 			break;
 		default:
 			usage(stderr);
@@ -215,30 +237,98 @@ static int parse_args(int argc, char **argv, struct options *o)
 		usage(stderr);
 		return -EINVAL;
 	}
-	/* $AWS_CA_BUNDLE only ever names the CA file; nothing else is read. */
-	if (!o->ca_bundle && getenv("AWS_CA_BUNDLE") && *getenv("AWS_CA_BUNDLE"))
-		o->ca_bundle = getenv("AWS_CA_BUNDLE");
 	return 0;
 }
 
-static int load_creds(void)
+/*
+ * Read the configuration file and lay the flags over it. Every bad line
+ * is reported as FILE:LINE: message: on stderr at start (and for
+ * --check-config), in the log on a reload.
+ *
+ * Return: the configuration, or NULL (the errors were reported).
+ */
+static struct s3d_conf *conf_read(bool at_start)
 {
+	struct s3d_conf *c;
+	struct s3d_buf errs;
+	bool must_exist;
+	const char *path = s3d_conf_path(opts.config, &must_exist);
+	char *line, *save = NULL;
 	int err;
 
-	if (s3.anonymous) {
-		s3d_info("anonymous: requests are not signed");
-		return 0;
+	s3d_buf_init(&errs, 0);
+	err = s3d_conf_load(path, must_exist, &c, &errs);
+	if (!err)
+		err = s3d_conf_override(c, &opts.cli);
+	if (err == -ENOMEM)
+		s3d_buf_addf(&errs, "%s: out of memory\n", path);
+	for (line = errs.p ? strtok_r(errs.p, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (at_start)
+			fprintf(stderr, "%s\n", line);
+		else
+			s3d_err("%s", line);
 	}
-	err = s3d_creds_load(&s3.creds);
-	if (err == -ENOENT) {
-		s3d_err("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, write ~/.aws/credentials, or use --anonymous");
-		return err;
+	s3d_buf_free(&errs);
+	if (err) {
+		s3d_conf_free(c);
+		return NULL;
 	}
-	if (err)
-		return err;
-	s3d_info("credentials from the %s (key id %s%s)", s3.creds.source,
-		 s3.creds.access_key, s3.creds.token ? ", session token" : "");
-	return 0;
+	return c;
+}
+
+/* The limits of a new mount: its bucket's section's, else [global]'s. */
+static const struct s3d_cache_policy *cache_policy(const char *bucket)
+{
+	static struct s3d_cache_policy pol;
+
+	s3d_conf_cache_policy(conf, bucket, &pol);
+	return &pol;
+}
+
+/* What does not follow a reload: say so rather than ignore it quietly. */
+static void conf_restart_only(const struct s3d_conf *o,
+			      const struct s3d_conf *n)
+{
+	const char *a = o->metrics ?: "", *b = n->metrics ?: "";
+
+	if (o->max_inflight != n->max_inflight)
+		s3d_warn("reload: max_inflight changes on restart only");
+	if (strcmp(a, b))
+		s3d_warn("reload: metrics changes on restart only");
+}
+
+static void conf_apply_log_level(const struct s3d_conf *c)
+{
+	s3d_log_level = c->log_level >= 0 ? c->log_level : S3D_LOG_INFO;
+}
+
+/*
+ * SIGHUP: a valid file replaces the configuration for requests from now
+ * on (those in flight finish with the contexts they hold) and brings
+ * fresh credentials; an invalid one changes nothing.
+ */
+static void reload(void)
+{
+	struct s3d_conf *n = conf_read(false);
+	int err;
+
+	if (!n) {
+		s3d_err("reload: configuration has errors; keeping the old one");
+		return;
+	}
+	err = s3d_ops_set_conf(n);
+	if (err) {
+		s3d_err("reload: %s; keeping the old configuration",
+			strerror(-err));
+		s3d_conf_free(n);
+		return;
+	}
+	conf_restart_only(conf, n);
+	s3d_conf_free(conf);
+	conf = n;
+	conf_apply_log_level(conf);
+	s3d_info("reloaded %s", conf->file ?: "the configuration (no file)");
 }
 
 static void on_signal(struct s3d_watch *w, uint32_t events)
@@ -249,9 +339,8 @@ static void on_signal(struct s3d_watch *w, uint32_t events)
 	while (read(w->fd, &si, sizeof(si)) == sizeof(si)) {
 		switch (si.ssi_signo) {
 		case SIGHUP:
-			s3d_info("SIGHUP: reloading credentials");
-			if (!s3.anonymous && s3d_creds_load(&s3.creds))
-				s3d_err("reloading credentials failed; keeping the old ones");
+			s3d_info("SIGHUP: reloading the configuration and credentials");
+			reload();
 			break;
 		default:
 			s3d_info("%s: shutting down (%u requests unfinished; the kernel re-sends them to the next daemon)",
@@ -315,10 +404,9 @@ static int run_daemon(const struct options *o)
 	err = signals_init();
 	if (err)
 		return err;
-	s3d_ops_init(&s3);
 	err = s3d_nl_init();
 	if (err)
-		goto out_ops;
+		goto out_sig;
 	if (o->daemonize) {
 		s3d_log_to_syslog("s3cachefsd");
 		if (daemon(0, 0)) {
@@ -330,45 +418,74 @@ static int run_daemon(const struct options *o)
 	err = s3d_loop_run(NULL, NULL);
 out_nl:
 	s3d_nl_fini();
-out_ops:
-	s3d_ops_fini();
+out_sig:
 	signals_fini();
+	return err;
+}
+
+/* --selftest list|head|get BUCKET ...: that bucket's settings. */
+static int run_selftest(int argc, char **argv)
+{
+	struct s3d_ctx *ctx;
+	int err;
+
+	ctx = s3d_ctx_get(argc >= 2 ? argv[1] : NULL, &err);
+	if (!ctx)
+		return err;
+	err = s3d_selftest(s3d_ctx_s3(ctx), argc, argv);
+	s3d_ctx_put(ctx);
 	return err;
 }
 
 int main(int argc, char **argv)
 {
-	struct options o;
+	const char *ca;
+	unsigned int inflight;
 	int err;
 
-	if (parse_args(argc, argv, &o))
+	if (parse_args(argc, argv, &opts))
 		return 2;
+	conf = conf_read(true);
+	if (!conf)
+		return 2;
+	if (opts.check_config) {
+		printf("%s: OK\n", conf->file ?: "no configuration file");
+		s3d_conf_free(conf);
+		return 0;
+	}
+	conf_apply_log_level(conf);
+	s3d_cache_policy_hook = cache_policy;
+	if (!s3d_metrics_addr)
+		s3d_metrics_addr = conf->metrics;
 	block_signals();
 	srandom((unsigned int)(getpid() ^ s3d_now_ms()));
 
-	err = s3d_s3_init(&s3, o.endpoint, o.region, o.path_style, o.anonymous);
+	/* $AWS_CA_BUNDLE only ever names the CA file; nothing else is read. */
+	ca = conf->global.ca_bundle;
+	if (!ca && getenv("AWS_CA_BUNDLE") && *getenv("AWS_CA_BUNDLE"))
+		ca = getenv("AWS_CA_BUNDLE");
+	inflight = conf->max_inflight ?: 64;
+	err = s3d_loop_init(inflight, ca);
 	if (err)
-		return 1;
-	err = load_creds();
+		goto out_conf;
+	s3d_info("s3cachefsd %s: %s, %u in flight%s%s", S3D_VERSION,
+		 conf->file ?: "no configuration file", inflight,
+		 ca ? ", CA bundle " : "", ca ?: "");
+	/* Makes the [global] context: its credentials must load. */
+	err = s3d_ops_init(conf);
 	if (err)
-		goto out_s3;
-	err = s3d_loop_init(o.max_inflight, o.ca_bundle);
-	if (err)
-		goto out_s3;
-	s3d_info("s3cachefsd %s: %s://%s, region %s, %s, %u in flight%s%s",
-		 S3D_VERSION, s3.scheme, s3.authority, s3.region,
-		 s3.path_style ? "path style" : "virtual-host style",
-		 o.max_inflight, o.ca_bundle ? ", CA bundle " : "",
-		 o.ca_bundle ?: "");
+		goto out_loop;
 
-	if (o.selftest)
-		err = s3d_selftest(&s3, argc - optind, argv + optind);
+	if (opts.selftest)
+		err = run_selftest(argc - optind, argv + optind);
 	else
-		err = s3d_metrics_start(s3d_metrics_addr) ?: run_daemon(&o);
+		err = s3d_metrics_start(s3d_metrics_addr) ?: run_daemon(&opts);
 
+	s3d_ops_fini();
+out_loop:
 	s3d_loop_fini();
-out_s3:
-	s3d_s3_fini(&s3);
+out_conf:
+	s3d_conf_free(conf);
 	s3d_log_once_reset();
 	return err ? 1 : 0;
 }

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "s3cachefsd.h"
+#include "config.h"
 
 struct s3d_mount {
 	struct s3d_list node;	/* on mounts */
@@ -35,7 +36,34 @@ struct s3d_mount {
 	struct s3d_cache *cache;	/* usage and eviction (NULL: untracked) */
 };
 
-static struct s3d_s3 *s3;
+/**
+ * struct s3d_ctx - the S3 client of one config section, and its cap
+ * @node: on ctxs while it belongs to the current configuration
+ * @refs: the table's (while current), plus one per operation and per
+ *	transfer in its admission (waiting or holding a slot)
+ * @bucket: its [bucket NAME] section, or NULL for [global] (every bucket
+ *	without a section of its own)
+ * @s3: endpoint, addressing, CA bundle, credentials
+ * @max: S3 requests of this bucket in flight at most; 0: no cap
+ * @inflight: slots held (requests queued in the engine, in flight or
+ *	waiting for a retry)
+ * @waiting: transfers waiting for a slot (s3d_xfer.ctx_node), FIFO
+ *
+ * A reload makes a new table; contexts of the old one live on until the
+ * last operation using them finishes, so nothing in flight is dropped.
+ */
+struct s3d_ctx {
+	struct s3d_list node;
+	int refs;
+	char *bucket;
+	struct s3d_s3 s3;
+	unsigned int max;
+	unsigned int inflight;
+	struct s3d_list waiting;
+};
+
+static const struct s3d_conf *conf;
+static struct s3d_list ctxs = { &ctxs, &ctxs };
 static struct s3d_list mounts = { &mounts, &mounts };
 static struct s3d_list active = { &active, &active };	/* s3d_req.active */
 static unsigned int pending;
@@ -155,6 +183,272 @@ unsigned int s3d_ops_pending(void)
 	return pending;
 }
 
+/* ---- per-bucket S3 contexts ---- */
+
+void s3d_ctx_put(struct s3d_ctx *c)
+{
+	if (!c || --c->refs)
+		return;
+	s3d_s3_fini(&c->s3);
+	free(c->bucket);
+	free(c);
+}
+
+static struct s3d_ctx *ctx_new(const char *section, int *err)
+{
+	const struct s3d_conf_bucket *b = s3d_conf_bucket(conf, section);
+	struct s3d_ctx *c = calloc(1, sizeof(*c));
+
+	if (!c || (section && !(c->bucket = strdup(section)))) {
+		free(c);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = s3d_conf_s3_init(conf, section, &c->s3);
+	if (*err) {
+		free(c->bucket);
+		free(c);
+		return NULL;
+	}
+	c->refs = 1;		/* the table's */
+	c->max = b ? b->max_concurrency : 0;
+	s3d_list_init(&c->waiting);
+	s3d_list_add_tail(&c->node, &ctxs);
+	s3d_info("%s: %s://%s, region %s, %s%s%s%s%s", section ?: "[global]",
+		 c->s3.scheme, c->s3.authority, c->s3.region,
+		 c->s3.path_style ? "path style" : "virtual-host style",
+		 c->s3.anonymous ? ", anonymous" : "",
+		 c->s3.ca_bundle ? ", CA bundle " : "", c->s3.ca_bundle ?: "",
+		 c->max ? ", concurrency capped" : "");
+	return c;
+}
+
+/**
+ * s3d_ctx_get() - the S3 context for requests of @bucket
+ * @bucket: the bucket; NULL for the [global] context
+ * @err: set to -errno (logged) when NULL is returned
+ *
+ * The context of @bucket's [bucket] section under the current
+ * configuration, else the [global] one; created on first use and shared.
+ *
+ * Return: a reference (drop with s3d_ctx_put()), or NULL.
+ */
+struct s3d_ctx *s3d_ctx_get(const char *bucket, int *err)
+{
+	const char *section = s3d_conf_bucket(conf, bucket) ? bucket : NULL;
+	struct s3d_list *pos;
+	struct s3d_ctx *c;
+
+	for (pos = ctxs.next; pos != &ctxs; pos = pos->next) {
+		c = s3d_container_of(pos, struct s3d_ctx, node);
+		if (str_eq(c->bucket, section)) {
+			c->refs++;
+			return c;
+		}
+	}
+	c = ctx_new(section, err);
+	if (c)
+		c->refs++;
+	return c;
+}
+
+struct s3d_s3 *s3d_ctx_s3(struct s3d_ctx *c)
+{
+	return &c->s3;
+}
+
+unsigned int s3d_ctx_inflight(const struct s3d_ctx *c)
+{
+	return c->inflight;
+}
+
+static void ctx_admit(struct s3d_ctx *c, struct s3d_xfer *x)
+{
+	c->inflight++;
+	x->ctx_slot = true;
+	s3d_xfer_submit(x);
+}
+
+/* Hand free slots to the transfers waiting longest. */
+static void ctx_pump(struct s3d_ctx *c)
+{
+	while (!s3d_list_empty(&c->waiting) && (!c->max || c->inflight < c->max)) {
+		struct s3d_xfer *x = s3d_container_of(c->waiting.next,
+						      struct s3d_xfer, ctx_node);
+
+		s3d_list_del(&x->ctx_node);
+		x->ctx_waiting = false;
+		ctx_admit(c, x);
+	}
+}
+
+static int ctx_prepare(struct s3d_xfer *x)
+{
+	return x->ctx_ops->prepare(x);
+}
+
+static size_t ctx_body(struct s3d_xfer *x, const char *p, size_t n)
+{
+	return x->ctx_ops->body(x, p, n);
+}
+
+static int ctx_done(struct s3d_xfer *x);
+
+/* Two tables: the engine collects the body itself when ->body is NULL. */
+static const struct s3d_xfer_ops ctx_ops_body = {
+	.prepare = ctx_prepare,
+	.body = ctx_body,
+	.done = ctx_done,
+};
+
+static const struct s3d_xfer_ops ctx_ops_nobody = {
+	.prepare = ctx_prepare,
+	.done = ctx_done,
+};
+
+static void ctx_enter(struct s3d_ctx *c, struct s3d_xfer *x)
+{
+	x->ctx = c;
+	x->ctx_ops = x->ops;
+	x->ops = x->ops->body ? &ctx_ops_body : &ctx_ops_nobody;
+}
+
+/* @x leaves @c's admission; returns @c, whose reference the caller drops. */
+static struct s3d_ctx *ctx_leave(struct s3d_xfer *x)
+{
+	struct s3d_ctx *c = x->ctx;
+
+	x->ops = x->ctx_ops;
+	x->ctx = NULL;
+	if (x->ctx_waiting)
+		s3d_list_del(&x->ctx_node);
+	x->ctx_waiting = false;
+	if (x->ctx_slot)
+		c->inflight--;
+	x->ctx_slot = false;
+	return c;
+}
+
+/*
+ * The attempt is over: the slot is free while the caller's ->done() runs
+ * (it may release or free @x, or submit it anew); a retry takes it back
+ * at once, so a retrying request keeps its place.
+ */
+static int ctx_done(struct s3d_xfer *x)
+{
+	struct s3d_ctx *c = ctx_leave(x);
+	int ret;
+
+	ret = x->ops->done(x);
+	if (ret == S3D_XFER_RETRY && x->can_retry) {
+		ctx_enter(c, x);	/* keeps the reference */
+		c->inflight++;
+		x->ctx_slot = true;
+		return ret;
+	}
+	ctx_pump(c);
+	s3d_ctx_put(c);
+	return ret;
+}
+
+/**
+ * s3d_ctx_submit() - submit @x under @c's cap on requests in flight
+ * @c: the bucket's context
+ * @x: initialized, not submitted
+ *
+ * Beyond the cap, transfers wait in submission order (FIFO per bucket, so
+ * mounts of one bucket share it fairly); a bucket's requests never hold
+ * another bucket's up beyond the engine's own --max-inflight queue.
+ */
+void s3d_ctx_submit(struct s3d_ctx *c, struct s3d_xfer *x)
+{
+	c->refs++;
+	ctx_enter(c, x);
+	if (s3d_list_empty(&c->waiting) && (!c->max || c->inflight < c->max)) {
+		ctx_admit(c, x);
+		return;
+	}
+	s3d_list_add_tail(&x->ctx_node, &c->waiting);
+	x->ctx_waiting = true;
+}
+
+/**
+ * s3d_ctx_release() - s3d_xfer_release() for a transfer that may be in
+ *	a context's admission (waiting, or holding a slot)
+ * @x: the transfer
+ */
+void s3d_ctx_release(struct s3d_xfer *x)
+{
+	struct s3d_ctx *c = x->ctx ? ctx_leave(x) : NULL;
+
+	s3d_xfer_release(x);
+	if (c) {
+		ctx_pump(c);
+		s3d_ctx_put(c);
+	}
+}
+
+/* Forget the current table; contexts in use live on until put. */
+static void ctxs_drop(void)
+{
+	while (!s3d_list_empty(&ctxs)) {
+		struct s3d_ctx *c = s3d_container_of(ctxs.next, struct s3d_ctx,
+						     node);
+
+		s3d_list_del(&c->node);
+		s3d_ctx_put(c);
+	}
+}
+
+/**
+ * s3d_ops_set_conf() - use @c for requests from now on
+ * @c: the configuration (must stay valid until replaced)
+ *
+ * Makes the [global] context first: when its credentials cannot be
+ * loaded, nothing changes. Requests in progress finish with the contexts
+ * they started with.
+ *
+ * Return: 0 or -errno (logged).
+ */
+int s3d_ops_set_conf(const struct s3d_conf *c)
+{
+	const struct s3d_conf *old = conf;
+	struct s3d_list keep = ctxs;
+	struct s3d_ctx *g;
+	int err;
+
+	/* Build the new table aside, then swap. */
+	if (!s3d_list_empty(&ctxs)) {
+		keep.next->prev = &keep;
+		keep.prev->next = &keep;
+	} else {
+		s3d_list_init(&keep);
+	}
+	s3d_list_init(&ctxs);
+	conf = c;
+	g = s3d_ctx_get(NULL, &err);
+	if (!g) {
+		conf = old;
+		ctxs = keep;
+		if (s3d_list_empty(&keep)) {
+			s3d_list_init(&ctxs);
+		} else {
+			ctxs.next->prev = &ctxs;
+			ctxs.prev->next = &ctxs;
+		}
+		return err;
+	}
+	s3d_ctx_put(g);		/* the table keeps it */
+	while (!s3d_list_empty(&keep)) {
+		struct s3d_ctx *o = s3d_container_of(keep.next, struct s3d_ctx,
+						     node);
+
+		s3d_list_del(&o->node);
+		s3d_ctx_put(o);
+	}
+	return 0;
+}
+
 /* ---- mounts ---- */
 
 static void mount_put(struct s3d_mount *m)
@@ -213,6 +507,7 @@ static int mount_check(const struct s3d_req *r)
 static void do_mount(struct s3d_req *r)
 {
 	struct s3d_mount *m;
+	struct s3d_ctx *ctx;
 	int err;
 
 	err = mount_check(r);
@@ -250,13 +545,23 @@ static void do_mount(struct s3d_req *r)
 			strerror(-err));
 		goto put;
 	}
+	/* Unusable credentials fail the mount, not each read after it. */
+	ctx = s3d_ctx_get(m->bucket, &err);
+	if (!ctx) {
+		s3d_err("mount %u: s3://%s: no S3 client (see above)",
+			r->mount_id, m->bucket);
+		err = err == -ENOENT ? -EACCES : err;
+		goto put;
+	}
 	/* A MOUNT for a known id (the kernel re-sends them) replaces it. */
 	mount_forget(m->id);
 	m->cache = s3d_cache_open(m->id, m->rootfd,
 				  s3d_cache_policy_for(m->bucket));
 	s3d_list_add_tail(&m->node, &mounts);
-	s3d_info("mount %u: s3://%s/%s cached in %s (chunk %u KiB)", m->id,
-		 m->bucket, m->prefix, m->cache_dir, m->chunk >> 10);
+	s3d_info("mount %u: s3://%s/%s cached in %s (chunk %u KiB, %s settings)",
+		 m->id, m->bucket, m->prefix, m->cache_dir, m->chunk >> 10,
+		 ctx->bucket ? "its [bucket] section's" : "[global]");
+	s3d_ctx_put(ctx);
 	goto out;
 put:
 	mount_put(m);
@@ -286,8 +591,8 @@ static void log_skip(const struct s3d_mount *m, const char *key,
 		s3d_warn("s3://%s/%s: %s", m->bucket, key, why);
 }
 
-static int list_prepare(struct s3d_xfer *x, const struct s3d_mount *m,
-			const char *prefix, const char *token, bool one)
+static int list_prepare(struct s3d_xfer *x, struct s3d_ctx *ctx,
+			const struct s3d_mount *m, const char *prefix, const char *token, bool one)
 {
 	struct s3d_kv q[6];
 	size_t n = 0;
@@ -302,14 +607,14 @@ static int list_prepare(struct s3d_xfer *x, const struct s3d_mount *m,
 		q[n++] = (struct s3d_kv){ "delimiter", "/" };
 	if (token)
 		q[n++] = (struct s3d_kv){ "continuation-token", token };
-	return s3d_s3_build(s3, "GET", m->bucket, "", q, n, NULL, 0,
+	return s3d_s3_build(&ctx->s3, "GET", m->bucket, "", q, n, NULL, 0,
 			    time(NULL), &x->req);
 }
 
-static int head_prepare(struct s3d_xfer *x, const struct s3d_mount *m,
-			const char *key)
+static int head_prepare(struct s3d_xfer *x, struct s3d_ctx *ctx,
+			const struct s3d_mount *m, const char *key)
 {
-	return s3d_s3_build(s3, "HEAD", m->bucket, key, NULL, 0, NULL, 0,
+	return s3d_s3_build(&ctx->s3, "HEAD", m->bucket, key, NULL, 0, NULL, 0,
 			    time(NULL), &x->req);
 }
 
@@ -353,6 +658,7 @@ struct list_page {
 struct list_op {
 	struct s3d_req *r;
 	struct s3d_mount *m;
+	struct s3d_ctx *ctx;	/* its bucket's S3 context */
 	char *lp;		/* listing prefix */
 	int dirfd;
 	bool at_root;
@@ -388,11 +694,12 @@ static void list_finish(struct list_op *op, int err)
 		free(p);
 	}
 	s3d_timer_cancel(&op->work);
-	s3d_xfer_release(&op->x);
+	s3d_ctx_release(&op->x);
 	s3d_strset_free(&op->seen);
 	if (op->dirfd >= 0)
 		close(op->dirfd);
 	mount_put(op->m);
+	s3d_ctx_put(op->ctx);
 	free(op->lp);
 	free(op->token);
 	free(op);
@@ -403,7 +710,7 @@ static int list_page_prepare(struct s3d_xfer *x)
 {
 	struct list_op *op = s3d_container_of(x, struct list_op, x);
 
-	return list_prepare(x, op->m, op->lp, op->token, false);
+	return list_prepare(x, op->ctx, op->m, op->lp, op->token, false);
 }
 
 static int list_dir(struct list_op *op, const char *cp)
@@ -545,7 +852,7 @@ static void list_fetch_more(struct list_op *op)
 		return;
 	op->more = false;
 	op->fetching = true;
-	s3d_xfer_submit(&op->x);
+	s3d_ctx_submit(op->ctx, &op->x);
 }
 
 static void list_work(struct s3d_timer *t)
@@ -639,7 +946,8 @@ static const struct s3d_xfer_ops list_ops = {
 	.done = list_page_done,
 };
 
-static void do_list(struct s3d_req *r, struct s3d_mount *m)
+static void do_list(struct s3d_req *r, struct s3d_mount *m,
+		    struct s3d_ctx *ctx)
 {
 	struct list_op *op;
 	int err;
@@ -647,11 +955,13 @@ static void do_list(struct s3d_req *r, struct s3d_mount *m)
 	op = calloc(1, sizeof(*op));
 	if (!op) {
 		mount_put(m);
+		s3d_ctx_put(ctx);
 		finish(r, -ENOMEM);
 		return;
 	}
 	op->r = r;
 	op->m = m;
+	op->ctx = ctx;
 	op->dirfd = -1;
 	op->at_root = !*r->path;
 	s3d_strset_init(&op->seen);
@@ -672,7 +982,7 @@ static void do_list(struct s3d_req *r, struct s3d_mount *m)
 		return;
 	}
 	op->fetching = true;
-	s3d_xfer_submit(&op->x);
+	s3d_ctx_submit(op->ctx, &op->x);
 }
 
 /* ---- LOOKUP ---- */
@@ -680,6 +990,7 @@ static void do_list(struct s3d_req *r, struct s3d_mount *m)
 struct lookup_op {
 	struct s3d_req *r;
 	struct s3d_mount *m;
+	struct s3d_ctx *ctx;	/* its bucket's S3 context */
 	char *key;
 	char *dirprefix;	/* key + "/" */
 	int left;		/* transfers still running */
@@ -691,9 +1002,10 @@ static void lookup_finish(struct lookup_op *op, int err)
 {
 	struct s3d_req *r = op->r;
 
-	s3d_xfer_release(&op->head);
-	s3d_xfer_release(&op->list);
+	s3d_ctx_release(&op->head);
+	s3d_ctx_release(&op->list);
 	mount_put(op->m);
+	s3d_ctx_put(op->ctx);
 	free(op->key);
 	free(op->dirprefix);
 	free(op);
@@ -704,14 +1016,14 @@ static int lookup_head_prepare(struct s3d_xfer *x)
 {
 	struct lookup_op *op = s3d_container_of(x, struct lookup_op, head);
 
-	return head_prepare(x, op->m, op->key);
+	return head_prepare(x, op->ctx, op->m, op->key);
 }
 
 static int lookup_list_prepare(struct s3d_xfer *x)
 {
 	struct lookup_op *op = s3d_container_of(x, struct lookup_op, list);
 
-	return list_prepare(x, op->m, op->dirprefix, NULL, true);
+	return list_prepare(x, op->ctx, op->m, op->dirprefix, NULL, true);
 }
 
 /* 1: the listing shows a directory, 0: it does not, <0: it failed. */
@@ -831,7 +1143,8 @@ static const struct s3d_xfer_ops lookup_list_ops = {
 	.done = lookup_list_done,
 };
 
-static void do_lookup(struct s3d_req *r, struct s3d_mount *m)
+static void do_lookup(struct s3d_req *r, struct s3d_mount *m,
+		    struct s3d_ctx *ctx)
 {
 	struct lookup_op *op;
 	size_t n;
@@ -839,17 +1152,20 @@ static void do_lookup(struct s3d_req *r, struct s3d_mount *m)
 	if (!r->name || !s3d_name_valid(r->name, strlen(r->name), !*r->path)) {
 		/* Names we never map do not exist as far as anyone can see. */
 		mount_put(m);
+		s3d_ctx_put(ctx);
 		finish(r, -ENOENT);
 		return;
 	}
 	op = calloc(1, sizeof(*op));
 	if (!op) {
 		mount_put(m);
+		s3d_ctx_put(ctx);
 		finish(r, -ENOMEM);
 		return;
 	}
 	op->r = r;
 	op->m = m;
+	op->ctx = ctx;
 	s3d_xfer_init(&op->head, &lookup_head_ops, "HEAD", "");
 	s3d_xfer_init(&op->list, &lookup_list_ops, "LIST", "");
 	op->key = s3d_key_of(m->prefix, r->path, r->name);
@@ -868,8 +1184,8 @@ static void do_lookup(struct s3d_req *r, struct s3d_mount *m)
 	op->head.key = op->key;
 	op->list.key = op->dirprefix;
 	op->left = 2;
-	s3d_xfer_submit(&op->head);
-	s3d_xfer_submit(&op->list);
+	s3d_ctx_submit(op->ctx, &op->head);
+	s3d_ctx_submit(op->ctx, &op->list);
 }
 
 /* ---- FETCH ---- */
@@ -877,6 +1193,7 @@ static void do_lookup(struct s3d_req *r, struct s3d_mount *m)
 struct fetch_op {
 	struct s3d_req *r;
 	struct s3d_mount *m;
+	struct s3d_ctx *ctx;	/* its bucket's S3 context */
 	char *key;
 	int fd;			/* lower file, O_RDWR | O_DIRECT */
 	uint64_t size;		/* object (and lower file) size */
@@ -900,11 +1217,12 @@ static void fetch_finish(struct fetch_op *op, int err)
 
 	if (op->counted)
 		s3d_cache_fetched(op->m->cache, r->path);
-	s3d_xfer_release(&op->x);
+	s3d_ctx_release(&op->x);
 	if (op->fd >= 0)
 		close(op->fd);
 	free(op->buf);
 	mount_put(op->m);
+	s3d_ctx_put(op->ctx);
 	free(op->key);
 	free(op);
 	finish(r, err);
@@ -965,7 +1283,7 @@ static int fetch_get_prepare(struct s3d_xfer *x)
 		 (unsigned long long)(op->end - 1));
 	h[0] = (struct s3d_kv){ "Range", range };
 	h[1] = (struct s3d_kv){ "If-Match", op->r->etag };
-	return s3d_s3_build(s3, "GET", op->m->bucket, op->key, NULL, 0, h, 2,
+	return s3d_s3_build(&op->ctx->s3, "GET", op->m->bucket, op->key, NULL, 0, h, 2,
 			    time(NULL), &x->req);
 }
 
@@ -1101,7 +1419,7 @@ static int fetch_head_prepare(struct s3d_xfer *x)
 {
 	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
 
-	return head_prepare(x, op->m, op->key);
+	return head_prepare(x, op->ctx, op->m, op->key);
 }
 
 /* The object changed (or its cache file vanished): renew the file. */
@@ -1162,9 +1480,9 @@ static void fetch_stale(struct fetch_op *op, const char *why)
 {
 	s3d_info("GET s3://%s/%s (ETag %s): %s; checking the object",
 		 op->m->bucket, op->key, op->r->etag, why);
-	s3d_xfer_release(&op->x);
+	s3d_ctx_release(&op->x);
 	s3d_xfer_init(&op->x, &fetch_head_ops, "HEAD", op->key);
-	s3d_xfer_submit(&op->x);
+	s3d_ctx_submit(op->ctx, &op->x);
 }
 
 /* Argument checks; the kernel validates too, but trust nothing. */
@@ -1200,7 +1518,8 @@ static int fetch_open(struct fetch_op *op)
 	return 0;
 }
 
-static void do_fetch(struct s3d_req *r, struct s3d_mount *m)
+static void do_fetch(struct s3d_req *r, struct s3d_mount *m,
+		    struct s3d_ctx *ctx)
 {
 	struct fetch_op *op;
 	uint64_t len;
@@ -1212,17 +1531,20 @@ static void do_fetch(struct s3d_req *r, struct s3d_mount *m)
 			r->path, (unsigned long long)r->off,
 			(unsigned long long)r->len);
 		mount_put(m);
+		s3d_ctx_put(ctx);
 		finish(r, err);
 		return;
 	}
 	op = calloc(1, sizeof(*op));
 	if (!op) {
 		mount_put(m);
+		s3d_ctx_put(ctx);
 		finish(r, -ENOMEM);
 		return;
 	}
 	op->r = r;
 	op->m = m;
+	op->ctx = ctx;
 	op->fd = -1;
 	s3d_xfer_init(&op->x, &fetch_get_ops, "GET", "");
 	op->key = s3d_key_of(m->prefix, r->path, NULL);
@@ -1267,7 +1589,7 @@ static void do_fetch(struct s3d_req *r, struct s3d_mount *m)
 	}
 	op->counted = true;
 	s3d_cache_fetching(m->cache, len);
-	s3d_xfer_submit(&op->x);
+	s3d_ctx_submit(op->ctx, &op->x);
 }
 
 /* ---- dispatch ---- */
@@ -1288,6 +1610,8 @@ static void do_umount(struct s3d_req *r)
 void s3d_req_handle(struct s3d_req *r)
 {
 	struct s3d_mount *m;
+	struct s3d_ctx *ctx;
+	int err;
 
 	pending++;
 	r->reported_ms = s3d_now_ms();
@@ -1322,19 +1646,32 @@ void s3d_req_handle(struct s3d_req *r)
 		mount_put(m);
 		return;
 	}
+	/* The context as configured now: a reload affects new requests. */
+	ctx = s3d_ctx_get(m->bucket, &err);
+	if (!ctx) {
+		mount_put(m);
+		finish(r, err == -ENOENT ? -EACCES : err);
+		return;
+	}
 	if (r->cmd == S3CFS_CMD_FETCH)
-		do_fetch(r, m);
+		do_fetch(r, m, ctx);
 	else if (r->cmd == S3CFS_CMD_LOOKUP)
-		do_lookup(r, m);
+		do_lookup(r, m, ctx);
 	else
-		do_list(r, m);
+		do_list(r, m, ctx);
 }
 
-void s3d_ops_init(struct s3d_s3 *client)
+/**
+ * s3d_ops_init() - start handling requests under @c
+ * @c: the configuration (see s3d_ops_set_conf())
+ *
+ * Return: 0 or -errno (the [global] context cannot be made; logged).
+ */
+int s3d_ops_init(const struct s3d_conf *c)
 {
-	s3 = client;
 	s3d_list_init(&progress_timer.node);
 	progress_timer.fn = progress_tick;
+	return s3d_ops_set_conf(c);
 }
 
 /* Forget all mounts (operations still running keep theirs alive). */
@@ -1348,4 +1685,6 @@ void s3d_ops_fini(void)
 		s3d_list_del(&m->node);
 		mount_put(m);
 	}
+	ctxs_drop();
+	conf = NULL;
 }

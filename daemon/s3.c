@@ -350,6 +350,32 @@ static bool host_is_aws(const char *authority)
 }
 
 /**
+ * s3d_endpoint_check() - is @endpoint one s3d_s3_init() takes?
+ * @endpoint: "http[s]://host[:port][/]"
+ * @why: set to the reason when it is not
+ *
+ * Return: 0 or -EINVAL.
+ */
+int s3d_endpoint_check(const char *endpoint, const char **why)
+{
+	const char *p = strstr(endpoint, "://"), *auth;
+	size_t alen;
+
+	if (!p || (strncmp(endpoint, "http://", 7) &&
+		   strncmp(endpoint, "https://", 8))) {
+		*why = "want http://host[:port] or https://host[:port]";
+		return -EINVAL;
+	}
+	auth = p + 3;
+	alen = strcspn(auth, "/?#");
+	if (!alen || strchr(auth, '@') || (auth[alen] && strcmp(auth + alen, "/"))) {
+		*why = "only scheme://host[:port] is supported (no path, query or user info)";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
  * s3d_s3_init() - set up addressing for an endpoint
  * @s3: zeroed; filled (free with s3d_s3_fini())
  * @endpoint: "http[s]://host[:port][/]" or NULL for AWS in @region
@@ -363,7 +389,7 @@ int s3d_s3_init(struct s3d_s3 *s3, const char *endpoint, const char *region,
 		int path_style, bool anonymous)
 {
 	struct s3d_buf def;
-	const char *p, *auth;
+	const char *p, *auth, *why;
 	size_t alen;
 
 	if (!region)
@@ -381,22 +407,14 @@ int s3d_s3_init(struct s3d_s3 *s3, const char *endpoint, const char *region,
 		endpoint = def.p;
 	}
 
-	p = strstr(endpoint, "://");
-	if (!p || (strncmp(endpoint, "http://", 7) &&
-		   strncmp(endpoint, "https://", 8))) {
-		s3d_err("endpoint %s: want http://host[:port] or https://host[:port]",
-			endpoint);
+	if (s3d_endpoint_check(endpoint, &why)) {
+		s3d_err("endpoint %s: %s", endpoint, why);
 		s3d_buf_free(&def);
 		return -EINVAL;
 	}
+	p = strstr(endpoint, "://");
 	auth = p + 3;
 	alen = strcspn(auth, "/?#");
-	if (!alen || strchr(auth, '@') || (auth[alen] && strcmp(auth + alen, "/"))) {
-		s3d_err("endpoint %s: only scheme://host[:port] is supported (no path, query or user info)",
-			endpoint);
-		s3d_buf_free(&def);
-		return -EINVAL;
-	}
 
 	s3->scheme = strndup(endpoint, p - endpoint);
 	s3->authority = strndup(auth, alen);
@@ -419,6 +437,7 @@ void s3d_s3_fini(struct s3d_s3 *s3)
 	free(s3->scheme);
 	free(s3->authority);
 	free(s3->region);
+	free(s3->ca_bundle);
 	s3d_creds_clear(&s3->creds);
 	memset(s3, 0, sizeof(*s3));
 }
@@ -492,6 +511,7 @@ int s3d_s3_build(const struct s3d_s3 *s3, const char *method,
 
 	memset(out, 0, sizeof(*out));
 	out->method = method;
+	out->ca_bundle = s3->ca_bundle;
 	s3d_buf_init(&host, 0);
 	s3d_buf_init(&path, 0);
 	s3d_buf_init(&url, 0);

@@ -139,6 +139,9 @@ bool s3d_strset_get(const struct s3d_strset *s, const char *key, int *val);
 uint64_t s3d_now_ms(void);
 int s3d_parse_u64(const char *s, uint64_t *out);
 int s3d_parse_iso8601(const char *s, time_t *out);
+int s3d_parse_size(const char *s, uint64_t *out);
+struct s3d_cache_policy;
+int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 void s3d_hex(const unsigned char *in, size_t n, char *out);
 
 /* ---- path.c ---- */
@@ -151,19 +154,8 @@ const char *s3d_list_name(const char *lp, const char *key, bool common,
 bool s3d_prefix_valid(const char *prefix);
 bool s3d_bucket_valid(const char *bucket);
 
-/* ---- creds.c ---- */
-struct s3d_creds {
-	char *access_key;
-	char *secret_key;
-	char *token;		/* session token or NULL */
-	const char *source;	/* which provider supplied them, for logs */
-};
-
-int s3d_creds_load(struct s3d_creds *c);
-int s3d_creds_from_env(struct s3d_creds *c);
-int s3d_creds_from_profile(struct s3d_creds *c, const char *file,
-			   const char *profile);
-void s3d_creds_clear(struct s3d_creds *c);
+/* ---- creds.c, creds_http.c, creds_watch.c ---- */
+#include "creds.h"
 
 /* ---- s3.c ---- */
 struct s3d_kv {
@@ -212,6 +204,7 @@ struct s3d_s3 {
 	int path_style;		/* 1 path style, 0 virtual host */
 	bool aws;		/* endpoint is an AWS one */
 	bool anonymous;		/* send unsigned requests */
+	char *ca_bundle;	/* CA file for TLS; NULL: the loop's */
 	struct s3d_creds creds;
 };
 
@@ -219,6 +212,7 @@ struct s3d_s3 {
 struct s3d_http_req {
 	const char *method;
 	char *url;
+	const char *ca_bundle;		/* the s3d_s3's, or NULL */
 	char *headers[S3D_HDR_MAX];	/* "Name: value" */
 	size_t nheaders;
 };
@@ -226,6 +220,7 @@ struct s3d_http_req {
 int s3d_s3_init(struct s3d_s3 *s3, const char *endpoint, const char *region,
 		int path_style, bool anonymous);
 void s3d_s3_fini(struct s3d_s3 *s3);
+int s3d_endpoint_check(const char *endpoint, const char **why);
 int s3d_s3_build(const struct s3d_s3 *s3, const char *method,
 		 const char *bucket, const char *key,
 		 const struct s3d_kv *query, size_t nquery,
@@ -318,6 +313,13 @@ struct s3d_xfer {
 	int err;			/* set by a body sink: -errno */
 	int attempt;			/* 1-based */
 	bool can_retry;			/* done() may return S3D_XFER_RETRY */
+
+	/* Per-bucket admission ahead of the engine (ops.c, s3d_ctx_submit). */
+	struct s3d_ctx *ctx;		/* NULL: submitted straight */
+	const struct s3d_xfer_ops *ctx_ops;	/* the caller's; ->ops wraps */
+	struct s3d_list ctx_node;	/* on ctx->waiting */
+	bool ctx_waiting;		/* waits for a slot of @ctx */
+	bool ctx_slot;			/* holds a slot of @ctx */
 
 	/* Engine private. */
 	int op;				/* enum s3d_op, from @what */
@@ -439,6 +441,8 @@ int s3d_store_get_etag(int fd, char *buf, size_t len);
 
 /* ---- ops.c: the mounts and the handling of kernel requests ---- */
 struct s3d_s3;
+struct s3d_conf;
+struct s3d_ctx;
 
 /**
  * struct s3d_req - one request from the kernel (or from --selftest)
@@ -480,8 +484,15 @@ struct s3d_req {
 #define S3D_PROGRESS_MS		3000
 #define S3D_PROGRESS_TICK_MS	1000
 
-void s3d_ops_init(struct s3d_s3 *s3);
+int s3d_ops_init(const struct s3d_conf *c);
+int s3d_ops_set_conf(const struct s3d_conf *c);
 void s3d_ops_fini(void);
+struct s3d_ctx *s3d_ctx_get(const char *bucket, int *err);
+void s3d_ctx_put(struct s3d_ctx *c);
+struct s3d_s3 *s3d_ctx_s3(struct s3d_ctx *c);
+unsigned int s3d_ctx_inflight(const struct s3d_ctx *c);
+void s3d_ctx_submit(struct s3d_ctx *c, struct s3d_xfer *x);
+void s3d_ctx_release(struct s3d_xfer *x);
 void s3d_req_handle(struct s3d_req *r);
 void s3d_req_free(struct s3d_req *r);
 unsigned int s3d_ops_pending(void);
@@ -536,8 +547,6 @@ void s3d_cache_usage(const struct s3d_cache *c, uint64_t *used,
 		     uint64_t *limit);
 void s3d_cache_foreach(void (*fn)(void *arg, uint32_t mount_id,
 				  const struct s3d_cache *c), void *arg);
-int s3d_parse_size(const char *s, uint64_t *out);
-int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 
 /* ---- netlink.c ---- */
 struct nlmsghdr;

@@ -191,7 +191,7 @@ static int run_cache(struct s3d_s3 *s3, int argc, char **argv)
 	struct s3d_req *r;
 	int i, err = 0;
 
-	s3d_ops_init(s3);
+	(void)s3;	/* the mount's bucket picks its own (main.c set up ops) */
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -214,7 +214,6 @@ static int run_cache(struct s3d_s3 *s3, int argc, char **argv)
 	s3d_req_handle(r);
 	for (i = 3; i < argc && !err; i++)
 		err = run_reqs(argv[i], argv[2]);
-	s3d_ops_fini();
 	return err;
 }
 

@@ -306,3 +306,69 @@ void s3d_hex(const unsigned char *in, size_t n, char *out)
 	}
 	out[2 * n] = '\0';
 }
+
+/**
+ * s3d_parse_size() - "123", "10G", "512MiB", "1.5T"? (integers only)
+ * @s: the text
+ * @out: bytes
+ *
+ * Return: 0 or -EINVAL/-ERANGE.
+ */
+int s3d_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGTPE";
+	uint64_t v = 0, mul = 1;
+	const char *p = s, *u;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p && (u = strchr(units, *p & ~0x20))) {
+		mul = 1ULL << (10 * (u - units + 1));
+		p++;
+		if (*p == 'i' && p[1] == 'B')
+			p += 2;
+		else if (*p == 'B' || *p == 'b')
+			p++;
+	} else if (*p == 'B' || *p == 'b') {
+		p++;
+	}
+	if (*p)
+		return -EINVAL;
+	if (v && mul > UINT64_MAX / v)
+		return -ERANGE;
+	*out = v * mul;
+	return 0;
+}
+
+/**
+ * s3d_parse_min_free() - "10%" or a size
+ * @s: the text
+ * @pol: sets min_free or min_free_pct
+ *
+ * Return: 0 or -EINVAL/-ERANGE.
+ */
+int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol)
+{
+	size_t n = strlen(s);
+	uint64_t v;
+	char tmp[32];
+
+	if (n && s[n - 1] == '%') {
+		if (n >= sizeof(tmp))
+			return -EINVAL;
+		memcpy(tmp, s, n - 1);
+		tmp[n - 1] = '\0';
+		if (s3d_parse_u64(tmp, &v) || v > 99)
+			return -EINVAL;
+		pol->min_free_pct = (unsigned int)v;
+		pol->min_free = 0;
+		return 0;
+	}
+	pol->min_free_pct = 0;
+	return s3d_parse_size(s, &pol->min_free);
+}

@@ -34,7 +34,7 @@ add_backports() {
 PKGS=(
 	build-essential bc bison flex kmod cpio pkg-config git
 	libelf-dev libssl-dev libcurl4-openssl-dev libnl-3-dev libnl-genl-3-dev
-	libexpat1-dev libinih-dev
+	libexpat1-dev libinih-dev libjson-c-dev
 	linux-headers-amd64 linux-image-amd64 linux-source-6.1
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs util-linux iproute2
 	dkms fio sparse

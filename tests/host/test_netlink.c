@@ -19,6 +19,7 @@
 #include <netlink/msg.h>
 
 #include "s3cachefsd.h"
+#include "config.h"
 #include "tap.h"
 
 #define FAMILY	0x1d
@@ -237,13 +238,16 @@ static int do_mount(uint32_t id, const char *bucket, const char *prefix,
 static void test_ops(void)
 {
 	char dir[] = "/tmp/s3d-test-nl-XXXXXX", file[600], other[600];
-	struct s3d_s3 s3 = { 0 };
+	struct s3d_conf conf;
 	int fd;
 
 	if (!mkdtemp(dir))
 		return;
-	s3d_s3_init(&s3, "http://127.0.0.1:1", "us-east-1", -1, true);
-	s3d_ops_init(&s3);
+	s3d_conf_init(&conf);
+	conf.global.endpoint = "http://127.0.0.1:1";
+	conf.global.region = "us-east-1";
+	conf.global.anonymous = 1;
+	s3d_ops_init(&conf);
 
 	is_int(handle(S3CFS_CMD_FETCH, 1, "a", NULL, "\"e\"", 0, 4096), -ENODEV,
 	       "ops: unknown mount");
@@ -312,7 +316,6 @@ static void test_ops(void)
 	is_int(s3d_ops_pending(), 0, "ops: nothing left pending");
 
 	s3d_ops_fini();
-	s3d_s3_fini(&s3);
 	snprintf(file, sizeof(file), "rm -rf '%s'", dir);
 	if (system(file))
 		diag("cleanup failed");

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The configuration file: parsing, FILE:LINE errors, command-line
+ * overrides, per-bucket S3 contexts and their cap on requests in flight,
+ * reload; and s3cachefsd --check-config on good and bad files.
+ * Runs in tests/host (fixtures in config/).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "tap.h"
+#include "s3cachefsd.h"
+#include "config.h"
+
+static struct s3d_conf *load(const char *file, bool must, int *err,
+			     struct s3d_buf *errs)
+{
+	struct s3d_conf *c;
+
+	s3d_buf_reset(errs);
+	*err = s3d_conf_load(file, must, &c, errs);
+	return c;
+}
+
+static void test_good(void)
+{
+	struct s3d_buf errs;
+	struct s3d_conf *c;
+	const struct s3d_conf_bucket *b;
+	struct s3d_conf_s3 set;
+	struct s3d_cache_policy pol;
+	int err;
+
+	s3d_buf_init(&errs, 0);
+	c = load("config/good.conf", true, &err, &errs);
+	is_int(err, 0, "good.conf loads");
+	is_str(s3d_buf_str(&errs), "", "good.conf: no messages");
+	if (!c)
+		return;
+	is_str(c->global.endpoint, "http://127.0.0.1:9000", "[global] endpoint");
+	is_int(c->max_inflight, 32, "[global] max_inflight");
+	is_int(c->cache.limit, 10ULL << 30, "[global] cache_limit 10G");
+	is_int(c->cache.min_free_pct, 5, "[global] min_free 5%%");
+	is_int(c->log_level, S3D_LOG_WARN, "[global] log_level warn");
+	is_str(c->metrics, "127.0.0.1:9464", "[global] metrics");
+
+	b = s3d_conf_bucket(c, "alpha-data");
+	ok(b && b->line == 11, "[bucket alpha-data] found at line 11");
+	ok(b && b->max_concurrency == 2 && b->s3.path_style == 1 &&
+	   b->s3.anonymous == 1, "alpha-data: path, anonymous, max_concurrency 2");
+	ok(s3d_conf_bucket(c, "beta-data") != NULL, "[bucket beta-data] found");
+	ok(!s3d_conf_bucket(c, "gamma-data"), "no section for gamma-data");
+
+	s3d_conf_settings(c, "alpha-data", &set);
+	is_str(set.endpoint, "http://127.0.0.1:9000",
+	       "alpha-data inherits [global]'s endpoint");
+	ok(set.path_style == 1 && set.anonymous == 1,
+	   "alpha-data keeps its own addressing and anonymous");
+	s3d_conf_settings(c, "beta-data", &set);
+	ok(set.endpoint && !strcmp(set.endpoint, "https://s3.eu-west-1.amazonaws.com") &&
+	   !strcmp(set.region, "eu-west-1") && set.path_style == 0 &&
+	   !strcmp(set.profile, "dev") && !strcmp(set.ca_bundle, "/dev/null"),
+	   "beta-data: its endpoint, region, addressing, profile, ca_bundle");
+	s3d_conf_settings(c, "gamma-data", &set);
+	ok(!strcmp(set.endpoint, "http://127.0.0.1:9000") && !set.profile &&
+	   set.path_style == -1 && set.anonymous == -1,
+	   "a bucket without a section: [global]'s settings");
+
+	s3d_conf_cache_policy(c, "alpha-data", &pol);
+	ok(pol.limit == 1ULL << 30 && pol.min_free_pct == 5,
+	   "alpha-data: its cache_limit, [global]'s min_free");
+	s3d_conf_cache_policy(c, "beta-data", &pol);
+	ok(pol.limit == 10ULL << 30 && pol.min_free == 2ULL << 30 &&
+	   !pol.min_free_pct, "beta-data: [global]'s cache_limit, its min_free");
+	s3d_conf_free(c);
+	s3d_buf_free(&errs);
+}
+
+static void test_override(void)
+{
+	struct s3d_conf cli, *c;
+	struct s3d_buf errs;
+	struct s3d_conf_s3 set;
+	struct s3d_cache_policy pol;
+	int err;
+
+	s3d_buf_init(&errs, 0);
+	c = load("config/good.conf", true, &err, &errs);
+	if (!c) {
+		ok(0, "good.conf loads for the override test");
+		return;
+	}
+	s3d_conf_init(&cli);
+	cli.global.endpoint = "http://10.0.0.1:7480";
+	cli.global.path_style = 1;
+	cli.max_inflight = 100;
+	cli.has_cache_limit = true;
+	cli.cache.limit = 5ULL << 30;
+	cli.log_level = S3D_LOG_DEBUG;
+	is_int(s3d_conf_override(c, &cli), 0, "override");
+	is_str(c->global.endpoint, "http://10.0.0.1:7480",
+	       "--endpoint overrides [global] endpoint");
+	is_int(c->max_inflight, 100, "--max-inflight overrides max_inflight");
+	is_int(c->log_level, S3D_LOG_DEBUG, "-v overrides log_level");
+	is_str(c->metrics, "127.0.0.1:9464", "metrics not given: the file's");
+	s3d_conf_settings(c, "gamma-data", &set);
+	ok(!strcmp(set.endpoint, "http://10.0.0.1:7480") && set.path_style == 1,
+	   "a bucket without a section gets the command line's settings");
+	s3d_conf_settings(c, "beta-data", &set);
+	ok(!strcmp(set.endpoint, "https://s3.eu-west-1.amazonaws.com") &&
+	   set.path_style == 0, "a bucket section still wins over the command line");
+	s3d_conf_cache_policy(c, "beta-data", &pol);
+	is_int(pol.limit, 5ULL << 30, "--cache-limit overrides [global]'s");
+	s3d_conf_cache_policy(c, "alpha-data", &pol);
+	is_int(pol.limit, 1ULL << 30, "but not a bucket section's");
+	s3d_conf_free(c);
+	s3d_buf_free(&errs);
+}
+
+static const struct {
+	unsigned int line;
+	const char *what;
+} bad_lines[] = {
+	{ 1, "'endpoint' outside a section" },
+	{ 3, "unknown key 'bogus'" },
+	{ 4, "region 'US EAST'" },
+	{ 5, "max_inflight '0': want 1..4096" },
+	{ 6, "duplicate key 'region' (first set on line 4)" },
+	{ 7, "log_level 'loud'" },
+	{ 8, "metrics 'nohost'" },
+	{ 9, "'max_concurrency' is not allowed in [global]" },
+	{ 10, "duplicate section [global] (first on line 2)" },
+	{ 11, "unknown section [frob]" },
+	{ 12, "[bucket ab]: not a valid bucket name" },
+	{ 14, "cache_limit '10Q': want a size" },
+	{ 15, "'max_inflight' is not allowed in this [bucket] section" },
+	{ 16, "addressing 'sideways': want virtual-host or path" },
+	{ 17, "expected NAME = VALUE" },
+	{ 18, "anonymous 'maybe'" },
+	{ 19, "endpoint 'ftp://host'" },
+	{ 20, "ca_bundle 'relative/path': want an absolute path" },
+	{ 21, "min_free '100%'" },
+	{ 22, "'profile' has no value" },
+	{ 23, "duplicate section [bucket gamma-data] (first on line 13)" },
+	{ 24, "bad section heading" },
+};
+
+static unsigned int count_lines(const char *s)
+{
+	unsigned int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void test_bad(void)
+{
+	struct s3d_buf errs;
+	struct s3d_conf *c;
+	char want[256];
+	size_t i;
+	int err;
+
+	s3d_buf_init(&errs, 0);
+	c = load("config/bad.conf", true, &err, &errs);
+	ok(!c && err == -EINVAL, "bad.conf refused (-EINVAL)");
+	for (i = 0; i < S3D_ARRAY_SIZE(bad_lines); i++) {
+		const char *p;
+
+		snprintf(want, sizeof(want), "config/bad.conf:%u: %s",
+			 bad_lines[i].line, bad_lines[i].what);
+		p = strstr(s3d_buf_str(&errs), want);
+		ok(p && (p == errs.p || p[-1] == '\n'), "reported: %s", want);
+	}
+	is_int(count_lines(s3d_buf_str(&errs)), S3D_ARRAY_SIZE(bad_lines),
+	       "one message per bad line, no more");
+
+	c = load("config/missing.conf", true, &err, &errs);
+	ok(!c && err == -ENOENT, "a missing explicit file is an error");
+	is_str(s3d_buf_str(&errs), "config/missing.conf: No such file or directory\n",
+	       "... and says so");
+	c = load("config/missing.conf", false, &err, &errs);
+	ok(c && !err && !c->file && !c->buckets && !c->global.endpoint,
+	   "a missing default file is an empty configuration");
+	s3d_conf_free(c);
+	s3d_buf_free(&errs);
+}
+
+/* ---- contexts and their cap ---- */
+
+static int dones;
+
+static int dummy_prepare(struct s3d_xfer *x)
+{
+	(void)x;
+	return -EIO;
+}
+
+static int dummy_done(struct s3d_xfer *x)
+{
+	(void)x;
+	dones++;
+	return 0;
+}
+
+static const struct s3d_xfer_ops dummy_ops = {
+	.prepare = dummy_prepare,
+	.done = dummy_done,
+};
+
+/* The engine's queue holds @x: it was admitted (not started: no loop run). */
+static bool admitted(const struct s3d_xfer *x)
+{
+	return x->queued && x->ctx_slot && !x->ctx_waiting;
+}
+
+static void test_gate(struct s3d_ctx *ctx)
+{
+	struct s3d_xfer x[4];
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		s3d_xfer_init(&x[i], &dummy_ops, "GET", "k");
+		s3d_ctx_submit(ctx, &x[i]);
+	}
+	is_int(s3d_ctx_inflight(ctx), 2, "cap 2: two of four admitted");
+	ok(admitted(&x[0]) && admitted(&x[1]), "the first two, in order");
+	ok(x[2].ctx_waiting && x[3].ctx_waiting && !x[2].queued && !x[3].queued,
+	   "the other two wait, outside the engine");
+
+	s3d_ctx_release(&x[0]);
+	ok(admitted(&x[2]) && x[3].ctx_waiting,
+	   "releasing one admits the longest waiting (FIFO)");
+	is_int(s3d_ctx_inflight(ctx), 2, "still two in flight");
+
+	/* The end of an attempt, as the engine reports it. */
+	s3d_list_del(&x[1].node);
+	x[1].queued = false;
+	dones = 0;
+	x[1].ops->done(&x[1]);
+	is_int(dones, 1, "done() goes through to the caller's");
+	ok(admitted(&x[3]), "a finished request hands its slot on");
+	ok(x[1].ops == &dummy_ops && !x[1].ctx, "and leaves the admission");
+	for (i = 0; i < 4; i++)
+		s3d_ctx_release(&x[i]);
+	is_int(s3d_ctx_inflight(ctx), 0, "all released: no slot held");
+}
+
+static void test_contexts(void)
+{
+	struct s3d_conf *c, *c2, *bad;
+	struct s3d_ctx *a, *a2, *b, *g, *other, *a3;
+	struct s3d_buf errs;
+	int err;
+
+	setenv("AWS_SHARED_CREDENTIALS_FILE", "config/credentials", 1);
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+	unsetenv("AWS_PROFILE");
+	s3d_buf_init(&errs, 0);
+	c = load("config/good.conf", true, &err, &errs);
+	c2 = load("config/reload.conf", true, &err, &errs);
+	if (!c || !c2 || s3d_loop_init(4, NULL)) {
+		ok(0, "setting up the context tests");
+		return;
+	}
+	is_int(s3d_ops_init(c), 0, "ops start with good.conf ([global] credentials load)");
+
+	a = s3d_ctx_get("alpha-data", &err);
+	a2 = s3d_ctx_get("alpha-data", &err);
+	b = s3d_ctx_get("beta-data", &err);
+	g = s3d_ctx_get(NULL, &err);
+	other = s3d_ctx_get("gamma-data", &err);
+	ok(a && a == a2, "one context per bucket section, shared");
+	ok(a && b && g && a != b && a != g && b != g,
+	   "distinct contexts for distinct sections");
+	ok(other == g, "a bucket without a section uses the [global] context");
+	if (!a || !b || !g)
+		return;
+	ok(s3d_ctx_s3(a)->path_style && s3d_ctx_s3(a)->anonymous &&
+	   !strcmp(s3d_ctx_s3(a)->authority, "127.0.0.1:9000"),
+	   "alpha-data: path style, anonymous, [global]'s endpoint");
+	ok(!s3d_ctx_s3(b)->path_style &&
+	   !strcmp(s3d_ctx_s3(b)->authority, "s3.eu-west-1.amazonaws.com") &&
+	   !strcmp(s3d_ctx_s3(b)->region, "eu-west-1") &&
+	   !strcmp(s3d_ctx_s3(b)->ca_bundle, "/dev/null"),
+	   "beta-data: its endpoint, region, addressing and CA bundle");
+	is_str(s3d_ctx_s3(b)->creds.access_key, "AKIDDEV",
+	       "beta-data: credentials of its profile 'dev'");
+	is_str(s3d_ctx_s3(g)->creds.access_key, "AKIDDEFAULT",
+	       "[global]: the default chain (profile 'default')");
+
+	test_gate(a);
+
+	/* Reload: a new table for new requests; old contexts live on. */
+	is_int(s3d_ops_set_conf(c2), 0, "reload with reload.conf");
+	a3 = s3d_ctx_get("alpha-data", &err);
+	ok(a3 && a3 != a, "after a reload new requests get a new context");
+	ok(a3 && !strcmp(s3d_ctx_s3(a3)->authority, "127.0.0.1:9001"),
+	   "... with the new settings");
+	ok(!strcmp(s3d_ctx_s3(a)->authority, "127.0.0.1:9000"),
+	   "a context held by a request in flight is intact");
+	s3d_ctx_put(a3);
+
+	/* A file with errors is never applied (main keeps the old one). */
+	bad = load("config/bad.conf", true, &err, &errs);
+	ok(!bad && err == -EINVAL, "reload of a bad file: refused");
+	a3 = s3d_ctx_get("alpha-data", &err);
+	ok(a3 && !strcmp(s3d_ctx_s3(a3)->authority, "127.0.0.1:9001"),
+	   "... and the configuration in force is unchanged");
+	s3d_ctx_put(a3);
+
+	/* A valid file whose [global] credentials do not load: kept too. */
+	bad = load("config/noglobal.conf", true, &err, &errs);
+	ok(bad != NULL, "noglobal.conf parses");
+	if (bad) {
+		ok(s3d_ops_set_conf(bad) < 0,
+		   "reload whose [global] credentials fail: refused");
+		a3 = s3d_ctx_get("alpha-data", &err);
+		ok(a3 && !strcmp(s3d_ctx_s3(a3)->authority, "127.0.0.1:9001"),
+		   "... and the old configuration stays in force");
+		s3d_ctx_put(a3);
+	}
+
+	s3d_ctx_put(a);
+	s3d_ctx_put(a2);
+	s3d_ctx_put(b);
+	s3d_ctx_put(g);
+	s3d_ctx_put(other);
+	s3d_ops_fini();
+	s3d_loop_fini();
+	s3d_conf_free(bad);
+	s3d_conf_free(c);
+	s3d_conf_free(c2);
+	s3d_buf_free(&errs);
+}
+
+/* ---- the daemon's --check-config ---- */
+
+static int run(const char *cmd, struct s3d_buf *out)
+{
+	char buf[4096];
+	size_t n;
+	FILE *f = popen(cmd, "r");
+	int st;
+
+	s3d_buf_reset(out);
+	if (!f)
+		return -1;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		s3d_buf_add(out, buf, n);
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_check_config(void)
+{
+	struct s3d_buf out;
+	const char *d = "../../daemon/s3cachefsd";
+	char cmd[512];
+
+	s3d_buf_init(&out, 0);
+	snprintf(cmd, sizeof(cmd), "%s --check-config --config config/good.conf 2>&1", d);
+	is_int(run(cmd, &out), 0, "--check-config good.conf: exit 0");
+	is_str(s3d_buf_str(&out), "config/good.conf: OK\n", "... says OK");
+
+	snprintf(cmd, sizeof(cmd), "%s --check-config --config config/bad.conf 2>&1 >/dev/null", d);
+	is_int(run(cmd, &out), 2, "--check-config bad.conf: exit 2");
+	ok(strstr(s3d_buf_str(&out), "config/bad.conf:3: unknown key 'bogus'\n") &&
+	   strstr(s3d_buf_str(&out), "config/bad.conf:24: bad section heading"),
+	   "... FILE:LINE messages on stderr");
+	is_int(count_lines(s3d_buf_str(&out)), S3D_ARRAY_SIZE(bad_lines),
+	       "... one per bad line");
+
+	snprintf(cmd, sizeof(cmd), "S3CACHEFSD_CONFIG=config/bad.conf %s --check-config 2>&1", d);
+	is_int(run(cmd, &out), 2, "$S3CACHEFSD_CONFIG names the file");
+
+	snprintf(cmd, sizeof(cmd), "%s --check-config --config config/missing.conf 2>&1", d);
+	is_int(run(cmd, &out), 2, "--check-config of a missing file: exit 2");
+	is_str(s3d_buf_str(&out), "config/missing.conf: No such file or directory\n",
+	       "... saying so");
+
+	/* The daemon itself refuses to start on a bad file, before anything. */
+	snprintf(cmd, sizeof(cmd), "%s --config config/bad.conf 2>&1", d);
+	is_int(run(cmd, &out), 2, "s3cachefsd with bad.conf: exit 2");
+	ok(strstr(s3d_buf_str(&out), "config/bad.conf:1: ") != NULL,
+	   "... with the FILE:LINE messages");
+	s3d_buf_free(&out);
+}
+
+int main(void)
+{
+	s3d_log_level = S3D_LOG_ERR;
+	test_good();
+	test_override();
+	test_bad();
+	test_contexts();
+	test_check_config();
+	return tap_done();
+}
