@@ -200,6 +200,8 @@ fi
 	host_suite "make -C tools/s3cachectl test" "$logs/ctl.log" make -C tools/s3cachectl test
 # SigV4 against an independent signer (@smithy/signature-v4).
 host_suite "tests/sigv4/test-sigv4.sh" "$logs/sigv4.log" timeout 300 bash tests/sigv4/test-sigv4.sh
+# TLS certificate verification (nginx in front of fakes3, a throwaway CA).
+host_suite "tests/tls/test-tls.sh" "$logs/tls.log" timeout 300 bash tests/tls/test-tls.sh
 # DKMS add/install/remove against the installed headers (once per suite run:
 # only with the default kernel, so CI's per-kernel runs do not repeat it).
 if [ "$kernel" = 6.1 ] && [ -z "$only" ] && command -v dkms >/dev/null; then
