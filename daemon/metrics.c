@@ -301,7 +301,8 @@ static double uptime_seconds(void)
 		up = 0;
 	fclose(f);
 	up -= (double)start / (double)sysconf(_SC_CLK_TCK);
-	return up > 0 ? up : 0;
+	/* Both are in hundredths: do not print float noise past them. */
+	return up > 0 ? (double)(long long)(up * 100 + 0.5) / 100 : 0;
 }
 
 static void render_s3(struct s3d_buf *b)
@@ -365,13 +366,9 @@ static void render_s3(struct s3d_buf *b)
 		     s3d_loop_queued());
 }
 
-/*
- * Credential refreshes: counted by creds.c (s3d_creds_stats) where that
- * header is in use; a daemon built without it has no refreshes to show.
- */
+/* Refreshes of temporary credentials (creds_watch.c counts them). */
 static void render_creds(struct s3d_buf *b)
 {
-#ifdef S3D_CREDS_H
 	static const struct s3d_prom_label ok[] = { { "result", "ok" } };
 	static const struct s3d_prom_label failed[] = { { "result", "failed" } };
 
@@ -381,9 +378,6 @@ static void render_creds(struct s3d_buf *b)
 		     s3d_creds_stats.refreshes);
 	s3d_prom_u64(b, PREFIX "credential_refreshes_total", failed, 1,
 		     s3d_creds_stats.refresh_failures);
-#else
-	(void)b;
-#endif
 }
 
 static void render_kernel(struct s3d_buf *b)

@@ -199,6 +199,16 @@ static void test_format(void)
 	   has_line(text, "s3cachefsd_s3_request_duration_seconds_count{op=\"HEAD\"} 153") &&
 	   has_line(text, "s3cachefsd_s3_request_duration_seconds_sum{op=\"HEAD\"} 123.456789"),
 	   "latency histogram: 1 ms first, 60 s last, overflow in +Inf only");
+	s3d_creds_stats.refreshes += 3;
+	s3d_creds_stats.refresh_failures += 1;
+	ok(text && has_line(text, "s3cachefsd_credential_refreshes_total{result=\"ok\"} 0") &&
+	   has_line(text, "s3cachefsd_credential_refreshes_total{result=\"failed\"} 0"),
+	   "credential refreshes: ok and failed");
+	free(text);
+	text = render();
+	ok(text && has_line(text, "s3cachefsd_credential_refreshes_total{result=\"ok\"} 3") &&
+	   has_line(text, "s3cachefsd_credential_refreshes_total{result=\"failed\"} 1"),
+	   "credential refresh counters move");
 	ok(text && strstr(text, "\ns3cachefsd_resident_memory_bytes ") &&
 	   !strstr(text, "\ns3cachefsd_resident_memory_bytes 0\n") &&
 	   strstr(text, "\ns3cachefsd_uptime_seconds "),
