@@ -43,12 +43,13 @@
 #define ERRNO_NR	256		/* kernel request results counted */
 
 const char *s3d_metrics_addr;
+unsigned int s3d_metrics_timeout_ms = S3D_METRICS_TIMEOUT_MS;
 
 /* One client connection. */
 struct mconn {
 	struct s3d_watch w;	/* first: s3d_loop_unwatch_free() */
 	struct s3d_list node;	/* on srv.conns */
-	struct s3d_timer timer;	/* S3D_METRICS_TIMEOUT_MS after accept */
+	struct s3d_timer timer;	/* s3d_metrics_timeout_ms after accept */
 	enum { MC_READ, MC_WRITE, MC_DRAIN } state;
 	size_t inlen;
 	struct s3d_buf out;
@@ -722,7 +723,7 @@ static void conn_new(int fd)
 	s3d_list_add_tail(&c->node, &srv.conns);
 	srv.nconns++;
 	c->timer.fn = conn_timeout;
-	s3d_timer_arm(&c->timer, S3D_METRICS_TIMEOUT_MS);
+	s3d_timer_arm(&c->timer, s3d_metrics_timeout_ms);
 }
 
 static void accept_resume(struct s3d_timer *t)

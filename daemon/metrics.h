@@ -45,6 +45,8 @@ void s3d_prom_histogram(struct s3d_buf *b, const char *name,
 
 /* --metrics ADDR (or the config's metrics = ADDR); NULL: no endpoint. */
 extern const char *s3d_metrics_addr;
+/* S3D_METRICS_TIMEOUT_MS; tests shorten it. */
+extern unsigned int s3d_metrics_timeout_ms;
 
 int s3d_metrics_start(const char *addr);
 void s3d_metrics_stop(void);

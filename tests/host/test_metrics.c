@@ -484,6 +484,50 @@ static void test_http(int port)
 	free(cl.body);
 }
 
+/* A client that never finishes its request is cut off. */
+struct stall {
+	int port;
+	volatile bool done;
+	long eof_ms;		/* until the server closed; -1: never */
+};
+
+static void *stall_main(void *arg)
+{
+	struct stall *s = arg;
+	uint64_t t0 = s3d_now_ms();
+	char c;
+	int fd = tcp_connect(s->port);
+
+	s->eof_ms = -1;
+	if (fd >= 0) {
+		send(fd, "GET /metrics HTTP/1.1\r\n", 24, MSG_NOSIGNAL);
+		/* SO_RCVTIMEO is 5 s: a server that never closes fails. */
+		if (recv(fd, &c, 1, 0) == 0)
+			s->eof_ms = (long)(s3d_now_ms() - t0);
+		close(fd);
+	}
+	s->done = true;
+	return NULL;
+}
+
+static void test_stall(int port)
+{
+	struct stall s = { .port = port };
+	pthread_t th;
+
+	s3d_metrics_timeout_ms = 300;
+	if (pthread_create(&th, NULL, stall_main, &s)) {
+		ok(0, "stall thread");
+		return;
+	}
+	run_loop_until(&s.done, 30);
+	pthread_join(th, NULL);
+	s3d_metrics_timeout_ms = S3D_METRICS_TIMEOUT_MS;
+	ok(s.eof_ms >= 250 && s.eof_ms < 4000,
+	   "a stalled request is closed after the connection timeout (%ld ms)",
+	   s.eof_ms);
+}
+
 /* ---- counters that move with real transfers ---- */
 
 struct tx {
@@ -657,6 +701,7 @@ int main(void)
 		return tap_done();
 	}
 	test_http(port);
+	test_stall(port);
 	test_transfers(port);
 	s3d_metrics_stop();
 	s3d_loop_fini();
