@@ -14,6 +14,71 @@
 
 /* A read is retried this often when the data is invalidated under it. */
 #define S3CFS_READ_TRIES	4
+/*
+ * Largest lower direct read issued by ->readahead: a window is split so
+ * that its first folios are unlocked (and a waiting reader woken) when the
+ * first piece lands, not when the whole window has.
+ */
+#define S3CFS_RA_PIECE		SZ_1M
+
+/**
+ * struct s3cfs_rd - an asynchronous lower read into locked upper folios
+ * @iocb: the lower kiocb (its ki_filp holds a file reference)
+ * @ref: one for the submitter, one for the completion: ext4 and xfs still
+ *	look at the kiocb after queueing it, when it may have completed
+ * @inode: upper inode (pinned by the locked folios until they are unlocked)
+ * @pos: file position of the first folio
+ * @end: end of the last folio
+ * @nr: number of folios
+ * @folios: the locked folios, in order, covering [@pos, @end)
+ */
+struct s3cfs_rd {
+	struct kiocb iocb;
+	refcount_t ref;
+	struct inode *inode;
+	loff_t pos;
+	loff_t end;
+	unsigned int nr;
+	struct folio *folios[];
+};
+
+/**
+ * s3cfs_fill_lock() - make [pos, pos + len) present and hold it present
+ * @inode: upper inode
+ * @pos: start
+ * @len: length
+ *
+ * On success data_sem is held for reading, taken as a non-owner lock: an
+ * asynchronous read releases it from its completion, in interrupt context.
+ * Eviction and refresh take it for writing, so no hole is punched and no
+ * lower file replaced under a read in flight.
+ *
+ * Return: 0 with data_sem held, or a negative errno without it.
+ */
+static int s3cfs_fill_lock(struct inode *inode, loff_t pos, size_t len)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	loff_t end = min_t(loff_t, pos + len, i_size_read(inode));
+	int tries, ret;
+
+	for (tries = 0; tries < S3CFS_READ_TRIES; tries++) {
+		ret = s3cfs_chunks_ensure(inode, pos, len);
+		if (ret < 0)
+			return ret;
+		down_read_non_owner(&si->data_sem);
+		if (s3cfs_chunks_present(inode, pos, len)) {
+			if (!ret && pos < end)
+				atomic64_add(((end - 1) >> sbi->chunk_shift) -
+					     (pos >> sbi->chunk_shift) + 1,
+					     &sbi->stats.chunk_hits);
+			return 0;
+		}
+		/* Invalidated between the fetch and now. */
+		up_read_non_owner(&si->data_sem);
+	}
+	return -EIO;
+}
 
 /* Direct read of [pos, pos + len) of the lower file into our page cache. */
 static ssize_t s3cfs_read_lower(struct inode *inode, loff_t pos, size_t len)
@@ -32,6 +97,33 @@ static ssize_t s3cfs_read_lower(struct inode *inode, loff_t pos, size_t len)
 	return ret;
 }
 
+/**
+ * s3cfs_fill_range() - read [pos, pos + len) of the object into page cache
+ * @inode: upper inode
+ * @pos: start, page aligned
+ * @len: length, a multiple of the page size
+ *
+ * The folios covering the range are locked by the caller. Synchronous:
+ * ->read_folio and the fallback of ->readahead.
+ *
+ * Return: bytes read from the lower file (less than @len at EOF), or a
+ * negative errno.
+ */
+static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	ssize_t ret;
+
+	if (pos >= i_size_read(inode))
+		return 0;
+	ret = s3cfs_fill_lock(inode, pos, len);
+	if (ret)
+		return ret;
+	ret = s3cfs_read_lower(inode, pos, len);
+	up_read_non_owner(&si->data_sem);
+	return ret;
+}
+
 /*
  * How far past this readahead to start fetching: a window of more than one
  * page is the kernel's readahead for a sequential reader, which will want
@@ -45,49 +137,6 @@ static u64 s3cfs_fetch_ahead(struct inode *inode, size_t len)
 		return 0;
 	return max_t(u64, (u64)READ_ONCE(sbi->opts.readahead_kb) << 10,
 		     sbi->opts.chunk_size);
-}
-
-/**
- * s3cfs_fill_range() - read [pos, pos + len) of the object into page cache
- * @inode: upper inode
- * @pos: start, page aligned
- * @len: length, a multiple of the page size
- *
- * The folios covering the range are locked by the caller.
- *
- * Return: bytes read from the lower file (less than @len at EOF), or a
- * negative errno.
- */
-static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len)
-{
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	loff_t size = i_size_read(inode);
-	ssize_t ret;
-	int tries;
-
-	if (pos >= size)
-		return 0;
-	for (tries = 0; tries < S3CFS_READ_TRIES; tries++) {
-		ret = s3cfs_chunks_ensure(inode, pos, len);
-		if (ret < 0)
-			return ret;
-		down_read(&si->data_sem);
-		if (!s3cfs_chunks_present(inode, pos, len)) {
-			/* Invalidated between the fetch and now. */
-			up_read(&si->data_sem);
-			continue;
-		}
-		if (!ret)
-			atomic64_add(((min_t(loff_t, pos + len, size) - 1) >>
-				      sbi->chunk_shift) -
-				     (pos >> sbi->chunk_shift) + 1,
-				     &sbi->stats.chunk_hits);
-		ret = s3cfs_read_lower(inode, pos, len);
-		up_read(&si->data_sem);
-		return ret;
-	}
-	return -EIO;
 }
 
 /* Zero what the lower read did not fill (past EOF) and finish the folio. */
@@ -106,6 +155,85 @@ static void s3cfs_folio_done(struct folio *folio, loff_t filled_to, int err)
 	folio_unlock(folio);
 }
 
+/* Fill one locked folio synchronously and unlock it. */
+static int s3cfs_fill_folio(struct inode *inode, struct folio *folio)
+{
+	loff_t pos = folio_pos(folio);
+	size_t len = folio_size(folio);
+	ssize_t ret;
+
+	ret = s3cfs_fill_range(inode, pos, len);
+	/*
+	 * A short read below EOF means the lower file lost data under us:
+	 * leave the folio !uptodate, the VFS reports the error.
+	 */
+	if (ret >= 0 && pos + ret < min_t(loff_t, pos + len, i_size_read(inode)))
+		ret = -EIO;
+	s3cfs_folio_done(folio, ret > 0 ? pos + ret : pos,
+			 ret < 0 ? (int)ret : 0);
+	return ret < 0 ? ret : 0;
+}
+
+static void s3cfs_rd_put(struct s3cfs_rd *rd)
+{
+	if (refcount_dec_and_test(&rd->ref)) {
+		fput(rd->iocb.ki_filp);
+		kfree(rd);
+	}
+}
+
+/*
+ * Completion of a lower read, usually in the block layer's completion
+ * (interrupt) context: release data_sem first, while the still locked
+ * folios pin the inode, then finish the folios.
+ */
+static void s3cfs_rd_done(struct kiocb *iocb, long ret)
+{
+	struct s3cfs_rd *rd = container_of(iocb, struct s3cfs_rd, iocb);
+	struct inode *inode = rd->inode;
+	loff_t filled_to = ret > 0 ? rd->pos + ret : rd->pos;
+	int err = ret < 0 ? (int)ret : 0;
+	unsigned int i;
+
+	if (!err && filled_to < min_t(loff_t, rd->end, i_size_read(inode)))
+		err = -EIO;
+	up_read_non_owner(&S3CFS_I(inode)->data_sem);
+	for (i = 0; i < rd->nr; i++)
+		s3cfs_folio_done(rd->folios[i], filled_to, err);
+	s3cfs_rd_put(rd);
+}
+
+/*
+ * Start the direct read of [rd->pos, rd->end) of the lower file into the
+ * folios and return without waiting for it, as fs/cachefiles does: the
+ * reader that triggered an asynchronous readahead window goes on copying
+ * the previous window while this one is read from NVMe.
+ */
+static void s3cfs_rd_submit(struct s3cfs_rd *rd)
+	__releases(&S3CFS_I(rd->inode)->data_sem)
+{
+	struct inode *inode = rd->inode;
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct file *lower = S3CFS_I(inode)->lower_file;
+	const struct cred *old_cred;
+	struct iov_iter iter;
+	ssize_t ret;
+
+	init_sync_kiocb(&rd->iocb, get_file(lower));
+	rd->iocb.ki_pos = rd->pos;
+	rd->iocb.ki_flags |= IOCB_DIRECT;
+	rd->iocb.ki_complete = s3cfs_rd_done;
+	refcount_set(&rd->ref, 2);
+	iov_iter_xarray(&iter, ITER_DEST, &inode->i_mapping->i_pages, rd->pos,
+			rd->end - rd->pos);
+	old_cred = override_creds(sbi->creds);
+	ret = vfs_iocb_iter_read(lower, &rd->iocb, &iter);
+	revert_creds(old_cred);
+	if (ret != -EIOCBQUEUED)	/* done (or failed) synchronously */
+		s3cfs_rd_done(&rd->iocb, ret);
+	s3cfs_rd_put(rd);
+}
+
 /* Position of the next folio readahead_folio() will hand out. */
 static loff_t s3cfs_ra_next(struct readahead_control *rac)
 {
@@ -114,56 +242,67 @@ static loff_t s3cfs_ra_next(struct readahead_control *rac)
 
 /*
  * Fetches for every missing chunk of the window (and the next one, for a
- * sequential reader) go out at once; then the window is filled stretch by
- * stretch, present chunks first where they come first, each stretch's
- * folios unlocked as soon as it is read, so that a reader of a present
- * chunk does not wait for a missing one after it.
+ * sequential reader) go out at once; then the window is read in pieces of
+ * uniform presence, at most S3CFS_RA_PIECE each: present pieces are
+ * submitted without waiting, a missing piece waits for its fetch first.
+ * So a reader of a present chunk never waits for a missing one after it,
+ * and the asynchronous window costs the reader nothing.
  */
 static void s3cfs_readahead(struct readahead_control *rac)
 {
 	struct inode *inode = rac->mapping->host;
 	loff_t pos = readahead_pos(rac);
 	loff_t end = pos + readahead_length(rac);
-	loff_t size = i_size_read(inode);
+	struct s3cfs_rd *rd;
 	struct folio *folio;
-	loff_t seg, filled_to;
-	ssize_t ret;
+	unsigned int i;
+	loff_t lim;
+	int err;
 
 	s3cfs_chunks_prefetch(inode, pos, end - pos +
 			      s3cfs_fetch_ahead(inode, end - pos));
 	while (pos < end) {
-		seg = s3cfs_chunks_segment(inode, pos, end);
-		ret = s3cfs_fill_range(inode, pos, seg - pos);
-		filled_to = ret > 0 ? pos + ret : pos;
-		/*
-		 * A short read below EOF means the lower file lost data under
-		 * us: leave those folios !uptodate; read_folio retries them.
-		 */
-		if (ret >= 0 && filled_to < min(seg, size))
-			ret = -EIO;
-		while (s3cfs_ra_next(rac) < seg &&
+		lim = min_t(loff_t, s3cfs_chunks_segment(inode, pos, end),
+			    pos + S3CFS_RA_PIECE);
+		rd = kmalloc(struct_size(rd, folios,
+					 S3CFS_RA_PIECE >> PAGE_SHIFT),
+			     GFP_NOFS | __GFP_NOWARN);
+		if (!rd) {
+			/* No memory: one folio at a time, synchronously. */
+			while (s3cfs_ra_next(rac) < lim &&
+			       (folio = readahead_folio(rac)))
+				if (s3cfs_fill_folio(inode, folio))
+					return;	/* read_folio reports */
+			pos = s3cfs_ra_next(rac);
+			continue;
+		}
+		rd->inode = inode;
+		rd->pos = pos;
+		rd->nr = 0;
+		/* Whole folios: a large one may reach past lim. */
+		while (s3cfs_ra_next(rac) < lim &&
 		       (folio = readahead_folio(rac)))
-			s3cfs_folio_done(folio, filled_to,
-					 ret < 0 ? (int)ret : 0);
-		pos = s3cfs_ra_next(rac);
-		if (ret < 0)
+			rd->folios[rd->nr++] = folio;
+		rd->end = s3cfs_ra_next(rac);
+		if (!rd->nr) {
+			kfree(rd);
+			break;
+		}
+		pos = rd->end;
+		err = s3cfs_fill_lock(inode, rd->pos, rd->end - rd->pos);
+		if (err) {
+			for (i = 0; i < rd->nr; i++)
+				s3cfs_folio_done(rd->folios[i], rd->pos, err);
+			kfree(rd);
 			break;	/* the rest is dropped; read_folio reports */
+		}
+		s3cfs_rd_submit(rd);
 	}
 }
 
 static int s3cfs_read_folio(struct file *file, struct folio *folio)
 {
-	struct inode *inode = folio->mapping->host;
-	loff_t pos = folio_pos(folio);
-	size_t len = folio_size(folio);
-	ssize_t ret;
-
-	ret = s3cfs_fill_range(inode, pos, len);
-	if (ret >= 0 && pos + ret < min_t(loff_t, pos + len, i_size_read(inode)))
-		ret = -EIO;
-	s3cfs_folio_done(folio, ret > 0 ? pos + ret : pos,
-			 ret < 0 ? (int)ret : 0);
-	return ret < 0 ? ret : 0;
+	return s3cfs_fill_folio(folio->mapping->host, folio);
 }
 
 const struct address_space_operations s3cfs_aops = {
