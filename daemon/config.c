@@ -729,57 +729,85 @@ void s3d_conf_cache_policy(const struct s3d_conf *c, const char *bucket,
 	}
 }
 
-/*
- * A profile named in the config is the one to use (its absence is an
- * error); without one, the whole chain.
- */
-static int load_creds(struct s3d_creds *cr, const char *profile)
-{
-	if (profile)
-		return s3d_creds_from_profile(cr, NULL, profile);
-	return s3d_creds_load(cr);
-}
-
 /**
- * s3d_conf_s3_init() - an S3 client set up for @bucket
+ * s3d_conf_s3_open() - an S3 client set up for @bucket, with overrides
  * @c: the configuration
  * @bucket: the bucket, or NULL for [global]'s settings
+ * @over: settings that win over the file's, even a bucket section's
+ *	(s3cachectl's flags), or NULL; unset fields as s3d_conf_init() leaves
+ *	them
  * @s3: zeroed; filled, credentials loaded unless anonymous (free with
  *	s3d_s3_fini())
+ * @why: on failure, what went wrong, for the user; for -ENOENT, what
+ *	each provider said ("environment: ...; IMDS: ..."); may be NULL
+ * @whylen: its size
  *
- * Return: 0, -EINVAL (unusable endpoint), -ENOENT (no credentials), or
- * another -errno; logged.
+ * Credentials come from the whole chain (creds.c); a profile the
+ * settings name is asked for by name, so that the environment's keys do
+ * not stand in for it. Anonymous settings load none.
+ *
+ * Return: 0, -EINVAL (unusable endpoint), -ENOENT (no provider has
+ * credentials), another -errno (a provider is configured but failed);
+ * logged.
  */
-int s3d_conf_s3_init(const struct s3d_conf *c, const char *bucket,
-		     struct s3d_s3 *s3)
+int s3d_conf_s3_open(const struct s3d_conf *c, const char *bucket,
+		     const struct s3d_conf_s3 *over, struct s3d_s3 *s3,
+		     char *why, size_t whylen)
 {
 	const char *what = bucket ? bucket : "[global]";
+	char said[1024] = "";
 	struct s3d_conf_s3 set;
 	int err;
 
+	if (why && whylen)
+		why[0] = '\0';
 	s3d_conf_settings(c, bucket, &set);
+	if (over) {
+		set.endpoint = over->endpoint ?: set.endpoint;
+		set.region = over->region ?: set.region;
+		set.profile = over->profile ?: set.profile;
+		set.ca_bundle = over->ca_bundle ?: set.ca_bundle;
+		if (over->path_style >= 0)
+			set.path_style = over->path_style;
+		if (over->anonymous >= 0)
+			set.anonymous = over->anonymous;
+	}
 	err = s3d_s3_init(s3, set.endpoint, set.region, set.path_style,
 			  set.anonymous > 0);
-	if (err)
+	if (err) {
+		if (why && whylen)
+			snprintf(why, whylen, "bad endpoint or region (%s)",
+				 strerror(-err));
 		return err;
+	}
 	if (set.ca_bundle) {
 		s3->ca_bundle = strdup(set.ca_bundle);
 		if (!s3->ca_bundle) {
 			err = -ENOMEM;
+			if (why && whylen)
+				snprintf(why, whylen, "%s", strerror(ENOMEM));
 			goto fail;
 		}
 	}
 	if (s3->anonymous)
 		return 0;
-	err = load_creds(&s3->creds, set.profile);
+	err = s3d_creds_resolve_why(&s3->creds, set.profile, said,
+				    sizeof(said));
+	/* The chain has logged what each provider said. */
 	if (err == -ENOENT && set.profile)
-		s3d_err("%s: no credentials for profile '%s'", what,
+		s3d_err("%s: no AWS credentials found for profile '%s'", what,
 			set.profile);
 	else if (err == -ENOENT)
-		s3d_err("%s: no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, write ~/.aws/credentials, set a profile, or use anonymous",
+		s3d_err("%s: no AWS credentials found; configure a provider, or set anonymous = true for a public bucket",
 			what);
 	else if (err)
-		s3d_err("%s: loading credentials: %s", what, strerror(-err));
+		s3d_err("%s: cannot load AWS credentials (%s)", what,
+			strerror(-err));
+	if (err == -ENOENT && why && whylen)
+		snprintf(why, whylen, "%s", said);
+	else if (err && why && whylen)
+		snprintf(why, whylen, "cannot load AWS credentials: %s",
+			 said[0] ? said : strerror(-err));
 	if (err)
 		goto fail;
 	s3d_info("%s: credentials from the %s (key id %s%s)", what,
@@ -789,4 +817,18 @@ int s3d_conf_s3_init(const struct s3d_conf *c, const char *bucket,
 fail:
 	s3d_s3_fini(s3);
 	return err;
+}
+
+/**
+ * s3d_conf_s3_init() - an S3 client set up for @bucket, as configured
+ * @c: the configuration
+ * @bucket: the bucket, or NULL for [global]'s settings
+ * @s3: zeroed; filled (free with s3d_s3_fini())
+ *
+ * Return: as s3d_conf_s3_open().
+ */
+int s3d_conf_s3_init(const struct s3d_conf *c, const char *bucket,
+		     struct s3d_s3 *s3)
+{
+	return s3d_conf_s3_open(c, bucket, NULL, s3, NULL, 0);
 }

@@ -88,6 +88,9 @@ void s3d_conf_cache_policy(const struct s3d_conf *c, const char *bucket,
 			   struct s3d_cache_policy *out);
 int s3d_conf_s3_init(const struct s3d_conf *c, const char *bucket,
 		     struct s3d_s3 *s3);
+int s3d_conf_s3_open(const struct s3d_conf *c, const char *bucket,
+		     const struct s3d_conf_s3 *over, struct s3d_s3 *s3,
+		     char *why, size_t whylen);
 int s3d_conf_parse_log_level(const char *s);
 
 #endif /* S3D_CONFIG_H */

@@ -113,7 +113,19 @@ int s3d_creds_from_env(struct s3d_creds *c)
 
 static int env_start(struct creds_job *j)
 {
-	int err = s3d_creds_from_env(&j->out);
+	int err;
+
+	/*
+	 * A profile the caller names (a config section's) is what they want,
+	 * as with the CLI's --profile: keys in the environment (a systemd
+	 * unit's, say) must not quietly stand in for it. $AWS_PROFILE does
+	 * not count: there the environment's keys still win.
+	 */
+	if (j->prof->explicit) {
+		creds_why(j, "skipped: profile '%s' asked for", j->prof->name);
+		return -ENOENT;
+	}
+	err = s3d_creds_from_env(&j->out);
 
 	if (err == -ENOENT)
 		creds_why(j, "AWS_ACCESS_KEY_ID%s not set",
@@ -329,7 +341,8 @@ int creds_profile_load(struct creds_profile *p, const char *name,
 	int err;
 
 	memset(p, 0, sizeof(*p));
-	p->named = (name && *name) || (env && *env);
+	p->explicit = name && *name;
+	p->named = p->explicit || (env && *env);
 	p->name = name && *name ? name : env && *env ? env : "default";
 	if (!home_file(p->config_file, sizeof(p->config_file),
 		       "AWS_CONFIG_FILE", ".aws/config")) {
@@ -486,32 +499,46 @@ static int run_sync(struct creds_job *j)
 }
 
 /**
- * s3d_creds_resolve() - run the provider chain, synchronously
+ * s3d_creds_resolve_why() - run the provider chain, synchronously
  * @c: filled on success (previous keys freed); untouched on failure
- * @profile: profile in the shared files; NULL for $AWS_PROFILE or "default"
+ * @profile: profile in the shared files; NULL for $AWS_PROFILE or "default".
+ *	A profile named here also skips the environment's keys (as the
+ *	CLI's --profile does).
+ * @why: on failure, what each provider said ("environment: ...; IMDS:
+ *	..."), for a message to the user; may be NULL
+ * @whylen: its size
  *
  * For startup, SIGHUP and s3cachectl: it may wait for the network (STS,
  * container endpoint, instance metadata; the latter with a 1 s connect
  * timeout so a host that is not on EC2 falls through quickly). If @c is
  * watched, its refresh is re-armed for the new expiry.
  *
- * Return: 0; -ENOENT if no provider had credentials; else the -errno of the
- * provider that is configured but failed. Failures are logged with what
- * each provider said.
+ * Return: 0; -ENOENT if no provider has credentials (none is configured,
+ * there is no instance metadata service, or a named profile does not
+ * exist); any other -errno means a provider is configured but failed
+ * (-EACCES refused, -EIO/-ETIMEDOUT unreachable or a server error,
+ * -EBADMSG bad reply, -EINVAL/-EOPNOTSUPP a bad or unsupported setup).
+ * Failures are logged with what each provider said.
  */
-int s3d_creds_resolve(struct s3d_creds *c, const char *profile)
+int s3d_creds_resolve_why(struct s3d_creds *c, const char *profile,
+			  char *why, size_t whylen)
 {
 	struct s3d_buf said;
 	struct creds_profile prof;
 	struct creds_job j;
-	char why[CREDS_WHY_MAX] = "";
+	char pwhy[CREDS_WHY_MAX] = "";
 	size_t i;
 	int err;
 
+	if (why && whylen)
+		why[0] = '\0';
 	s3d_buf_init(&said, 0);
-	err = creds_profile_load(&prof, profile, why, sizeof(why));
+	err = creds_profile_load(&prof, profile, pwhy, sizeof(pwhy));
 	if (err) {
-		s3d_err("credentials: %s", why[0] ? why : strerror(-err));
+		s3d_err("credentials: %s", pwhy[0] ? pwhy : strerror(-err));
+		if (why && whylen)
+			snprintf(why, whylen, "shared files: %s",
+				 pwhy[0] ? pwhy : strerror(-err));
 		creds_profile_free(&prof);
 		s3d_buf_free(&said);
 		return err;
@@ -531,6 +558,8 @@ int s3d_creds_resolve(struct s3d_creds *c, const char *profile)
 	if (err) {
 		s3d_err("no AWS credentials for profile '%s': %s", prof.name,
 			s3d_buf_str(&said));
+		if (why && whylen)
+			snprintf(why, whylen, "%s", s3d_buf_str(&said));
 	} else {
 		if (said.len)
 			s3d_dbg("credentials: %s", s3d_buf_str(&said));
@@ -543,6 +572,18 @@ int s3d_creds_resolve(struct s3d_creds *c, const char *profile)
 	creds_profile_free(&prof);
 	s3d_buf_free(&said);
 	return err;
+}
+
+/**
+ * s3d_creds_resolve() - s3d_creds_resolve_why() without the explanation
+ * @c: filled on success (previous keys freed); untouched on failure
+ * @profile: as for s3d_creds_resolve_why()
+ *
+ * Return: as s3d_creds_resolve_why().
+ */
+int s3d_creds_resolve(struct s3d_creds *c, const char *profile)
+{
+	return s3d_creds_resolve_why(c, profile, NULL, 0);
 }
 
 /**

@@ -6,6 +6,7 @@
 #ifndef S3D_CREDS_H
 #define S3D_CREDS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -58,6 +59,8 @@ extern struct s3d_creds_stats s3d_creds_stats;
 #define S3D_CREDS_RETRY_MAX_MS		(300 * 1000)
 
 int s3d_creds_resolve(struct s3d_creds *c, const char *profile);
+int s3d_creds_resolve_why(struct s3d_creds *c, const char *profile,
+			  char *why, size_t whylen);
 int s3d_creds_load(struct s3d_creds *c);
 void s3d_creds_clear(struct s3d_creds *c);
 int s3d_creds_from_env(struct s3d_creds *c);

@@ -799,6 +799,16 @@ static int imds_step(struct creds_job *j)
 			http_failed(j, "no instance metadata service:");
 			return -ENOENT;
 		}
+		/*
+		 * 403: IMDS is turned off for this instance; 404/405: what
+		 * answered is not IMDSv2 (a filtering proxy, a host that is
+		 * not on EC2). The SDKs take these as "no IMDS" too.
+		 */
+		if (j->h.status == 403 || j->h.status == 404 ||
+		    j->h.status == 405) {
+			http_error(j, "no instance metadata service: PUT");
+			return -ENOENT;
+		}
 		if (j->h.status != 200)
 			return http_error(j, "IMDSv2 token: PUT");
 		if (!j->h.resp.len || !header_safe(j->h.resp.p)) {

@@ -36,6 +36,7 @@ struct creds_http {
 struct creds_profile {
 	const char *name;
 	bool named;			/* chosen, not the implicit default */
+	bool explicit;			/* named by the caller, not $AWS_PROFILE */
 	bool found;			/* a section for it exists */
 	char *ak, *sk, *token;
 	bool keys_from_config;

@@ -210,6 +210,25 @@ static struct s3d_ctx *ctx_new(const char *section, int *err)
 		free(c);
 		return NULL;
 	}
+	/*
+	 * Temporary credentials (web identity, container, IMDS) are renewed
+	 * on the loop before they expire. The watch points into @c, which
+	 * never moves; s3d_s3_fini() in s3d_ctx_put() ends it.
+	 */
+	if (c->s3.creds.expires) {
+		struct s3d_conf_s3 set;
+
+		s3d_conf_settings(conf, section, &set);
+		*err = s3d_creds_watch(&c->s3.creds, set.profile);
+		if (*err) {
+			s3d_err("%s: cannot watch credentials: %s",
+				section ?: "[global]", strerror(-*err));
+			s3d_s3_fini(&c->s3);
+			free(c->bucket);
+			free(c);
+			return NULL;
+		}
+	}
 	c->refs = 1;		/* the table's */
 	c->max = b ? b->max_concurrency : 0;
 	s3d_list_init(&c->waiting);

@@ -2,14 +2,20 @@
 /*
  * The configuration file: parsing, FILE:LINE errors, command-line
  * overrides, per-bucket S3 contexts and their cap on requests in flight,
- * reload; and s3cachefsd --check-config on good and bad files.
+ * reload; refresh of the temporary credentials of those contexts (against
+ * fake_metadata.py); and s3cachefsd --check-config on good and bad files.
  * Runs in tests/host (fixtures in config/).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <sys/wait.h>
+
+#include <curl/curl.h>
 
 #include "tap.h"
 #include "s3cachefsd.h"
@@ -339,6 +345,236 @@ static void test_contexts(void)
 	s3d_buf_free(&errs);
 }
 
+/* ---- credentials of the contexts: refreshed on the loop ---- */
+
+static pid_t fake_pid;
+static char fake_base[64];
+
+/* fake_metadata.py on a loopback port; 0 or -1 (not started). */
+static int fake_start(void)
+{
+	char line[32] = "";
+	int fds[2];
+	FILE *f;
+
+	if (pipe(fds))
+		return -1;
+	fake_pid = fork();
+	if (fake_pid < 0)
+		return -1;
+	if (!fake_pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execlp("python3", "python3", "fake_metadata.py", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	if (!f || !fgets(line, sizeof(line), f) || atoi(line) <= 0) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	snprintf(fake_base, sizeof(fake_base), "http://127.0.0.1:%d",
+		 atoi(line));
+	return 0;
+}
+
+static void fake_stop(void)
+{
+	kill(fake_pid, SIGTERM);
+	waitpid(fake_pid, NULL, 0);
+}
+
+static size_t sink(char *p, size_t size, size_t n, void *ud)
+{
+	s3d_buf_add(ud, p, size * n);
+	return size * n;
+}
+
+/* GET @path of the fake; the body, or "" on failure (caller frees @b). */
+static const char *fake_get(const char *path, struct s3d_buf *b)
+{
+	CURL *e = curl_easy_init();
+	char url[256];
+	long status = 0;
+
+	s3d_buf_init(b, 0);
+	snprintf(url, sizeof(url), "%s%s", fake_base, path);
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+	if (curl_easy_perform(e) == CURLE_OK)
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_cleanup(e);
+	if (status != 200)
+		s3d_buf_reset(b);
+	return s3d_buf_str(b);
+}
+
+/* Requests the container endpoint has had (from /_stats), or -1. */
+static long container_requests(void)
+{
+	struct s3d_buf b;
+	const char *p = strstr(fake_get("/_stats", &b), "\"container\": ");
+	long n = p ? atol(p + 13) : p == NULL && b.len ? 0 : -1;
+
+	s3d_buf_free(&b);
+	return n;
+}
+
+struct key_wait {
+	struct s3d_ctx *a, *b;
+	char *a0, *b0;
+	bool timeout;
+};
+
+static struct key_wait kw;
+static struct s3d_timer kw_deadline;
+
+static void kw_fire(struct s3d_timer *t)
+{
+	(void)t;
+	kw.timeout = true;
+}
+
+static bool keys_changed(void *arg)
+{
+	(void)arg;
+	return kw.timeout ||
+	       (strcmp(s3d_ctx_s3(kw.a)->creds.access_key, kw.a0) &&
+		strcmp(s3d_ctx_s3(kw.b)->creds.access_key, kw.b0));
+}
+
+static bool until_deadline(void *arg)
+{
+	(void)arg;
+	return kw.timeout;
+}
+
+static bool key_prefix(const char *s, const char *p)
+{
+	return s && !strncmp(s, p, strlen(p));
+}
+
+/*
+ * Contexts made from the configuration (at start, on demand, after a
+ * reload) whose credentials expire are refreshed on the loop; the others
+ * are not watched; a context freed is no longer refreshed.
+ */
+static void test_refresh(void)
+{
+	struct s3d_ctx *g, *w, *st, *pub, *g2;
+	struct s3d_conf *c, *c2;
+	struct s3d_buf errs, b;
+	char url[128];
+	uint64_t t0, elapsed;
+	long before;
+	int err;
+
+	if (fake_start()) {
+		ok(0, "refresh: fake_metadata.py starts");
+		return;
+	}
+	fake_get("/_ctl?reset=1&lifetime=3", &b);
+	s3d_buf_free(&b);
+	setenv("AWS_SHARED_CREDENTIALS_FILE", "config/credentials-dev", 1);
+	snprintf(url, sizeof(url), "%s/container/creds", fake_base);
+	setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", url, 1);
+	setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN", "container-secret", 1);
+	s3d_buf_init(&errs, 0);
+	c = load("config/refresh.conf", true, &err, &errs);
+	c2 = load("config/refresh.conf", true, &err, &errs);
+	if (!c || !c2 || s3d_loop_init(4, NULL)) {
+		ok(0, "refresh: setting up");
+		goto out;
+	}
+	is_int(s3d_ops_init(c), 0, "refresh: ops start ([global] from the container endpoint)");
+	g = s3d_ctx_get(NULL, &err);
+	w = s3d_ctx_get("watched-data", &err);	/* made now, on demand */
+	st = s3d_ctx_get("static-data", &err);
+	pub = s3d_ctx_get("public-data", &err);
+	if (!g || !w || !st || !pub) {
+		ok(0, "refresh: the four contexts");
+		goto out_ops;
+	}
+	ok(key_prefix(s3d_ctx_s3(g)->creds.access_key, "ASIACONTAINER") &&
+	   key_prefix(s3d_ctx_s3(w)->creds.access_key, "ASIACONTAINER"),
+	   "refresh: [global] and watched-data: container credentials (%s, %s)",
+	   s3d_ctx_s3(g)->creds.access_key, s3d_ctx_s3(w)->creds.access_key);
+	ok(s3d_ctx_s3(g)->creds.watcher && s3d_ctx_s3(w)->creds.watcher,
+	   "refresh: both watched (at start and on demand)");
+	is_str(s3d_ctx_s3(st)->creds.access_key, "AKIDDEV",
+	       "refresh: static-data: its profile's static keys");
+	ok(!s3d_ctx_s3(st)->creds.watcher && !s3d_ctx_s3(pub)->creds.watcher &&
+	   !s3d_ctx_s3(pub)->creds.access_key,
+	   "refresh: static and anonymous credentials are not watched");
+
+	kw.a = g;
+	kw.b = w;
+	kw.a0 = strdup(s3d_ctx_s3(g)->creds.access_key);
+	kw.b0 = strdup(s3d_ctx_s3(w)->creds.access_key);
+	kw.timeout = false;
+	s3d_creds_stats = (struct s3d_creds_stats){ 0 };
+	s3d_list_init(&kw_deadline.node);
+	kw_deadline.fn = kw_fire;
+	t0 = s3d_now_ms();
+	s3d_timer_arm(&kw_deadline, 15000);
+	s3d_loop_run(keys_changed, NULL);
+	elapsed = s3d_now_ms() - t0;
+	s3d_timer_cancel(&kw_deadline);
+	ok(!kw.timeout, "refresh: both contexts got new credentials from the loop (%llu ms)",
+	   (unsigned long long)elapsed);
+	ok(elapsed >= 1500, "refresh: when due (about 2.7 s into a 3 s lifetime), not at once");
+	ok(key_prefix(s3d_ctx_s3(g)->creds.access_key, "ASIACONTAINER") &&
+	   s3d_ctx_s3(g)->creds.expires > time(NULL),
+	   "refresh: new key id %s, not yet expired",
+	   s3d_ctx_s3(g)->creds.access_key);
+	ok(s3d_creds_stats.refreshes >= 2, "refresh: counted (%llu)",
+	   (unsigned long long)s3d_creds_stats.refreshes);
+	is_str(s3d_ctx_s3(st)->creds.access_key, "AKIDDEV",
+	       "refresh: static keys untouched");
+	free(kw.a0);
+	free(kw.b0);
+
+	/* SIGHUP: the new table's contexts are watched too. */
+	is_int(s3d_ops_set_conf(c2), 0, "refresh: reload");
+	g2 = s3d_ctx_get(NULL, &err);
+	ok(g2 && g2 != g && s3d_ctx_s3(g2)->creds.watcher,
+	   "refresh: the reloaded [global] context is watched");
+	s3d_ctx_put(g2);
+
+	/* The old contexts go; then the new ones: nothing is refreshed. */
+	s3d_ctx_put(g);
+	s3d_ctx_put(w);
+	s3d_ctx_put(st);
+	s3d_ctx_put(pub);
+	s3d_ops_fini();
+	before = container_requests();
+	kw.timeout = false;
+	s3d_timer_arm(&kw_deadline, 3500);
+	s3d_loop_run(until_deadline, NULL);
+	ok(before > 0 && container_requests() == before,
+	   "refresh: freed contexts are no longer refreshed (%ld requests, then %ld)",
+	   before, container_requests());
+	goto out_loop;
+out_ops:
+	s3d_ops_fini();
+out_loop:
+	s3d_loop_fini();
+out:
+	s3d_conf_free(c);
+	s3d_conf_free(c2);
+	s3d_buf_free(&errs);
+	fake_stop();
+	unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+	unsetenv("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+	unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+}
+
 /* ---- the daemon's --check-config ---- */
 
 static int run(const char *cmd, struct s3d_buf *out)
@@ -376,6 +612,13 @@ static void test_check_config(void)
 	is_int(count_lines(s3d_buf_str(&out)), S3D_ARRAY_SIZE(bad_lines),
 	       "... one per bad line");
 
+	snprintf(cmd, sizeof(cmd), "%s --check-config --config ../../daemon/s3cachefsd.conf.example 2>&1", d);
+	is_int(run(cmd, &out), 0, "the shipped s3cachefsd.conf.example is valid");
+	/* ... and so is every setting it shows, uncommented (bar ca_bundle). */
+	snprintf(cmd, sizeof(cmd), "sed 's/^#\\([a-z_]* =\\)/\\1/; s/^#\\[bucket/[bucket/; /ca_bundle =/d' ../../daemon/s3cachefsd.conf.example >config/example.tmp && %s --check-config --config config/example.tmp 2>&1; rc=$?; rm -f config/example.tmp; exit $rc", d);
+	is_int(run(cmd, &out), 0, "... and with its settings uncommented");
+	is_str(s3d_buf_str(&out), "config/example.tmp: OK\n", "... says OK");
+
 	snprintf(cmd, sizeof(cmd), "S3CACHEFSD_CONFIG=config/bad.conf %s --check-config 2>&1", d);
 	is_int(run(cmd, &out), 2, "$S3CACHEFSD_CONFIG names the file");
 
@@ -394,11 +637,16 @@ static void test_check_config(void)
 
 int main(void)
 {
-	s3d_log_level = S3D_LOG_ERR;
+	s3d_log_level = getenv("S3D_TEST_VERBOSE") ? S3D_LOG_DEBUG : S3D_LOG_ERR;
+	/* Nothing here may wait for a real 169.254.169.254 or read ~/.aws. */
+	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+	setenv("AWS_CONFIG_FILE", "/nonexistent", 1);
+	unsetenv("AWS_PROFILE");
 	test_good();
 	test_override();
 	test_bad();
 	test_contexts();
+	test_refresh();
 	test_check_config();
 	return tap_done();
 }

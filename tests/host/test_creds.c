@@ -363,10 +363,32 @@ static void test_env_chain(void)
 	is_str(c.access_key, "AKIDDEFAULT", "chain: then the credentials file");
 	ok(!c.token, "chain: no token leaks from the environment");
 
+	/* A profile asked for by name beats the environment's keys. */
+	setenv("AWS_SECRET_ACCESS_KEY", "envsecret", 1);
+	is_int(s3d_creds_resolve(&c, "prod"), 0, "chain: named profile");
+	is_str(c.access_key, "AKIDPROD",
+	       "chain: a named profile skips the environment's keys");
+	setenv("AWS_PROFILE", "prod", 1);
+	is_int(s3d_creds_load(&c), 0, "chain: AWS_PROFILE and env keys");
+	is_str(c.access_key, "AKIDENV",
+	       "chain: ... $AWS_PROFILE does not (the SDKs' order)");
+	unsetenv("AWS_PROFILE");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+
 	setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent", 1);
 	is_int(s3d_creds_load(&c), -ENOENT, "chain: nothing anywhere");
-	ok(c.access_key && !strcmp(c.access_key, "AKIDDEFAULT"),
+	ok(c.access_key && !strcmp(c.access_key, "AKIDENV"),
 	   "chain: a failed load keeps the previous credentials");
+	{
+		char why[512];
+
+		is_int(s3d_creds_resolve_why(&c, NULL, why, sizeof(why)),
+		       -ENOENT, "chain: nothing, with the reasons");
+		ok(strstr(why, "environment: ") && strstr(why, "; shared files: ") &&
+		   strstr(why, "; web identity: ") && strstr(why, "; container: ") &&
+		   strstr(why, "; IMDS: disabled"),
+		   "chain: the reasons name every provider tried (%s)", why);
+	}
 	s3d_creds_clear(&c);
 	unsetenv("AWS_ACCESS_KEY_ID");
 	unsetenv("AWS_SESSION_TOKEN");
@@ -575,6 +597,15 @@ static void test_providers(void)
 	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1", 1);
 	is_int(s3d_creds_resolve(&c, NULL), -ENOENT,
 	       "IMDS: no service there means no credentials");
+	{
+		char ep[160];
+
+		/* Something that is not IMDSv2 answers the token PUT. */
+		snprintf(ep, sizeof(ep), "%s/not-imds", base);
+		setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", ep, 1);
+		is_int(s3d_creds_resolve(&c, NULL), -ENOENT,
+		       "IMDS: a 404 to the token PUT means no IMDS");
+	}
 	setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
 	unsetenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
 	ctl("reset=1");

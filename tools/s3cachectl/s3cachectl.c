@@ -29,6 +29,7 @@
 #include <netlink/netlink.h>
 
 #include "s3cachefsd.h"
+#include "config.h"
 
 #define SYSFS	"/sys/fs/s3cachefs"
 
@@ -307,19 +308,20 @@ static int cmd_stats(int argc, char **argv)
 
 int cmd_warm(int argc, char **argv);
 
+/* The flags of ls/head/cat; what they leave unset comes from the config. */
 struct s3opts {
-	const char *endpoint;
-	const char *region;
-	const char *ca_bundle;
-	int path_style;		/* -1: by endpoint */
-	bool anonymous;
+	const char *config;	/* --config, or NULL */
+	struct s3d_conf_s3 over;	/* win over the config file's settings */
 	bool recursive;		/* ls -r */
 	bool verbose;
 };
 
 static struct s3d_s3 s3;
 
-enum { O_ENDPOINT = 256, O_REGION, O_PATH_STYLE, O_VHOST, O_ANON, O_CA };
+enum {
+	O_ENDPOINT = 256, O_REGION, O_PATH_STYLE, O_VHOST, O_ANON, O_CA,
+	O_CONFIG, O_PROFILE,
+};
 
 static const struct option s3_long_opts[] = {
 	{ "endpoint", required_argument, NULL, O_ENDPOINT },
@@ -328,6 +330,8 @@ static const struct option s3_long_opts[] = {
 	{ "virtual-host", no_argument, NULL, O_VHOST },
 	{ "anonymous", no_argument, NULL, O_ANON },
 	{ "ca-bundle", required_argument, NULL, O_CA },
+	{ "config", required_argument, NULL, O_CONFIG },
+	{ "profile", required_argument, NULL, O_PROFILE },
 	{ "recursive", no_argument, NULL, 'r' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ NULL, 0, NULL, 0 },
@@ -401,52 +405,100 @@ static size_t to_stdout(void *arg, const char *p, size_t n)
 	return fwrite(p, 1, n, stdout);
 }
 
-static int s3_setup(const struct s3opts *o)
+/*
+ * Set up the client for @bucket as s3cachefsd would: the config file's
+ * [bucket] section, else [global], with the flags over both (here, unlike
+ * in the daemon, the flags win over a bucket section: they are what the
+ * user is trying out). Return: 0, or the exit code.
+ */
+static int s3_setup(const struct s3opts *o, const char *bucket)
 {
+	const char *path, *ca = getenv("AWS_CA_BUNDLE");
+	struct s3d_conf *conf;
+	struct s3d_conf_s3 set;
+	struct s3d_buf errs;
+	char why[1024], *profile;
+	bool must_exist;
 	int err;
 
 	s3d_log_level = o->verbose ? S3D_LOG_DEBUG : -1;
-	if (s3d_s3_init(&s3, o->endpoint, o->region, o->path_style,
-			o->anonymous)) {
-		fprintf(stderr, "s3cachectl: bad endpoint or region\n");
-		return -1;
+	path = s3d_conf_path(o->config, &must_exist);
+	s3d_buf_init(&errs, 0);
+	err = s3d_conf_load(path, must_exist, &conf, &errs);
+	if (err) {
+		fprintf(stderr, "%s", s3d_buf_str(&errs));
+		fprintf(stderr, "s3cachectl: %s: %s\n", path,
+			err == -EINVAL ? "configuration has errors" :
+			strerror(-err));
+		s3d_buf_free(&errs);
+		return 2;
 	}
-	if (!o->anonymous) {
-		err = s3d_creds_load(&s3.creds);
-		if (err) {
-			fprintf(stderr, "s3cachectl: %s\n", err == -ENOENT ?
-				"no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, write ~/.aws/credentials, or use --anonymous" :
-				"cannot load AWS credentials");
-			s3d_s3_fini(&s3);
-			return -1;
+	s3d_buf_free(&errs);
+	if (o->verbose)
+		fprintf(stderr, "s3cachectl: configuration: %s\n",
+			conf->file ?: "none");
+	s3d_conf_settings(conf, bucket, &set);
+	profile = o->over.profile ?: set.profile;
+	if (profile) {
+		profile = strdup(profile);	/* @conf's goes */
+		if (!profile) {
+			s3d_conf_free(conf);
+			fprintf(stderr, "s3cachectl: out of memory\n");
+			return 1;
 		}
 	}
-	if (s3d_loop_init(4, o->ca_bundle)) {
+	err = s3d_conf_s3_open(conf, bucket, &o->over, &s3, why, sizeof(why));
+	s3d_conf_free(conf);
+	if (err == -ENOENT)
+		fprintf(stderr, "s3cachectl: no AWS credentials found%s%s%s (env, ~/.aws/credentials, web identity, container, IMDS); use --anonymous for public buckets\n  tried: %s\n",
+			profile ? " for profile '" : "", profile ?: "",
+			profile ? "'" : "", why);
+	else if (err)
+		fprintf(stderr, "s3cachectl: %s\n", why);
+	if (err)
+		goto fail;
+	/* $AWS_CA_BUNDLE only ever names the CA file (as for the daemon). */
+	if (s3d_loop_init(4, ca && *ca ? ca : NULL)) {
 		fprintf(stderr, "s3cachectl: cannot set up libcurl\n");
-		s3d_s3_fini(&s3);
-		return -1;
+		goto fail_s3;
 	}
+	/* A long cat may outlive temporary credentials: renew them. */
+	if (s3.creds.expires && s3d_creds_watch(&s3.creds, profile)) {
+		fprintf(stderr, "s3cachectl: out of memory\n");
+		s3d_loop_fini();
+		goto fail_s3;
+	}
+	free(profile);
 	return 0;
+fail_s3:
+	s3d_s3_fini(&s3);
+fail:
+	free(profile);
+	return 1;
 }
 
 static int cmd_s3(const char *cmd, int argc, char **argv)
 {
-	struct s3opts o = { .path_style = -1 };
+	struct s3opts o = { 0 };
 	struct s3d_call_err ce;
 	struct s3d_obj_info info;
 	const char *key;
 	char *bucket, t[32];
 	int c, err;
 
+	o.over.path_style = -1;
+	o.over.anonymous = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "rv", s3_long_opts, NULL)) != -1) {
 		switch (c) {
-		case O_ENDPOINT: o.endpoint = optarg; break;
-		case O_REGION: o.region = optarg; break;
-		case O_PATH_STYLE: o.path_style = 1; break;
-		case O_VHOST: o.path_style = 0; break;
-		case O_ANON: o.anonymous = true; break;
-		case O_CA: o.ca_bundle = optarg; break;
+		case O_ENDPOINT: o.over.endpoint = optarg; break;
+		case O_REGION: o.over.region = optarg; break;
+		case O_PATH_STYLE: o.over.path_style = 1; break;
+		case O_VHOST: o.over.path_style = 0; break;
+		case O_ANON: o.over.anonymous = 1; break;
+		case O_CA: o.over.ca_bundle = optarg; break;
+		case O_CONFIG: o.config = optarg; break;
+		case O_PROFILE: o.over.profile = optarg; break;
 		case 'r': o.recursive = true; break;
 		case 'v': o.verbose = true; break;
 		default: return 2;
@@ -457,8 +509,6 @@ static int cmd_s3(const char *cmd, int argc, char **argv)
 			strcmp(cmd, "ls") ? "KEY" : "PREFIX");
 		return 2;
 	}
-	if (!o.ca_bundle && getenv("AWS_CA_BUNDLE") && *getenv("AWS_CA_BUNDLE"))
-		o.ca_bundle = getenv("AWS_CA_BUNDLE");
 	if (parse_s3url(argv[optind], &bucket, &key))
 		return 2;
 	if (strcmp(cmd, "ls") && !*key) {
@@ -466,9 +516,10 @@ static int cmd_s3(const char *cmd, int argc, char **argv)
 		free(bucket);
 		return 2;
 	}
-	if (s3_setup(&o)) {
+	err = s3_setup(&o, bucket);
+	if (err) {
 		free(bucket);
-		return 1;
+		return err;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(cmd, "ls")) {
@@ -515,10 +566,16 @@ static void usage(FILE *f)
 "  head s3://BUCKET/KEY         object metadata\n"
 "  cat s3://BUCKET/KEY          object bytes to stdout\n"
 "S3 options (ls, head, cat), as s3cachefsd's:\n"
+"  --config PATH   s3cachefsd's configuration file (default $S3CACHEFSD_CONFIG,\n"
+"                  else " S3D_CONF_DEFAULT " if it exists): the bucket's\n"
+"                  [bucket NAME] section, else [global]; the flags below win\n"
 "  --endpoint URL  --region R  --path-style | --virtual-host  --anonymous\n"
-"  --ca-bundle PATH  -v (client debug log)\n"
-"Credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN],\n"
-"else ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE).\n");
+"  --profile NAME  --ca-bundle PATH  -v (client debug log)\n"
+"Credentials: the AWS chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY\n"
+"[/AWS_SESSION_TOKEN]; ~/.aws/credentials and ~/.aws/config (AWS_PROFILE, or\n"
+"the profile asked for); web identity (AWS_WEB_IDENTITY_TOKEN_FILE +\n"
+"AWS_ROLE_ARN); container (AWS_CONTAINER_CREDENTIALS_FULL_URI); EC2 IMDSv2\n"
+"(1 s connect timeout off EC2; AWS_EC2_METADATA_DISABLED=true skips it).\n");
 }
 
 /*
@@ -531,7 +588,8 @@ static void command_first(int argc, char **argv)
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--endpoint") || !strcmp(argv[i], "--region") ||
-		    !strcmp(argv[i], "--ca-bundle"))
+		    !strcmp(argv[i], "--ca-bundle") ||
+		    !strcmp(argv[i], "--config") || !strcmp(argv[i], "--profile"))
 			i++;	/* its value */
 	}
 	if (i <= 1 || i >= argc)

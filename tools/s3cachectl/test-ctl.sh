@@ -34,6 +34,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Never the host's /etc/s3cachefs/s3cachefsd.conf: tests name their own.
+: >"$work/empty.conf"
+export S3CACHEFSD_CONFIG=$work/empty.conf
+
 mkdir -p "$S3_DATA"
 if ! "$repo/tests/s3server/s3server.sh" start "$S3_DATA" "$port" bkt >"$work/start.log" 2>&1; then
 	echo "1..0 # SKIP s3rver did not start: $(tail -1 "$work/start.log")"
@@ -112,12 +116,97 @@ if grep -qi 'connect' "$work/err"; then ok "unreachable endpoint: says so"
 else not_ok "unreachable endpoint: says so" "$(cat "$work/err")"; fi
 "$ctl" cat s3:/bad >/dev/null 2>&1; is "$?" 2 "bad URL: usage exit 2"
 
-# No credentials at all: a clear message.
-(unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
- HOME=$work AWS_SHARED_CREDENTIALS_FILE=$work/none c cat s3://bkt/top.txt) >/dev/null 2>"$work/err"; rc=$?
+# No credentials at all: a clear message naming the providers tried. IMDS
+# is off here (AWS_EC2_METADATA_DISABLED): off EC2 its probe costs up to
+# the 1 s connect timeout, and whatever answers 169.254.169.254 on a test
+# host is not to be relied on.
+nocreds() {
+	(unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
+	 HOME=$work AWS_SHARED_CREDENTIALS_FILE=$work/none "$@")
+}
+nocreds env AWS_EC2_METADATA_DISABLED=true "$ctl" cat --endpoint "$S3_ENDPOINT" \
+	--path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
 is "$rc" 1 "no credentials: exit 1"
-if grep -q 'no AWS credentials' "$work/err"; then ok "no credentials: says so"
-else not_ok "no credentials: says so" "$(cat "$work/err")"; fi
+if grep -qF 's3cachectl: no AWS credentials found (env, ~/.aws/credentials, web identity, container, IMDS); use --anonymous for public buckets' "$work/err" &&
+   grep -q '^  tried: environment: .*; shared files: .*; web identity: .*; container: .*; IMDS: disabled' "$work/err"; then
+	ok "no credentials: says so, naming each provider and what it said"
+else not_ok "no credentials: says so, naming each provider and what it said" "$(cat "$work/err")"; fi
+
+# IMDS probed where nothing listens: still "none found", and quickly.
+t0=$(date +%s%N)
+nocreds env AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:1 "$ctl" cat \
+	--endpoint "$S3_ENDPOINT" --path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if [ "$rc" = 1 ] && grep -q 'no AWS credentials found' "$work/err" &&
+   grep -q 'IMDS: no instance metadata service' "$work/err"; then
+	ok "no IMDS: no credentials found"
+else not_ok "no IMDS: no credentials found" "rc=$rc $(cat "$work/err")"; fi
+if [ "$ms" -lt 3000 ]; then ok "no IMDS: the probe gives up fast (${ms} ms)"
+else not_ok "no IMDS: the probe gives up fast" "${ms} ms"; fi
+
+# A provider that is configured but fails is a different message.
+nocreds env AWS_EC2_METADATA_DISABLED=true \
+	AWS_CONTAINER_CREDENTIALS_FULL_URI=http://127.0.0.1:1/creds "$ctl" cat \
+	--endpoint "$S3_ENDPOINT" --path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+is "$rc" 1 "failing provider: exit 1"
+if grep -q '^s3cachectl: cannot load AWS credentials: .*container: .*127.0.0.1:1' "$work/err" &&
+   ! grep -q 'no AWS credentials found' "$work/err"; then
+	ok "failing provider: names it, not 'none found'"
+else not_ok "failing provider: names it, not 'none found'" "$(cat "$work/err")"; fi
+
+# ---- the configuration file (s3cachefsd's) ----
+conf=$work/s3cachefsd.conf
+cat >"$conf" <<EOF
+[global]
+endpoint = http://127.0.0.1:1
+
+[bucket bkt]
+endpoint = $S3_ENDPOINT
+region = us-east-1
+addressing = path
+EOF
+is "$("$ctl" cat --config "$conf" s3://bkt/top.txt 2>&1)" "hello, world" \
+	"config: the bucket's section gives endpoint and addressing"
+is "$(S3CACHEFSD_CONFIG=$conf "$ctl" cat s3://bkt/top.txt 2>&1)" "hello, world" \
+	"config: \$S3CACHEFSD_CONFIG names the file"
+is "$("$ctl" --config "$conf" ls s3://bkt/ | tail -1 | cut -c21-)" "          13 top.txt" \
+	"config: --config before the command"
+"$ctl" cat --config "$conf" --endpoint http://127.0.0.1:1 s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+if [ "$rc" = 1 ] && grep -qi 'connect' "$work/err"; then
+	ok "config: --endpoint wins over the bucket's section"
+else not_ok "config: --endpoint wins over the bucket's section" "rc=$rc $(cat "$work/err")"; fi
+"$ctl" ls --config "$conf" --path-style s3://other/ >/dev/null 2>"$work/err"; rc=$?
+if [ "$rc" = 1 ] && grep -qi 'connect' "$work/err"; then
+	ok "config: a bucket without a section gets [global]'s endpoint"
+else not_ok "config: a bucket without a section gets [global]'s endpoint" "rc=$rc $(cat "$work/err")"; fi
+
+printf '[bucket bkt]\nendpoint = %s\naddressing = path\nanonymous = true\n' "$S3_ENDPOINT" >"$work/anon.conf"
+is "$(nocreds env AWS_EC2_METADATA_DISABLED=true "$ctl" cat --config "$work/anon.conf" s3://bkt/top.txt 2>&1)" \
+	"hello, world" "config: anonymous = true needs no credentials"
+
+printf '[p1]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$S3_AK" "$S3_SK" >"$work/credentials"
+printf '[bucket bkt]\nendpoint = %s\naddressing = path\nprofile = %s\n' "$S3_ENDPOINT" nosuch >"$work/prof.conf"
+AWS_SHARED_CREDENTIALS_FILE=$work/credentials AWS_CONFIG_FILE=$work/none \
+	"$ctl" cat --config "$work/prof.conf" s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+if [ "$rc" = 1 ] && grep -q "no AWS credentials found for profile 'nosuch'" "$work/err" &&
+   grep -q "profile 'nosuch' is in neither" "$work/err"; then
+	ok "config: its profile is used, not the environment's keys"
+else not_ok "config: its profile is used, not the environment's keys" "rc=$rc $(cat "$work/err")"; fi
+is "$(nocreds env AWS_SHARED_CREDENTIALS_FILE="$work/credentials" AWS_EC2_METADATA_DISABLED=true \
+	"$ctl" cat --config "$work/prof.conf" --profile p1 s3://bkt/top.txt 2>&1)" \
+	"hello, world" "config: --profile wins over the section's profile"
+
+printf '[global]\nbogus = 1\n[bucket bkt]\naddressing = sideways\n' >"$work/bad.conf"
+"$ctl" cat --config "$work/bad.conf" s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+is "$rc" 2 "config: a bad file: exit 2"
+if grep -qF "$work/bad.conf:2: unknown key 'bogus'" "$work/err" &&
+   grep -qF "$work/bad.conf:4: addressing 'sideways'" "$work/err"; then
+	ok "config: a bad file: every bad line as FILE:LINE"
+else not_ok "config: a bad file: every bad line as FILE:LINE" "$(cat "$work/err")"; fi
+"$ctl" cat --config "$work/missing.conf" s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+if [ "$rc" = 2 ] && grep -q 'No such file' "$work/err"; then
+	ok "config: --config of a missing file: exit 2"
+else not_ok "config: --config of a missing file: exit 2" "rc=$rc $(cat "$work/err")"; fi
 
 echo "1..$n"
 [ "$failed" = 0 ]
