@@ -217,13 +217,24 @@ static struct s3cfs_req *s3cfs_fetch_find(struct s3cfs_inode_info *si, u64 c)
 	return NULL;
 }
 
-/* End of the run of missing, not in-flight chunks starting at @c. */
+/*
+ * End of the run of missing, not in-flight chunks starting at @c, for a
+ * reader at chunk @origin. A run is at most as long as its distance from
+ * the reader (plus one): the chunk the reader needs now goes out alone, the
+ * next ones in runs of 2, 4, 8... so that each arrives about when it is
+ * needed, instead of the first bytes waiting for a multi-MiB GET. Farther
+ * runs grow up to S3CFS_FETCH_MAX, where per-request costs stop mattering.
+ */
 static u64 s3cfs_run_end(struct s3cfs_sb_info *sbi,
-			 struct s3cfs_inode_info *si, u64 c, u64 limit)
+			 struct s3cfs_inode_info *si, u64 c, u64 limit,
+			 u64 origin)
 	__must_hold(&si->chunk_lock)
 {
 	u64 cap = max_t(u64, S3CFS_FETCH_MAX >> sbi->chunk_shift, 1);
 	u64 e = c + 1;
+
+	if (c >= origin)
+		cap = min(cap, c - origin + 1);
 
 	limit = min(limit, si->nr_chunks);
 	while (e < limit && e - c < cap && !test_bit(e, si->present) &&
@@ -334,7 +345,8 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 			c++;
 			continue;
 		}
-		e = s3cfs_run_end(sbi, si, c, limit);
+		e = s3cfs_run_end(sbi, si, c, limit,
+				  pos >> sbi->chunk_shift);
 		s3cfs_fetch_arm(sbi, si, req, c, e - c);
 		spin_unlock(&si->chunk_lock);
 		s3cfs_fetch_submit(req);
@@ -452,7 +464,7 @@ again:
 				continue;
 			}
 			s3cfs_fetch_arm(sbi, si, new,
-					c, s3cfs_run_end(sbi, si, c, lim) - c);
+					c, s3cfs_run_end(sbi, si, c, lim, c0) - c);
 			req = new;
 			new = NULL;
 			created = true;

@@ -12,6 +12,7 @@
 #include <linux/xattr.h>
 #include <linux/kstrtox.h>
 #include <linux/namei.h>
+#include <linux/pagemap.h>
 
 static struct kmem_cache *s3cfs_inode_cachep;
 
@@ -180,6 +181,12 @@ struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower)
 		inode->i_op = &s3cfs_file_iops;
 		inode->i_fop = &s3cfs_file_fops;
 		inode->i_mapping->a_ops = &s3cfs_aops;
+		/*
+		 * Large folios: fewer, bigger page cache entries per MiB read,
+		 * so readahead, the copy to user space and the lower direct
+		 * reads all work in bigger pieces (as xfs and afs do).
+		 */
+		mapping_set_large_folios(inode->i_mapping);
 		set_nlink(inode, 1);
 	}
 	s3cfs_inode_load_meta(inode);
