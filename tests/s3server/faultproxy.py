@@ -42,11 +42,14 @@ not it applies to them; PUT /__fault/rules resets the counts. Faults:
                         (default; upstream not contacted yet),
                         "after-headers", or after "after_bytes" body bytes;
                         then go on. "drip": S (after the head only): send
-                        one body byte every S seconds while held, so that
-                        the client's low-speed timeout does not fire
+                        "drip_bytes" (64) body bytes every S seconds while
+                        held, so that the client's low-speed timeout (curl:
+                        CURLOPT_LOW_SPEED_*) does not fire
   trickle               forward the body at "rate" bytes/s (default 4096)
 
-Body offsets are of the bytes on the wire: for a chunked response they
+A held response (stall after the head) is read whole from the server
+first, at most 16 at a time, then served from memory. Body offsets are of
+the bytes on the wire: for a chunked response they
 include the chunk framing (S3 object GETs carry a Content-Length).
 
 Control, on the same port (no S3 bucket name starts with "_"):
@@ -83,6 +86,7 @@ RULES = []              # [Rule]
 STATS = {"open": 0, "stalled": 0, "max_open": 0, "max_stalled": 0,
          "total": 0, "conns": 0}
 RELEASE = None          # asyncio.Event, replaced after each release
+HELD_UPSTREAM = None    # asyncio.Semaphore: held responses being read
 LOG = None
 SEQ = 0
 
@@ -215,6 +219,12 @@ async def body_pieces(reader, msg, no_body):
         if not b:
             return
         yield b
+
+
+async def memory_pieces(parts):
+    for b in parts:
+        for i in range(0, len(b), PIECE):
+            yield b[i:i + PIECE]
 
 
 def error_response(status, code, message, method, seq):
@@ -364,8 +374,21 @@ async def proxy_one(head, body, reader, writer, up, rule, seq):
         await stall(rule, reader, None)
         fault = "pass"
 
+    # A held response is read whole first, a few at a time: a slow server
+    # (s3rver under TCG) given hundreds of requests at once may not send a
+    # head for longer than the client waits for a first byte.
+    held = fault == "stall"
+    whole = None
     try:
-        resp = await up.send(head.raw + body)
+        if held:
+            async with HELD_UPSTREAM:
+                if reader.at_eof():     # gave up while queued here
+                    raise ConnectionResetError("the client left")
+                resp = await up.send(head.raw + body)
+                whole = [b"".join([b async for b in body_pieces(
+                    up.r, resp, method == "HEAD")])]
+        else:
+            resp = await up.send(head.raw + body)
     except (ConnectionError, OSError) as e:
         up.close()
         writer.write(error_response(502, "BadGateway", str(e), method, seq))
@@ -402,7 +425,8 @@ async def proxy_one(head, body, reader, writer, up, rule, seq):
     rate = float(d.get("rate", 4096)) if fault == "trickle" else None
     step = max(int(rate / 10), 1) if rate else PIECE
 
-    pieces = body_pieces(up.r, resp, no_body)
+    pieces = body_pieces(up.r, resp, no_body) if whole is None else \
+        memory_pieces(whole)
     pending = bytearray()               # read from upstream, not sent yet
     sent = 0
     eof = False
@@ -417,13 +441,14 @@ async def proxy_one(head, body, reader, writer, up, rule, seq):
         return bool(pending)
 
     async def drip():
-        """One byte while held, so the client sees a live transfer."""
+        """A few bytes while held, so the client sees a live transfer."""
         nonlocal sent
         if await fill():
-            writer.write(bytes(pending[:1]))
-            del pending[:1]
+            n = min(int(d.get("drip_bytes", 64)), len(pending))
+            writer.write(bytes(pending[:n]))
+            del pending[:n]
             await writer.drain()
-            sent += 1
+            sent += n
 
     while True:
         if hold is not None and sent >= hold:
@@ -535,8 +560,9 @@ def count(args):
 
 
 async def serve(args):
-    global RELEASE, LOG, RULES
+    global RELEASE, LOG, RULES, HELD_UPSTREAM
     RELEASE = asyncio.Event()
+    HELD_UPSTREAM = asyncio.Semaphore(16)
     LOG = open(args.log, "a") if args.log else None
     if args.rules:
         with open(args.rules) as f:
