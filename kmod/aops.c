@@ -128,6 +128,10 @@ static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len)
  * How far past this readahead to start fetching: a window of more than one
  * page is the kernel's readahead for a sequential reader, which will want
  * the next window too; a single page looks random and gets nothing extra.
+ * The next window is as big as this one: the kernel grows its windows (up
+ * to readahead_kb) as the stream goes on, and so does what we fetch ahead,
+ * so a short read does not pull megabytes it will never use past a first
+ * chunk that then shares the bandwidth with them.
  */
 static u64 s3cfs_fetch_ahead(struct inode *inode, size_t len)
 {
@@ -135,8 +139,7 @@ static u64 s3cfs_fetch_ahead(struct inode *inode, size_t len)
 
 	if (len <= PAGE_SIZE)
 		return 0;
-	return max_t(u64, (u64)READ_ONCE(sbi->opts.readahead_kb) << 10,
-		     sbi->opts.chunk_size);
+	return max_t(u64, len, sbi->opts.chunk_size);
 }
 
 /* Zero what the lower read did not fill (past EOF) and finish the folio. */
