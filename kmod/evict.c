@@ -150,6 +150,13 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 	if ((len & mask) && off + len != size)
 		goto out_path;
 
+	/*
+	 * Write access to the lower mount (sb_writers) before data_sem, the
+	 * order s3cfs_touch_lower() takes them in on open.
+	 */
+	err = mnt_want_write(lower.mnt);
+	if (err)
+		goto out_path;
 	inode = ilookup5(sbi->sb, (unsigned long)linode, s3cfs_inode_test,
 			 linode);
 	if (inode) {
@@ -165,17 +172,14 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 	 * unaligned EOF zeroes the last block instead of freeing it, and a
 	 * zeroed block reads as data, i.e. as a present chunk of zeros.
 	 */
-	err = mnt_want_write(lower.mnt);
-	if (!err) {
-		err = s3cfs_punch(sbi, &lower, off,
-				  round_up(off + len, (u64)sbi->opts.chunk_size) - off);
-		mnt_drop_write(lower.mnt);
-	}
+	err = s3cfs_punch(sbi, &lower, off,
+			  round_up(off + len, (u64)sbi->opts.chunk_size) - off);
 out_inode:
 	if (inode) {
 		up_write(&si->data_sem);
 		iput(inode);
 	}
+	mnt_drop_write(lower.mnt);
 out_path:
 	path_put(&lower);
 	return err;
