@@ -67,6 +67,15 @@ fd = os.open(sys.argv[1], os.O_RDONLY)
 try: print(os.lseek(fd, 0, os.SEEK_DATA))
 except OSError: print("none")' "$1"
 }
+# "missing" when the first chunk of FILE has a hole (the kernel then sees
+# the chunk as missing and fetches it again), else "present". The daemon
+# writes bodies in 128 KiB pieces, so a cut body may leave correct leading
+# pieces behind, never a whole chunk.
+first_chunk() {
+	python3 -c 'import os,sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+print("missing" if os.lseek(fd, 0, os.SEEK_HOLE) < int(sys.argv[2]) else "present")' "$1" "$MIB"
+}
 # Field F of the logged requests for KEY (method GET unless given).
 reqs() {
 	python3 - "$reqlog" "$1" "$2" "${3:-GET}" <<'EOF'
@@ -124,15 +133,15 @@ check "503: bytes right after retries" cmp "$c/flaky.bin" <(expect flaky.bin 0 $
 out=$(cache "fetch:short.bin:0:$MIB")
 is "$out" "REPLY fetch:short.bin:0:$MIB -> -5 Input/output error" "short body: EIO"
 is "$(reqs short.bin status | wc -l)" 3 "short body: three attempts"
-is "$(first_data "$c/short.bin")" none "short body: nothing written as data"
+is "$(first_chunk "$c/short.bin")" missing "short body: the chunk is not written whole (still missing)"
 
 : >"$reqlog"
 out=$(cache "fetch:short2.bin:0:$MIB")
 is "$out" "REPLY fetch:short2.bin:0:$MIB -> -5 Input/output error" \
 	"short but self-consistent 206 (Content-Length agrees): EIO"
 is "$(reqs short2.bin status | wc -l)" 3 "short 206: three attempts"
-check "short 206: logged" grep -q 'short2.bin: body ended after 524288 of 1048576 bytes' "$work/log"
-is "$(first_data "$c/short2.bin")" none "short 206: nothing written as data"
+check "short 206: logged" grep -qE 'short2.bin: body ended after [0-9]+ of 1048576 bytes' "$work/log"
+is "$(first_chunk "$c/short2.bin")" missing "short 206: the chunk is not written whole (still missing)"
 
 : >"$reqlog"
 out=$(cache "fetch:norange.bin:$MIB:$MIB,fetch:norange.bin:$((2 * MIB)):$MIB")

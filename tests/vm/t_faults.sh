@@ -20,7 +20,7 @@ plan 43
 
 small=$((600 << 10))
 big=$((10 << 20))
-cut=$((9 << 20))	# past the daemon's first 8 MiB piece of a big FETCH
+cut=$((9 << 20))	# past many of the daemon's 128 KiB pieces of a big FETCH
 {
 	for f in a500 a503 areset aresh atrunc corrupt b503 breset btrunc cstall1 cstall2; do
 		echo "$f.bin $small"
@@ -88,7 +88,7 @@ for f in a500:500 a503:503 areset:reset aresh:reset-after-headers \
 			"$nf GETs with $fault, $n in all: $(fp_count --path "/$k.bin" --list)"
 	fi
 done
-# The first 8 MiB piece was written before the cut: the retry resumes.
+# The pieces before the cut were written: the retry resumes there.
 ranges=$(fp_count --method GET --path "^/$BUCKET/abig.bin\$" --list)
 diag "abig.bin GETs (seq fault range): $(tr '\n' ';' <<<"$ranges")"
 start=$(awk '$2 == "pass" { sub(/^bytes=/, "", $3); sub(/-.*/, "", $3); print $3; exit }' <<<"$ranges")
