@@ -32,12 +32,15 @@ void s3cfs_touch_lower(struct inode *inode)
 	if (last && time_before(jiffies, last + S3CFS_ATIME_EVERY))
 		return;
 	WRITE_ONCE(si->touched_at, jiffies ? : 1);
-	if (mnt_want_write(si->lower.mnt))
-		return;
-	old_cred = override_creds(sbi->creds);
+	/* Not inside sb_writers: evict takes sb_writers under data_sem. */
 	down_read(&si->data_sem);
 	lower = dget(si->lower.dentry);
 	up_read(&si->data_sem);
+	if (mnt_want_write(si->lower.mnt)) {
+		dput(lower);
+		return;
+	}
+	old_cred = override_creds(sbi->creds);
 	linode = d_inode(lower);
 	inode_lock(linode);
 	notify_change(S3CFS_IDMAP_NOP, lower, &attr, NULL);
@@ -151,12 +154,10 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 		goto out_path;
 
 	/*
-	 * Write access to the lower mount (sb_writers) before data_sem, the
-	 * order s3cfs_touch_lower() takes them in on open.
+	 * No mnt_want_write() here: s3cfs_punch() opens the file for writing
+	 * (mount write access) and vfs_fallocate() takes sb_writers itself,
+	 * under data_sem; nothing takes them in the other order.
 	 */
-	err = mnt_want_write(lower.mnt);
-	if (err)
-		goto out_path;
 	inode = ilookup5(sbi->sb, (unsigned long)linode, s3cfs_inode_test,
 			 linode);
 	if (inode) {
@@ -179,7 +180,6 @@ out_inode:
 		up_write(&si->data_sem);
 		iput(inode);
 	}
-	mnt_drop_write(lower.mnt);
 out_path:
 	path_put(&lower);
 	return err;
