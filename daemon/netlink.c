@@ -49,6 +49,7 @@ static struct {
 	bool watching;
 	uint32_t register_seq;
 	int register_state;	/* 0: waiting, 1: acked, <0: refused */
+	uint32_t version;	/* protocol version registered as */
 	struct {
 		uint32_t seq;
 		uint64_t req_id;
@@ -60,7 +61,7 @@ static struct {
 		void (*done)(void *arg, int err);
 		void *arg;
 	} evict[EVICT_MAX];
-} nl = { .family = -1 };
+} nl = { .family = -1, .version = S3CFS_GENL_VERSION };
 
 static struct nla_policy policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_VERSION] = { .type = NLA_U32 },
@@ -211,6 +212,10 @@ struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,
 	    (nla_put_u64(msg, S3CFS_A_OFFSET, r->off) < 0 ||
 	     nla_put_u64(msg, S3CFS_A_LENGTH, r->len) < 0))
 		goto fail;
+	/* Version 1 kernels refuse attributes they do not know. */
+	if (r->cmd == S3CFS_CMD_FETCH && status == -EINPROGRESS && r->done &&
+	    nl.version >= 2 && nla_put_u64(msg, S3CFS_A_DONE, r->done) < 0)
+		goto fail;
 	return msg;
 fail:
 	nlmsg_free(msg);
@@ -351,10 +356,9 @@ static void on_request(struct nlmsghdr *nlh)
 
 	if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
 		return;
-	if (gh->version != S3CFS_GENL_VERSION &&
-	    s3d_log_once("genl-version"))
-		s3d_warn("kernel speaks protocol version %u, we speak %u",
-			 gh->version, S3CFS_GENL_VERSION);
+	if (gh->version != nl.version && s3d_log_once("genl-version"))
+		s3d_warn("kernel speaks protocol version %u, we registered as %u",
+			 gh->version, nl.version);
 	err = s3d_nl_parse_req(nlh, &r);
 	if (!r)
 		return;
@@ -403,6 +407,8 @@ static void on_error(struct nlmsghdr *nlh)
 	ext = extack_msg(nlh);
 	if (e->msg.nlmsg_seq == nl.register_seq && nl.register_state == 0) {
 		nl.register_state = e->error ? e->error : 1;
+		if (e->error == -EPROTO && nl.version > S3CFS_GENL_VERSION_MIN)
+			return;		/* an older module: s3d_nl_init retries */
 		if (e->error)
 			s3d_err("REGISTER refused by the kernel: %s%s%s",
 				strerror(-e->error), ext ? ": " : "", ext ?: "");
@@ -467,8 +473,8 @@ static int send_register(void)
 	if (!msg)
 		return -NLE_NOMEM;
 	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl.family, 0,
-			 NLM_F_ACK, S3CFS_CMD_REGISTER, S3CFS_GENL_VERSION) ||
-	    nla_put_u32(msg, S3CFS_A_VERSION, S3CFS_GENL_VERSION) < 0) {
+			 NLM_F_ACK, S3CFS_CMD_REGISTER, (uint8_t)nl.version) ||
+	    nla_put_u32(msg, S3CFS_A_VERSION, nl.version) < 0) {
 		nlmsg_free(msg);
 		return -NLE_NOMEM;
 	}
@@ -614,13 +620,23 @@ int s3d_nl_init(void)
 	err = set_sockopts();
 	if (err)
 		goto fail;
-	err = send_register();
-	if (err < 0) {
-		s3d_err("REGISTER: %s", nl_geterror(err));
-		err = -EIO;
-		goto fail;
+	/*
+	 * Newest protocol first; a module loaded before the daemon was
+	 * upgraded may speak only version 1 (then fetches land whole).
+	 */
+	for (nl.version = S3CFS_GENL_VERSION;; nl.version--) {
+		err = send_register();
+		if (err < 0) {
+			s3d_err("REGISTER: %s", nl_geterror(err));
+			err = -EIO;
+			goto fail;
+		}
+		err = wait_registered();
+		if (err != -EPROTO || nl.version <= S3CFS_GENL_VERSION_MIN)
+			break;
+		s3d_info("the loaded module predates protocol %u; trying %u",
+			 nl.version, nl.version - 1);
 	}
-	err = wait_registered();
 	if (err)
 		goto fail;
 	err = s3d_loop_watch(&nl.w, nl_socket_get_fd(nl.sk), EPOLLIN,
@@ -630,8 +646,8 @@ int s3d_nl_init(void)
 		goto fail;
 	}
 	nl.watching = true;
-	s3d_info("registered with the s3cachefs module (family %d, protocol %d)",
-		 nl.family, S3CFS_GENL_VERSION);
+	s3d_info("registered with the s3cachefs module (family %d, protocol %u)",
+		 nl.family, nl.version);
 	return 0;
 fail:
 	s3d_nl_fini();

@@ -79,6 +79,7 @@ static void report_progress(struct s3d_req *r)
 
 	for (x = r; x; x = x == r ? r->riders : x->rider_next) {
 		x->reported_ms = now;
+		x->done = r->done;
 		if (x->progress)
 			x->progress(x);
 	}
@@ -1330,6 +1331,22 @@ static bool fetch_vet(struct fetch_op *op, struct s3d_xfer *x)
 	return true;
 }
 
+/*
+ * Whole chunks written since the last report: tell the kernel now, so that
+ * a reader waiting for the first chunk of a long range goes on while the
+ * rest streams in. The answer covers the last chunk.
+ */
+static void fetch_report_landed(struct fetch_op *op)
+{
+	uint64_t chunk = op->m->chunk;
+	uint64_t upto = (op->start + op->done) / chunk * chunk - op->start;
+
+	if (upto <= op->r->done || op->start + op->done >= op->end)
+		return;
+	op->r->done = upto;
+	report_progress(op->r);
+}
+
 static size_t fetch_body(struct s3d_xfer *x, const char *p, size_t n)
 {
 	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
@@ -1373,6 +1390,7 @@ static size_t fetch_body(struct s3d_xfer *x, const char *p, size_t n)
 			}
 			op->done += op->fill;
 			op->fill = 0;
+			fetch_report_landed(op);
 		}
 	}
 	return taken;

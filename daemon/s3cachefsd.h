@@ -464,6 +464,7 @@ struct s3d_req {
 	char *etag;
 	uint64_t off;
 	uint64_t len;
+	uint64_t done;		/* FETCH: [off, off + done) is written */
 	/* MOUNT */
 	char *bucket;
 	char *prefix;

@@ -247,13 +247,15 @@ static loff_t s3cfs_ra_next(struct readahead_control *rac)
  * Fetches for every missing chunk of the window (and the next one, for a
  * sequential reader) go out at once; then the window is read in pieces of
  * uniform presence, at most S3CFS_RA_PIECE each: present pieces are
- * submitted without waiting, a missing piece waits for its fetch first.
+ * submitted without waiting, a missing piece (at most one chunk) waits
+ * for its chunk to land first.
  * So a reader of a present chunk never waits for a missing one after it,
  * and the asynchronous window costs the reader nothing.
  */
 static void s3cfs_readahead(struct readahead_control *rac)
 {
 	struct inode *inode = rac->mapping->host;
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	loff_t pos = readahead_pos(rac);
 	loff_t end = pos + readahead_length(rac);
 	struct s3cfs_rd *rd;
@@ -267,6 +269,11 @@ static void s3cfs_readahead(struct readahead_control *rac)
 	while (pos < end) {
 		lim = min_t(loff_t, s3cfs_chunks_segment(inode, pos, end),
 			    pos + S3CFS_RA_PIECE);
+		/* A missing piece ends with its chunk: it lands on its own. */
+		if (!s3cfs_chunks_present(inode, pos, 1))
+			lim = min_t(loff_t, lim,
+				    round_down(pos, sbi->opts.chunk_size) +
+				    sbi->opts.chunk_size);
 		rd = kmalloc(struct_size(rd, folios,
 					 S3CFS_RA_PIECE >> PAGE_SHIFT),
 			     GFP_NOFS | __GFP_NOWARN);

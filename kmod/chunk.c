@@ -204,6 +204,53 @@ out:
 	return err;
 }
 
+/**
+ * s3cfs_chunks_landed() - a FETCH progress report: some chunks are written
+ * @req: the FETCH request, still pending
+ * @done: the first @done bytes of its range are in the cache, says the daemon
+ *
+ * Counts the chunks of [offset, offset + @done) present as soon as the
+ * lower extent map shows them, so that a reader waiting for the first
+ * chunk of a long FETCH does not wait for the last. Not verified here
+ * beyond the extent map: the final answer checks the whole range.
+ */
+void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(req->inode);
+	u64 c1 = req->first_chunk + req->nr_chunks;
+	bool ok;
+
+	down_read(&si->data_sem);
+	if (si->lower_file && !strcmp(req->etag, si->etag)) {
+		spin_lock(&si->chunk_lock);
+		ok = si->present && c1 <= si->nr_chunks;
+		spin_unlock(&si->chunk_lock);
+		if (ok)
+			s3cfs_scan_extents(req->sbi, si->lower_file,
+					   req->offset, req->offset + done,
+					   si->present, si->nr_chunks,
+					   &si->chunk_lock);
+	}
+	up_read(&si->data_sem);
+	wake_up_all(&req->wait);
+}
+
+/*
+ * s3cfs_req_wait() condition of a reader waiting for chunk *@arg: it has
+ * landed, or the bitmap it was missing from is gone (look again).
+ */
+static bool s3cfs_chunk_ready(struct s3cfs_req *req, void *arg)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(req->inode);
+	u64 c = *(u64 *)arg;
+	bool ret;
+
+	spin_lock(&si->chunk_lock);
+	ret = !si->present || c >= si->nr_chunks || test_bit(c, si->present);
+	spin_unlock(&si->chunk_lock);
+	return ret;
+}
+
 /* The in-flight FETCH covering chunk @c, if any. */
 static struct s3cfs_req *s3cfs_fetch_find(struct s3cfs_inode_info *si, u64 c)
 	__must_hold(&si->chunk_lock)
@@ -397,7 +444,8 @@ loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end)
  *
  * Sends one FETCH per run of adjacent missing chunks that no other reader
  * is fetching already, and waits (killable, at most the fetch timeout) for
- * all the chunks of the range. Does not hold data_sem while waiting.
+ * all the chunks of the range, each as soon as it lands (a progress report
+ * of its FETCH or the answer). Does not hold data_sem while waiting.
  *
  * Return: the number of missing chunks this reader waited for (0: all present),
  * or -EIO (timeout or daemon error), -EINTR, -ESTALE, -ENOMEM.
@@ -477,7 +525,8 @@ again:
 		atomic64_inc(&sbi->stats.chunk_misses);
 		if (created)
 			s3cfs_fetch_submit(req);
-		err = s3cfs_req_wait(req, deadline, timeout);
+		err = s3cfs_req_wait(req, deadline, timeout,
+				     s3cfs_chunk_ready, &c);
 		s3cfs_req_put(req);
 		if (!err)
 			continue;

@@ -23,6 +23,7 @@ static const struct nla_policy s3cfs_reply_policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_MOUNT_ID]	= { .type = NLA_U32 },
 	[S3CFS_A_OFFSET]	= { .type = NLA_U64 },
 	[S3CFS_A_LENGTH]	= { .type = NLA_U64 },
+	[S3CFS_A_DONE]		= { .type = NLA_U64 },
 };
 
 static const struct nla_policy s3cfs_evict_policy[S3CFS_A_MAX + 1] = {
@@ -45,7 +46,8 @@ static int s3cfs_nl_register(struct sk_buff *skb, struct genl_info *info)
 		GENL_SET_ERR_MSG(info, "REGISTER needs S3CFS_A_VERSION");
 		return -EINVAL;
 	}
-	if (nla_get_u32(ver) != S3CFS_GENL_VERSION) {
+	if (nla_get_u32(ver) < S3CFS_GENL_VERSION_MIN ||
+	    nla_get_u32(ver) > S3CFS_GENL_VERSION) {
 		GENL_SET_ERR_MSG(info, "protocol version mismatch");
 		return -EPROTO;
 	}
@@ -59,7 +61,7 @@ static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
 	u8 cmd = info->genlhdr->cmd;
-	u64 id, off, len;
+	u64 id, off, len, done;
 	u32 mount_id;
 	int status, err;
 
@@ -86,9 +88,12 @@ static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
 		off = nla_get_u64(a[S3CFS_A_OFFSET]);
 	if (a[S3CFS_A_LENGTH])
 		len = nla_get_u64(a[S3CFS_A_LENGTH]);
+	if (a[S3CFS_A_DONE])
+		done = nla_get_u64(a[S3CFS_A_DONE]);
 	err = s3cfs_upcall_reply(cmd, id, mount_id, status,
 				 a[S3CFS_A_OFFSET] ? &off : NULL,
-				 a[S3CFS_A_LENGTH] ? &len : NULL);
+				 a[S3CFS_A_LENGTH] ? &len : NULL,
+				 a[S3CFS_A_DONE] ? &done : NULL);
 	if (err == -ENOENT)
 		GENL_SET_ERR_MSG(info, "no such request pending");
 	else if (err)

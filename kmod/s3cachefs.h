@@ -178,6 +178,7 @@ static inline struct s3cfs_inode_info *S3CFS_I(struct inode *inode)
  * @status: the answer, valid once S3CFS_REQ_DONE is set
  * @waiters: readers waiting; the last one to give up cancels the request
  * @done: completed exactly once, when S3CFS_REQ_DONE is set
+ * @wait: woken at completion and when a FETCH progress report lands chunks
  * @sbi: the mount (requests never outlive their mount: see s3cfs_upcall_flush)
  * @inode: FETCH: the upper inode (referenced)
  * @inode_link: FETCH: entry in the inode's @fetches (chunk_lock)
@@ -199,6 +200,7 @@ struct s3cfs_req {
 	int status;
 	atomic_t waiters;
 	struct completion done;
+	wait_queue_head_t wait;
 	struct s3cfs_sb_info *sbi;
 	struct inode *inode;
 	struct list_head inode_link;
@@ -283,6 +285,7 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len);
 loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end);
 bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len);
 int s3cfs_chunks_fetched(struct s3cfs_req *req);
+void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done);
 int s3cfs_inode_refresh(struct inode *inode);
 
 /* evict.c */
@@ -294,12 +297,13 @@ struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd);
 void s3cfs_req_put(struct s3cfs_req *req);
 int s3cfs_req_submit(struct s3cfs_req *req);
 int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
-		   unsigned long timeout);
+		   unsigned long timeout,
+		   bool (*ready)(struct s3cfs_req *req, void *arg), void *arg);
 void s3cfs_req_complete(struct s3cfs_req *req, int status);
 int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 		 const char *name);
 int s3cfs_upcall_reply(u8 cmd, u64 id, u32 mount_id, int status,
-		       const u64 *offset, const u64 *length);
+		       const u64 *offset, const u64 *length, const u64 *done);
 int s3cfs_upcall_register(u32 portid);
 void s3cfs_upcall_daemon_gone(u32 portid);
 void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi);

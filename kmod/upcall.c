@@ -122,6 +122,7 @@ struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd)
 	req->cmd = cmd;
 	req->sbi = sbi;
 	init_completion(&req->done);
+	init_waitqueue_head(&req->wait);
 	INIT_LIST_HEAD(&req->inode_link);
 	return req;
 }
@@ -181,6 +182,7 @@ void s3cfs_req_complete(struct s3cfs_req *req, int status)
 	/* Pairs with the test_bit(S3CFS_REQ_DONE) of waiters that peek. */
 	smp_mb__before_atomic();
 	complete_all(&req->done);
+	wake_up_all(&req->wait);
 	if (test_bit(S3CFS_REQ_QUEUED, &req->flags)) {
 		atomic_dec(&s3cfs_nr_pending);
 		wake_up(&s3cfs_pending_wq);
@@ -251,21 +253,33 @@ static void s3cfs_req_unqueue(struct s3cfs_req *req)
 		s3cfs_req_put(req);
 }
 
+static bool s3cfs_req_ready(struct s3cfs_req *req,
+			    bool (*ready)(struct s3cfs_req *req, void *arg),
+			    void *arg)
+{
+	return test_bit(S3CFS_REQ_DONE, &req->flags) || (ready && ready(req, arg));
+}
+
 /**
  * s3cfs_req_wait() - wait for the answer to a request
  * @req: the request; the caller counted itself in @req->waiters
  * @deadline: jiffies after which to give up
  * @timeout: jiffies a progress report (-EINPROGRESS) from the daemon
  *	extends the wait by, counted from the report
+ * @ready: if not NULL, also stop waiting (with 0) as soon as it returns
+ *	true: the part of a FETCH this waiter needs has landed
+ * @arg: passed to @ready
  *
  * The last waiter to give up cancels the request, so a daemon that never
  * answers leaves nothing behind. A waiter that finds the request cancelled
  * under it by another waiter gets -ECANCELED and should try again.
  *
- * Return: the request's status, -ETIMEDOUT, -EINTR or -ECANCELED.
+ * Return: the request's status, 0 if @ready, -ETIMEDOUT, -EINTR or
+ * -ECANCELED.
  */
 int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
-		   unsigned long timeout)
+		   unsigned long timeout,
+		   bool (*ready)(struct s3cfs_req *req, void *arg), void *arg)
 {
 	unsigned long progress;
 	long left, ret;
@@ -275,12 +289,18 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 		left = (long)(deadline - jiffies);
 		ret = 0;
 		if (left > 0)
-			ret = wait_for_completion_killable_timeout(&req->done,
-								   left);
-		if (ret > 0 || test_bit(S3CFS_REQ_DONE, &req->flags)) {
+			ret = wait_event_killable_timeout(req->wait,
+							  s3cfs_req_ready(req, ready, arg),
+							  left);
+		if (test_bit(S3CFS_REQ_DONE, &req->flags)) {
 			atomic_dec(&req->waiters);
 			wait_for_completion(&req->done);
 			return req->status;
+		}
+		if (ret > 0 || (ready && ready(req, arg))) {
+			/* Ours has landed; the request goes on for the rest. */
+			atomic_dec(&req->waiters);
+			return 0;
 		}
 		if (ret < 0)
 			break;
@@ -339,7 +359,7 @@ int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 	err = s3cfs_req_submit(req);
 	if (err)
 		goto out;
-	err = s3cfs_req_wait(req, deadline, timeout);
+	err = s3cfs_req_wait(req, deadline, timeout, NULL, NULL);
 	if (err == -ETIMEDOUT || err == -ECANCELED)
 		err = -EIO;
 out:
@@ -356,12 +376,14 @@ out:
  *	report that keeps the request pending and its waiters waiting
  * @offset: OFFSET (FETCH only, else NULL)
  * @length: LENGTH (FETCH only, else NULL)
+ * @done: DONE (FETCH progress reports only, else NULL): the first *@done
+ *	bytes of the range are in the cache
  *
  * Return: 0, -ENOENT if no such request is pending, -EINVAL if the answer
  * does not match the request (the request is left alone).
  */
 int s3cfs_upcall_reply(u8 cmd, u64 id, u32 mount_id, int status,
-		       const u64 *offset, const u64 *length)
+		       const u64 *offset, const u64 *length, const u64 *done)
 {
 	struct s3cfs_req *req;
 
@@ -378,14 +400,24 @@ int s3cfs_upcall_reply(u8 cmd, u64 id, u32 mount_id, int status,
 	if (req->cmd != cmd || req->sbi->mount_id != mount_id ||
 	    (cmd == S3CFS_CMD_FETCH &&
 	     (!offset || !length || *offset != req->offset ||
-	      *length != req->length))) {
+	      *length != req->length)) ||
+	    (done && (cmd != S3CFS_CMD_FETCH || status != -EINPROGRESS ||
+		      *done > req->length))) {
 		xa_unlock(&s3cfs_reqs);
 		return -EINVAL;
 	}
 	if (status == -EINPROGRESS) {
 		/* Progress report: the waiters' clocks restart now. */
 		WRITE_ONCE(req->progress_at, jiffies ? : 1);
+		if (!done || !*done) {
+			xa_unlock(&s3cfs_reqs);
+			return 0;
+		}
+		/* Chunks landed: let their readers go before the rest. */
+		refcount_inc(&req->ref);
 		xa_unlock(&s3cfs_reqs);
+		s3cfs_chunks_landed(req, *done);
+		s3cfs_req_put(req);
 		return 0;
 	}
 	__xa_erase(&s3cfs_reqs, id);

@@ -7,6 +7,11 @@
  * Changelog (bump S3CFS_GENL_VERSION when a change is not backwards
  * compatible; grow by adding commands and attributes at the end):
  *   1 - REGISTER, MOUNT, UMOUNT, FETCH, LOOKUP, LIST, EVICT.
+ *   2 - FETCH progress reports may carry DONE: the chunks written so far
+ *       count as cached at once, before the whole FETCH is answered. The
+ *       kernel accepts REGISTER of versions S3CFS_GENL_VERSION_MIN..
+ *       S3CFS_GENL_VERSION; a daemon registered as version 1 never sends
+ *       DONE (a kernel of version 1 refuses unknown attributes).
  *
  * Transport: one generic netlink family, S3CFS_GENL_NAME, in the initial
  * network namespace only. The daemon REGISTERs (needs CAP_SYS_ADMIN); from
@@ -19,8 +24,11 @@
  * UMOUNT is a notification and gets no reply. A reply with STATUS
  * -EINPROGRESS is a progress report: the request stays pending and its
  * waiters' timeout restarts (send one every few seconds during a long LIST
- * or a slow FETCH). A MOUNT with REQ_ID 0 is an announcement of a live
- * mount after REGISTER; its answer is only logged.
+ * or a slow FETCH). A FETCH progress report may carry S3CFS_A_DONE: the
+ * first DONE bytes of the range are written (whole chunks, or up to EOF), so
+ * a reader waiting for one of those chunks goes on at once. A MOUNT with
+ * REQ_ID 0 is an announcement of a live mount after REGISTER; its answer is
+ * only logged.
  *
  * When the registered socket closes, pending requests stay queued; a daemon
  * that registers again first receives a MOUNT for every live mount, then
@@ -33,7 +41,8 @@
 #include <linux/types.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
-#define S3CFS_GENL_VERSION	1
+#define S3CFS_GENL_VERSION	2
+#define S3CFS_GENL_VERSION_MIN	1	/* oldest daemon protocol accepted */
 
 /**
  * enum s3cfs_cmd - generic netlink commands
@@ -97,6 +106,8 @@ enum s3cfs_cmd {
  * @S3CFS_A_LENGTH: u64, byte length (FETCH)
  * @S3CFS_A_ETAG: string, ETag of the cached object version (FETCH)
  * @S3CFS_A_PAD: padding for 64-bit attributes
+ * @S3CFS_A_DONE: u64, FETCH progress report (version 2): bytes of the range,
+ *	from OFFSET, written to the cache so far
  * @__S3CFS_A_MAX: number of attributes
  */
 enum s3cfs_attr {
@@ -115,6 +126,7 @@ enum s3cfs_attr {
 	S3CFS_A_LENGTH,
 	S3CFS_A_ETAG,
 	S3CFS_A_PAD,
+	S3CFS_A_DONE,
 	__S3CFS_A_MAX,
 };
 #define S3CFS_A_MAX (__S3CFS_A_MAX - 1)

@@ -203,6 +203,8 @@ struct reply {
 	int32_t status;
 	int has_range;
 	uint64_t off, len;
+	int has_done;		/* a DONE attribute (FETCH progress, version 2) */
+	uint64_t done;
 	size_t path_len;	/* > 0: a PATH attribute of that many bytes */
 	int extra_attr;		/* > 0: an attribute of that (unknown) type */
 };
@@ -223,6 +225,8 @@ static struct nl_msg *build(const struct reply *r)
 		nla_put_u64(msg, S3CFS_A_OFFSET, r->off);
 		nla_put_u64(msg, S3CFS_A_LENGTH, r->len);
 	}
+	if (r->has_done)
+		nla_put_u64(msg, S3CFS_A_DONE, r->done);
 	if (r->path_len) {
 		char *p = malloc(r->path_len + 1);
 
@@ -299,6 +303,13 @@ static int mode_malformed(void)
 	report(err < 0, "REGISTER with version 9999 is refused", err);
 	err = do_register(sk, -1);
 	report(err < 0, "REGISTER without a version is refused", err);
+	err = do_register(sk, S3CFS_GENL_VERSION + 1);
+	report(err < 0, "REGISTER with a version newer than the module's is refused", err);
+	/* A daemon of the oldest protocol still registers (then goes away). */
+	sk2 = open_sock();
+	err = do_register(sk2, S3CFS_GENL_VERSION_MIN);
+	report(err == 0, "REGISTER with the oldest accepted version is accepted", err);
+	nl_socket_free(sk2);
 	err = do_register(sk, S3CFS_GENL_VERSION);
 	report(err == 0, "REGISTER with the right version is accepted", err);
 
@@ -427,6 +438,25 @@ static int mode_fake_daemon(int seconds, int stall)
 			REFUSED("a reply with another OFFSET", r.off = q.off + S3CFS_CHUNK_MAX);
 			REFUSED("a reply with another LENGTH", r.len = q.len + 1);
 			REFUSED("a reply without OFFSET/LENGTH", r.has_range = 0);
+			REFUSED("a progress report with DONE past LENGTH",
+				r.status = -EINPROGRESS; r.has_done = 1;
+				r.done = q.len + 1);
+			REFUSED("a final reply with DONE", r.has_done = 1;
+				r.done = q.len);
+			/* Claims a chunk it never wrote: nothing counts as cached. */
+			r = valid_reply(q.cmd, q.id, q.mount, -EINPROGRESS);
+			r.has_range = 1;
+			r.off = q.off;
+			r.len = q.len;
+			r.has_done = 1;
+			r.done = S3CFS_CHUNK_MIN < q.len ? S3CFS_CHUNK_MIN : q.len;
+			err = send_wait(sk, build(&r));
+			snprintf(what, sizeof(what), "cmd %d id %llu: a progress report with DONE is accepted",
+				 q.cmd, (unsigned long long)q.id);
+			report(err == 0, what, err);
+		} else {
+			REFUSED("a progress report with DONE", r.status = -EINPROGRESS;
+				r.has_done = 1; r.done = 1);
 		}
 		r = valid_reply(q.cmd, q.id, q.mount, final);
 		r.has_range = q.cmd == S3CFS_CMD_FETCH;
