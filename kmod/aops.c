@@ -124,24 +124,6 @@ static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len)
 	return ret;
 }
 
-/*
- * How far past this readahead to start fetching: a window of more than one
- * page is the kernel's readahead for a sequential reader, which will want
- * the next window too; a single page looks random and gets nothing extra.
- * The next window is as big as this one: the kernel grows its windows (up
- * to readahead_kb) as the stream goes on, and so does what we fetch ahead,
- * so a short read does not pull megabytes it will never use past a first
- * chunk that then shares the bandwidth with them.
- */
-static u64 s3cfs_fetch_ahead(struct inode *inode, size_t len)
-{
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
-
-	if (len <= PAGE_SIZE)
-		return 0;
-	return max_t(u64, len, sbi->opts.chunk_size);
-}
-
 /* Zero what the lower read did not fill (past EOF) and finish the folio. */
 static void s3cfs_folio_done(struct folio *folio, loff_t filled_to, int err)
 {
@@ -244,8 +226,10 @@ static loff_t s3cfs_ra_next(struct readahead_control *rac)
 }
 
 /*
- * Fetches for every missing chunk of the window (and the next one, for a
- * sequential reader) go out at once; then the window is read in pieces of
+ * Fetches for every missing chunk of the window go out at once (nothing
+ * beyond it: the kernel's asynchronous window is the fetch-ahead, and
+ * bytes fetched further ahead would share the S3 connection's bandwidth
+ * with the chunk the reader waits for); then the window is read in pieces of
  * uniform presence, at most S3CFS_RA_PIECE each: present pieces are
  * submitted without waiting, a missing piece (at most one chunk) waits
  * for its chunk to land first.
@@ -264,8 +248,7 @@ static void s3cfs_readahead(struct readahead_control *rac)
 	loff_t lim;
 	int err;
 
-	s3cfs_chunks_prefetch(inode, pos, end - pos +
-			      s3cfs_fetch_ahead(inode, end - pos));
+	s3cfs_chunks_prefetch(inode, pos, end - pos);
 	while (pos < end) {
 		lim = min_t(loff_t, s3cfs_chunks_segment(inode, pos, end),
 			    pos + S3CFS_RA_PIECE);

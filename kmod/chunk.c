@@ -17,8 +17,15 @@
 #include <linux/namei.h>
 #include <linux/dcache.h>
 
-/* Largest single FETCH (one ranged GET). */
-#define S3CFS_FETCH_MAX		(64ULL << 20)
+/*
+ * Longest run of chunks in one FETCH (one ranged GET). A readahead window
+ * up to this size is one GET, whose chunks land in order (the daemon
+ * reports each as it is written), the order a sequential reader wants
+ * them; a bigger window (readahead=) is split into runs of this size,
+ * fetched in parallel: on S3 a GET this long is no longer dominated by its
+ * first-byte latency, and parallel GETs add bandwidth.
+ */
+#define S3CFS_RUN_MAX		(8ULL << 20)
 
 static u64 s3cfs_size_to_chunks(const struct s3cfs_sb_info *sbi, loff_t size)
 {
@@ -264,24 +271,13 @@ static struct s3cfs_req *s3cfs_fetch_find(struct s3cfs_inode_info *si, u64 c)
 	return NULL;
 }
 
-/*
- * End of the run of missing, not in-flight chunks starting at @c, for a
- * reader at chunk @origin. A run is at most as long as its distance from
- * the reader (plus one): the chunk the reader needs now goes out alone, the
- * next ones in runs of 2, 4, 8... so that each arrives about when it is
- * needed, instead of the first bytes waiting for a multi-MiB GET. Farther
- * runs grow up to S3CFS_FETCH_MAX, where per-request costs stop mattering.
- */
+/* End of the run of missing, not in-flight chunks starting at @c. */
 static u64 s3cfs_run_end(struct s3cfs_sb_info *sbi,
-			 struct s3cfs_inode_info *si, u64 c, u64 limit,
-			 u64 origin)
+			 struct s3cfs_inode_info *si, u64 c, u64 limit)
 	__must_hold(&si->chunk_lock)
 {
-	u64 cap = max_t(u64, S3CFS_FETCH_MAX >> sbi->chunk_shift, 1);
+	u64 cap = max_t(u64, S3CFS_RUN_MAX >> sbi->chunk_shift, 1);
 	u64 e = c + 1;
-
-	if (c >= origin)
-		cap = min(cap, c - origin + 1);
 
 	limit = min(limit, si->nr_chunks);
 	while (e < limit && e - c < cap && !test_bit(e, si->present) &&
@@ -392,8 +388,7 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 			c++;
 			continue;
 		}
-		e = s3cfs_run_end(sbi, si, c, limit,
-				  pos >> sbi->chunk_shift);
+		e = s3cfs_run_end(sbi, si, c, limit);
 		s3cfs_fetch_arm(sbi, si, req, c, e - c);
 		spin_unlock(&si->chunk_lock);
 		s3cfs_fetch_submit(req);
@@ -512,7 +507,7 @@ again:
 				continue;
 			}
 			s3cfs_fetch_arm(sbi, si, new,
-					c, s3cfs_run_end(sbi, si, c, lim, c0) - c);
+					c, s3cfs_run_end(sbi, si, c, lim) - c);
 			req = new;
 			new = NULL;
 			created = true;
