@@ -177,6 +177,24 @@ static void test_reply(void)
 	   "reply: FETCH echoes OFFSET and LENGTH");
 	nlmsg_free(m);
 
+	/* Progress of a FETCH: DONE (protocol 2), and only there. */
+	r.done = 2 << 20;
+	m = s3d_nl_build_reply(&r, -EINPROGRESS, FAMILY);
+	genlmsg_parse(nlmsg_hdr(m), 0, tb, S3CFS_A_MAX, NULL);
+	ok(tb[S3CFS_A_DONE] && nla_get_u64(tb[S3CFS_A_DONE]) == 2 << 20 &&
+	   nla_get_s32(tb[S3CFS_A_STATUS]) == -EINPROGRESS,
+	   "progress report: FETCH carries DONE");
+	nlmsg_free(m);
+	m = s3d_nl_build_reply(&r, 0, FAMILY);
+	genlmsg_parse(nlmsg_hdr(m), 0, tb, S3CFS_A_MAX, NULL);
+	ok(!tb[S3CFS_A_DONE], "final reply: no DONE (the kernel refuses it)");
+	nlmsg_free(m);
+	r.done = 0;
+	m = s3d_nl_build_reply(&r, -EINPROGRESS, FAMILY);
+	genlmsg_parse(nlmsg_hdr(m), 0, tb, S3CFS_A_MAX, NULL);
+	ok(!tb[S3CFS_A_DONE], "progress report with nothing written: no DONE");
+	nlmsg_free(m);
+
 	r.cmd = S3CFS_CMD_LOOKUP;
 	m = s3d_nl_build_reply(&r, 0, FAMILY);
 	genlmsg_parse(nlmsg_hdr(m), 0, tb, S3CFS_A_MAX, NULL);
