@@ -5,21 +5,18 @@
  * A watched set of credentials has a timer due S3D_CREDS_REFRESH_MARGIN_S
  * (or a tenth of their lifetime, if less) before they expire. It asks the
  * provider that supplied them again; requests go out on a libcurl multi
- * handle of our own whose sockets and timeout live in the daemon's epoll
- * loop (s3d_loop_watch(), s3d_timer_arm()), so nothing blocks. Until the
- * new credentials arrive the old ones keep signing; a failure is retried
- * with doubling back-off.
+ * handle of our own that curlm.c runs on the daemon's epoll loop, so
+ * nothing blocks. Until the new credentials arrive the old ones keep
+ * signing; a failure is retried with doubling back-off.
  *
  * Why not the S3 transfer engine (struct s3d_xfer): IMDSv2 needs a PUT,
  * which the engine cannot send, and a refresh must not wait in the queue
  * behind hundreds of S3 GETs at the in-flight cap, nor share their 10 s
- * connect timeout. The glue below is the same as the engine's, minus
- * retries and the queue.
+ * connect timeout.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 
 #include "creds_int.h"
 
@@ -37,17 +34,9 @@ struct s3d_creds_watcher {
 
 /* Our multi handle, shared by all watched credentials. */
 static struct {
-	CURLM *multi;
-	struct s3d_timer timer;		/* libcurl's timeout */
-	struct s3d_timer reap;		/* frees dead sockets after a batch */
-	struct s3d_list dead;
+	struct s3d_curlm curl;
 	unsigned int users;
-} cm = { .dead = { &cm.dead, &cm.dead } };
-
-struct cm_sock {
-	struct s3d_watch w;
-	uint32_t events;
-};
+} cm;
 
 /**
  * s3d_creds_refresh_ms() - when to refresh credentials
@@ -70,121 +59,23 @@ uint64_t s3d_creds_refresh_ms(time_t now, time_t expires)
 	return S3D_MAX(life_ms - margin_ms, (int64_t)S3D_CREDS_REFRESH_MIN_MS);
 }
 
-/* ---- libcurl on the loop ---- */
+/* ---- our multi handle ---- */
 
-static void cm_check_done(void);
-
-static void cm_reap(struct s3d_timer *t)
-{
-	(void)t;
-	while (!s3d_list_empty(&cm.dead)) {
-		struct s3d_watch *w = s3d_container_of(cm.dead.next,
-						       struct s3d_watch, node);
-
-		s3d_list_del(&w->node);
-		free(s3d_container_of(w, struct cm_sock, w));
-	}
-}
-
-/* The loop may still hold events for @s in this batch: free it after. */
-static void cm_sock_kill(struct cm_sock *s)
-{
-	s3d_loop_unwatch(&s->w);
-	s3d_list_add_tail(&s->w.node, &cm.dead);
-	cm.reap.fn = cm_reap;
-	s3d_timer_arm(&cm.reap, 0);
-}
-
-static void cm_sock_event(struct s3d_watch *w, uint32_t events)
-{
-	int flags = 0, running;
-
-	if (events & EPOLLIN)
-		flags |= CURL_CSELECT_IN;
-	if (events & EPOLLOUT)
-		flags |= CURL_CSELECT_OUT;
-	if (events & (EPOLLERR | EPOLLHUP))
-		flags |= CURL_CSELECT_ERR;
-	curl_multi_socket_action(cm.multi, w->fd, flags, &running);
-	cm_check_done();
-}
-
-static int cm_sock_cb(CURL *easy, curl_socket_t fd, int what, void *userp,
-		      void *socketp)
-{
-	struct cm_sock *s = socketp;
-	uint32_t events = 0;
-
-	(void)easy;
-	(void)userp;
-	if (what == CURL_POLL_REMOVE) {
-		if (s) {
-			cm_sock_kill(s);
-			curl_multi_assign(cm.multi, fd, NULL);
-		}
-		return 0;
-	}
-	if (what & CURL_POLL_IN)
-		events |= EPOLLIN;
-	if (what & CURL_POLL_OUT)
-		events |= EPOLLOUT;
-	if (s && s->events == events)
-		return 0;
-	/* The loop has no "modify": drop the watch and add a new one. */
-	if (s)
-		cm_sock_kill(s);
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		curl_multi_assign(cm.multi, fd, NULL);
-		return -1;
-	}
-	s->events = events;
-	if (s3d_loop_watch(&s->w, fd, events, cm_sock_event) < 0) {
-		s3d_err("credentials refresh: cannot watch socket %d", fd);
-		free(s);
-		curl_multi_assign(cm.multi, fd, NULL);
-		return -1;
-	}
-	curl_multi_assign(cm.multi, fd, s);
-	return 0;
-}
-
-static void cm_timeout(struct s3d_timer *t)
-{
-	int running;
-
-	(void)t;
-	curl_multi_socket_action(cm.multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	cm_check_done();
-}
-
-static int cm_timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-	(void)multi;
-	(void)userp;
-	/* Never call into libcurl from here: arm, and act from the loop. */
-	if (timeout_ms < 0)
-		s3d_timer_cancel(&cm.timer);
-	else
-		s3d_timer_arm(&cm.timer, (uint64_t)timeout_ms);
-	return 0;
-}
+static void refresh_xfer_done(struct s3d_curlm *m, CURL *easy,
+			      CURLcode result);
 
 static int cm_get(void)
 {
-	if (cm.multi) {
+	int err;
+
+	if (cm.users) {
 		cm.users++;
 		return 0;
 	}
-	cm.multi = curl_multi_init();
-	if (!cm.multi)
-		return -ENOMEM;
-	s3d_list_init(&cm.timer.node);
-	s3d_list_init(&cm.reap.node);
-	cm.timer.fn = cm_timeout;
-	cm.reap.fn = cm_reap;
-	curl_multi_setopt(cm.multi, CURLMOPT_SOCKETFUNCTION, cm_sock_cb);
-	curl_multi_setopt(cm.multi, CURLMOPT_TIMERFUNCTION, cm_timer_cb);
+	err = s3d_curlm_init(&cm.curl, "credentials refresh",
+			     refresh_xfer_done);
+	if (err)
+		return err;
 	cm.users = 1;
 	return 0;
 }
@@ -193,9 +84,7 @@ static void cm_put(void)
 {
 	if (--cm.users)
 		return;
-	curl_multi_cleanup(cm.multi);	/* may remove sockets: reaped later */
-	cm.multi = NULL;
-	s3d_timer_cancel(&cm.timer);
+	s3d_curlm_fini(&cm.curl);	/* its sockets are freed later */
 }
 
 /* ---- refresh ---- */
@@ -208,7 +97,7 @@ static void job_stop(struct s3d_creds_watcher *w)
 	if (!w->busy)
 		return;
 	if (w->job.h.easy)
-		curl_multi_remove_handle(cm.multi, w->job.h.easy);
+		curl_multi_remove_handle(cm.curl.multi, w->job.h.easy);
 	creds_job_fini(&w->job);
 	creds_profile_free(&w->prof);
 	w->busy = false;
@@ -280,7 +169,7 @@ static void job_advance(struct s3d_creds_watcher *w, int err)
 		return;
 	}
 	curl_easy_setopt(e, CURLOPT_PRIVATE, w);
-	mc = curl_multi_add_handle(cm.multi, e);
+	mc = curl_multi_add_handle(cm.curl.multi, e);
 	if (mc != CURLM_OK) {
 		creds_why(&w->job, "curl_multi_add_handle: %s",
 			  curl_multi_strerror(mc));
@@ -288,26 +177,17 @@ static void job_advance(struct s3d_creds_watcher *w, int err)
 	}
 }
 
-static void cm_check_done(void)
+static void refresh_xfer_done(struct s3d_curlm *m, CURL *easy,
+			      CURLcode result)
 {
-	struct s3d_creds_watcher *w;
-	CURLMsg *m;
-	int left;
+	struct s3d_creds_watcher *w = NULL;
 
-	while ((m = curl_multi_info_read(cm.multi, &left))) {
-		CURL *e = m->easy_handle;
-		CURLcode res = m->data.result;
-
-		if (m->msg != CURLMSG_DONE)
-			continue;
-		w = NULL;
-		curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&w);
-		curl_multi_remove_handle(cm.multi, e);
-		if (!w || !w->busy || w->job.h.easy != e)
-			continue;
-		creds_http_finish(&w->job.h, res);
-		job_advance(w, creds_job_next(&w->job));
-	}
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&w);
+	curl_multi_remove_handle(m->multi, easy);
+	if (!w || !w->busy || w->job.h.easy != easy)
+		return;
+	creds_http_finish(&w->job.h, result);
+	job_advance(w, creds_job_next(&w->job));
 }
 
 static void refresh_fire(struct s3d_timer *t)

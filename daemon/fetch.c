@@ -3,8 +3,8 @@
  * The event loop and the S3 transfer engine.
  *
  * One epoll set holds everything the daemon waits on: the netlink socket,
- * the signalfd, and every socket libcurl opens (CURLMOPT_SOCKETFUNCTION
- * tells us which and for what). libcurl's timeouts and our retry back-offs
+ * the signalfd, and every socket libcurl opens (curlm.c puts them there).
+ * libcurl's timeouts and our retry back-offs
  * are timers on a sorted list whose head bounds the epoll_wait() timeout.
  * curl_multi_socket_action() is the only way transfers make progress, so
  * nothing here ever blocks on the network.
@@ -72,14 +72,13 @@ static int op_of(const char *what)
 
 static struct {
 	int epfd;
-	CURLM *multi;
+	struct s3d_curlm curl;	/* the S3 transfers */
 	char *ca_bundle;
 	unsigned int max_inflight;
 	unsigned int inflight;
 	struct s3d_list queue;	/* s3d_xfer.node: waiting for a slot */
 	struct s3d_list timers;	/* s3d_timer.node: armed, by due time */
 	struct s3d_list dead;	/* s3d_watch.node: freed after the batch */
-	struct s3d_timer curl_timer;
 	bool stop;
 } loop = { .epfd = -1, .timers = { &loop.timers, &loop.timers } };
 
@@ -193,89 +192,6 @@ int s3d_loop_modify(struct s3d_watch *w, uint32_t events)
 
 	if (epoll_ctl(loop.epfd, EPOLL_CTL_MOD, w->fd, &ev) < 0)
 		return -errno;
-	return 0;
-}
-
-/* ---- libcurl glue ---- */
-
-static void check_done(void);
-
-/* A libcurl socket: freed only after the current batch of events. */
-struct curl_sock {
-	struct s3d_watch w;	/* first: s3d_loop_unwatch_free() */
-};
-
-static void curl_event(struct s3d_watch *w, uint32_t events)
-{
-	int flags = 0, running;
-
-	if (events & EPOLLIN)
-		flags |= CURL_CSELECT_IN;
-	if (events & EPOLLOUT)
-		flags |= CURL_CSELECT_OUT;
-	if (events & (EPOLLERR | EPOLLHUP))
-		flags |= CURL_CSELECT_ERR;
-	curl_multi_socket_action(loop.multi, w->fd, flags, &running);
-	check_done();
-}
-
-static int sock_cb(CURL *easy, curl_socket_t s, int what, void *userp,
-		   void *socketp)
-{
-	struct curl_sock *cs = socketp;
-	struct epoll_event ev = { 0 };
-
-	(void)easy;
-	(void)userp;
-	if (what == CURL_POLL_REMOVE) {
-		if (cs) {
-			s3d_loop_unwatch_free(&cs->w);
-			curl_multi_assign(loop.multi, s, NULL);
-		}
-		return 0;
-	}
-	if (what & CURL_POLL_IN)
-		ev.events |= EPOLLIN;
-	if (what & CURL_POLL_OUT)
-		ev.events |= EPOLLOUT;
-	if (!cs) {
-		cs = calloc(1, sizeof(*cs));
-		if (!cs)
-			return -1;
-		if (s3d_loop_watch(&cs->w, s, ev.events, curl_event) < 0) {
-			s3d_err("epoll_ctl(add socket %d): %s", s, strerror(errno));
-			free(cs);
-			return -1;
-		}
-		curl_multi_assign(loop.multi, s, cs);
-		return 0;
-	}
-	ev.data.ptr = &cs->w;
-	if (epoll_ctl(loop.epfd, EPOLL_CTL_MOD, s, &ev) < 0) {
-		s3d_err("epoll_ctl(mod socket %d): %s", s, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static void curl_timeout(struct s3d_timer *t)
-{
-	int running;
-
-	(void)t;
-	curl_multi_socket_action(loop.multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	check_done();
-}
-
-static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
-{
-	(void)multi;
-	(void)userp;
-	/* Never call into libcurl from here: arm, and act from the loop. */
-	if (timeout_ms < 0)
-		s3d_timer_cancel(&loop.curl_timer);
-	else
-		s3d_timer_arm(&loop.curl_timer, timeout_ms);
 	return 0;
 }
 
@@ -435,7 +351,7 @@ static int easy_setup(struct s3d_xfer *x)
 static void xfer_cleanup_attempt(struct s3d_xfer *x)
 {
 	if (x->easy) {
-		curl_multi_remove_handle(loop.multi, x->easy);
+		curl_multi_remove_handle(loop.curl.multi, x->easy);
 		curl_easy_cleanup(x->easy);
 		x->easy = NULL;
 		loop.inflight--;
@@ -549,25 +465,19 @@ static void count_attempt(struct s3d_xfer *x)
 	st->lat_sum_us += (uint64_t)us;
 }
 
-static void check_done(void)
+static void xfer_done(struct s3d_curlm *m, CURL *easy, CURLcode result)
 {
-	struct s3d_xfer *x;
-	CURLMsg *m;
-	int left;
+	struct s3d_xfer *x = NULL;
 
-	while ((m = curl_multi_info_read(loop.multi, &left))) {
-		if (m->msg != CURLMSG_DONE)
-			continue;
-		x = NULL;
-		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-		if (!x)
-			continue;
-		x->cres = m->data.result;
-		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
-		count_attempt(x);
-		xfer_cleanup_attempt(x);
-		xfer_finish(x);
-	}
+	(void)m;
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+	if (!x)
+		return;
+	x->cres = result;
+	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+	count_attempt(x);
+	xfer_cleanup_attempt(x);
+	xfer_finish(x);
 }
 
 static int xfer_start(struct s3d_xfer *x)
@@ -588,7 +498,7 @@ static int xfer_start(struct s3d_xfer *x)
 	err = easy_setup(x);
 	if (err)
 		return err;
-	mc = curl_multi_add_handle(loop.multi, x->easy);
+	mc = curl_multi_add_handle(loop.curl.multi, x->easy);
 	if (mc != CURLM_OK) {
 		s3d_err("%s %s: curl_multi_add_handle: %s", x->what, x->key,
 			curl_multi_strerror(mc));
@@ -732,8 +642,6 @@ int s3d_loop_init(unsigned int max_inflight, const char *ca_bundle)
 	s3d_list_init(&loop.queue);
 	s3d_list_init(&loop.timers);
 	s3d_list_init(&loop.dead);
-	s3d_list_init(&loop.curl_timer.node);
-	loop.curl_timer.fn = curl_timeout;
 	loop.max_inflight = max_inflight ?: 1;
 	loop.stop = false;
 
@@ -756,15 +664,12 @@ int s3d_loop_init(unsigned int max_inflight, const char *ca_bundle)
 		s3d_err("epoll_create1: %s", strerror(errno));
 		goto fail;
 	}
-	loop.multi = curl_multi_init();
-	if (!loop.multi)
+	if (s3d_curlm_init(&loop.curl, "S3 transfers", xfer_done))
 		goto nomem;
-	curl_multi_setopt(loop.multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
-	curl_multi_setopt(loop.multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	curl_multi_setopt(loop.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
+	curl_multi_setopt(loop.curl.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
 			  (long)loop.max_inflight);
 	/* Keep as many idle connections as we may use at once. */
-	curl_multi_setopt(loop.multi, CURLMOPT_MAXCONNECTS,
+	curl_multi_setopt(loop.curl.multi, CURLMOPT_MAXCONNECTS,
 			  (long)loop.max_inflight);
 	return 0;
 nomem:
@@ -803,10 +708,7 @@ unsigned int s3d_loop_queued(void)
 
 void s3d_loop_fini(void)
 {
-	if (loop.multi) {
-		curl_multi_cleanup(loop.multi);
-		loop.multi = NULL;
-	}
+	s3d_curlm_fini(&loop.curl);
 	reap_dead();
 	if (loop.epfd >= 0)
 		close(loop.epfd);

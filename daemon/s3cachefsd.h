@@ -393,6 +393,27 @@ void s3d_xfer_release(struct s3d_xfer *x);
 int s3d_xfer_errno(struct s3d_xfer *x, const char *bucket);
 bool s3d_xfer_ok(const struct s3d_xfer *x);
 
+/* ---- curlm.c: a libcurl multi handle driven by the loop ---- */
+/**
+ * struct s3d_curlm - a libcurl multi handle whose transfers run on the loop
+ * @multi: where the owner adds its easy handles
+ * @name: for log lines
+ * @done: called from the loop as each transfer finishes; the owner removes
+ *	it from @multi
+ * @timer: libcurl's timeout
+ */
+struct s3d_curlm {
+	CURLM *multi;
+	const char *name;
+	void (*done)(struct s3d_curlm *m, CURL *easy, CURLcode result);
+	struct s3d_timer timer;
+};
+
+int s3d_curlm_init(struct s3d_curlm *m, const char *name,
+		   void (*done)(struct s3d_curlm *m, CURL *easy,
+				CURLcode result));
+void s3d_curlm_fini(struct s3d_curlm *m);
+
 /* ---- client.c: synchronous S3 calls (--selftest, s3cachectl) ---- */
 struct s3d_obj_info {
 	long status;
