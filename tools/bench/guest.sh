@@ -43,18 +43,22 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	MODE=quick
 	SHARD_MB=16		# each of the 4 shards (a multiple of 16)
 	HOT_PCT=100		# hot working set: this % of each shard
-	BIG_MB=64		# the time-to-first-byte object
+	BIG_MB=16		# the time-to-first-byte object (s3fs reads it
+				# whole before the first byte, at ~3-5 MiB/s)
 	RUNTIME=3		# s per fio run
 	COLD_RUNTIME=4		# s per cold 1-stream run
-	META_LS=500		# objects in the ls -l directory
+	META_LS=100		# objects in the ls -l directory
 	META_DIRS=2		# find: META_DIRS x META_PER_DIR objects
-	META_PER_DIR=250
-	META_TIMEOUT=20		# s per metadata walk
-	TTFB_DEADLINE=30	# s
+	META_PER_DIR=50
+	META_TIMEOUT=8		# s per metadata walk (s3fs: 10-25 objects/s cold)
+	TTFB_DEADLINE=15	# s
+	FIO_SLACK=30		# s a fio run may overrun its run time
 	PROFILE=0
-	COLD_WL="ttfb seq1 seq4"
-	WARM_WL="seq1 seq4 rand4k"
-	HOT_WL="seq1 rand4k"
+	# One row per target: sequential = seq1, random = rand4k (each fio
+	# run costs ~2 s of fio's own start-up and exit on top of its run time).
+	COLD_WL="ttfb seq1"
+	WARM_WL="seq1 rand4k"
+	HOT_WL="seq1"
 else
 	MODE=full
 	SHARD_MB=256
@@ -68,13 +72,14 @@ else
 	META_PER_DIR=1000
 	META_TIMEOUT=60
 	TTFB_DEADLINE=30	# s3fs reads whole objects before the first byte
+	FIO_SLACK=90
 	PROFILE=1
 	COLD_WL="ttfb seq1 rand4k seq4"
 	WARM_WL="seq1 seq4 rand4k rand128k mmap4k"
 	HOT_WL="seq1 seq4 rand4k rand128k mmap4k"
 fi
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
-	 META_TIMEOUT TTFB_DEADLINE PROFILE COLD_WL WARM_WL HOT_WL; do
+	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL; do
 	bv=BENCH_$v
 	[ -n "${!bv:-}" ] && printf -v "$v" '%s' "${!bv}"
 done
@@ -87,15 +92,82 @@ export S3_PORT=9000 S3_DATA=/nvme/s3
 . "$REPO/tests/lib/s3cfs.sh"
 
 # --- small helpers -----------------------------------------------------------
-now() { local s IFS=" "; read -r s _ </proc/uptime; echo "$s"; }
-elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
+# Time without exec: under TCG every exec of a program costs 0.2-0.6 s (more
+# right after drop_caches, when it comes over 9p again), a fork ~1 ms. So the
+# clock is bash's own ($EPOCHREALTIME), shifted to the uptime that the
+# console's "bench[...]" stamps and the kernel log use, and the arithmetic
+# on it is bash's (integer milliseconds), not awk's.
+read -r UP0 _ </proc/uptime
+EP0=${EPOCHREALTIME/./}
+UP0_US=$(( ${UP0%.*} * 1000000 + 10#${UP0#*.} * 10000 ))
+now() {	# seconds since boot, 3 decimals
+	local t=$(( (${EPOCHREALTIME/./} - EP0 + UP0_US) / 1000 ))
+	printf '%d.%03d\n' $((t / 1000)) $((t % 1000))
+}
+# ms_of SECONDS: MS=its value in integer milliseconds ("12", "1.5", "0.519600")
+ms_of() {
+	local i=${1%%.*} f=000
+	[[ $1 == *.* ]] && f=${1#*.}000
+	MS=$(( ${i:-0} * 1000 + 10#${f:0:3} ))
+}
+# us_of SECONDS: US=its value in integer microseconds
+us_of() {
+	local i=${1%%.*} f=000000
+	[[ $1 == *.* ]] && f=${1#*.}000000
+	US=$(( ${i:-0} * 1000000 + 10#${f:0:6} ))
+}
+# elapsed_ms T0 (from now): EMS=milliseconds since then
+elapsed_ms() {
+	ms_of "$1"
+	EMS=$(( (${EPOCHREALTIME/./} - EP0 + UP0_US) / 1000 - MS ))
+}
+elapsed() {	# seconds since T0, 3 decimals
+	elapsed_ms "$1"
+	printf '%d.%03d' $((EMS / 1000)) $((EMS % 1000))
+}
+# snooze SECONDS: sleep without exec (a read that times out on a FIFO that
+# nobody writes to; made in main).
+snooze() {
+	if [ -n "$SNOOZE_FD" ]; then read -r -t "$1" -u "$SNOOZE_FD" _ 2>/dev/null; else sleep "$1"; fi
+	return 0
+}
+SNOOZE_FD=
+# div_fmt NUM DEN DECIMALS: NUM/DEN rounded, with that many decimals
+# (integers in, bash arithmetic).
+div_fmt() {
+	local p=1 i q
+	for ((i = 0; i < $3; i++)); do p=$((p * 10)); done
+	[ "$2" -gt 0 ] 2>/dev/null || { echo 0; return; }
+	q=$(( ($1 * p * 2 + $2) / ($2 * 2) ))
+	if [ "$3" = 0 ]; then echo "$q"; else printf '%d.%0*d' $((q / p)) "$3" $((q % p)); fi
+}
+# mounted DIR: whether DIR is a mount point, from /proc (no exec; and unlike
+# mountpoint(1) it does not stat DIR, which blocks on a hung FUSE daemon).
+# MNT_DEV is then its MAJ:MIN.
+mounted() {
+	local id parent dev root mp rest
+	MNT_DEV=
+	while read -r id parent dev root mp rest; do
+		[ "$mp" = "$1" ] && MNT_DEV=$dev
+	done </proc/self/mountinfo
+	[ -n "$MNT_DEV" ]
+}
 say() { echo "bench[$(now)]: $*"; }
 T_START=$(now)
 # BENCH_TRACE=1: a timestamped trace of every command in logs/trace.log.
+# The stamp is bash's own clock (no fork per traced line: a fork costs a
+# good fraction of a second under TCG, so a $(...) in PS4 tripled the run),
+# the trace goes to the guest's tmpfs (a write per line over 9p is slow) and
+# is copied into logs/ at the end; the first line maps the stamps to the
+# uptime that the console's "bench[...]" lines show.
+TRACE=
 if [ "${BENCH_TRACE:-0}" = 1 ]; then
-	exec 9>"$LOGS/trace.log"
+	TRACE=/tmp/bench-trace.log
+	exec 9>"$TRACE"
+	echo "# epoch $EPOCHREALTIME = uptime $T_START" >&9
 	BASH_XTRACEFD=9
-	PS4='+[$(cut -d" " -f1 /proc/uptime)] '
+	PS4='+[${EPOCHREALTIME}] '
+	trap 'cp -f "$TRACE" "$LOGS/trace.log" 2>/dev/null' EXIT
 	set -x
 fi
 
@@ -123,11 +195,15 @@ snap() {
 }
 
 # The guest's root is the host's, over 9p: after each drop_caches, fio and
-# its ~60 libraries would be read over 9p again (6 s per run under TCG).
-# Mapped pages survive drop_caches, so one process keeps the tools mapped.
+# its ~60 libraries would be read over 9p again (6 s per run under TCG), and
+# so would every small tool the script runs between two measurements (0.2-
+# 0.5 s an exec). Mapped pages survive drop_caches, so one process keeps the
+# tools mapped (the peers' binaries too: their remounts start them again).
 PIN_PID=
 pin_tools() {
-	python3 - fio jq curl python3 cat head stat ls find perf <<'EOF' &
+	python3 - fio jq curl python3 cat head stat ls find perf awk timeout env sync \
+		grep wc sleep rm mkdir cp cut sort tr tail umount mount fusermount \
+		fusermount3 s3fs rclone setsid sed dmesg md5sum du insmod <<'EOF' &
 import mmap, os, shutil, subprocess, sys, time
 files = set()
 for b in sys.argv[1:]:
@@ -180,7 +256,10 @@ setup_disk() {
 #    cold random, profiles);
 #  - big/ttfb.bin: BIG_MB, sparse (only its head is ever read);
 #  - ls/: META_LS tiny objects in one directory; tree/dNN/: META_DIRS
-#    directories of META_PER_DIR tiny objects.
+#    directories of META_PER_DIR tiny objects, all with the same 7 bytes:
+#    each object's three files are hard links to one set (a link is one
+#    system call where a new file is three plus a block: 26 000 objects in
+#    the full run; ext4 allows 65 000 links to an inode).
 # s3rver serves the .md5 file as the ETag and does not check it.
 make_dataset() {
 	python3 - "$S3_DATA/$BUCKET" "$NSHARDS" "$SHARD_MB" "$BIG_MB" \
@@ -219,12 +298,21 @@ base = os.path.join(root, "big", "ttfb.bin")
 with open(base + "._S3rver_object", "wb") as f:
     f.truncate(big_mb << 20)
 side(base, "%032x" % 4096)
+SUF = ("._S3rver_object", "._S3rver_object.md5", "._S3rver_metadata.json")
+small = os.path.join(root, "small-master")
+put("small-master", b"object\n")
+def put_small(key):
+    base = os.path.join(root, key)
+    for s in SUF:
+        os.link(small + s, base + s)
 for i in range(nls):
-    put("ls/obj-%05d" % i, b"object %d\n" % i)
+    put_small("ls/obj-%05d" % i)
 for d in range(ndirs):
     os.makedirs(os.path.join(root, "tree/d%02d" % d), exist_ok=True)
     for i in range(per):
-        put("tree/d%02d/obj-%05d" % (d, i), b"object %d\n" % i)
+        put_small("tree/d%02d/obj-%05d" % (d, i))
+for s in SUF:
+    os.unlink(small + s)
 EOF
 }
 
@@ -241,19 +329,16 @@ fio_run() {
 	js=$LOGS/fio-$sys-$mode-$wl.json
 	FIO_IO_BYTES=0
 	t0=$(now)
-	env "${envs[@]}" timeout -k 10 "$deadline" fio --output-format=json \
-		--output="$js" "$job" 2>"$js.stderr"
+	# (a subshell exports the job's variables: no env(1) to exec)
+	( export "${envs[@]}"; exec timeout -k 10 "$deadline" fio --output-format=json \
+		--output="$js" "$job" 2>"$js.stderr" )
 	rc=$?
 	secs=$(elapsed "$t0")
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		rec "$sys" "$mode" "$wl" timeout "" "" "" "" "$secs" "fio still running after ${deadline} s"
 		return 2
 	fi
-	line=$(jq -r '.jobs[0] as $j | $j.read |
-		[ (.bw_bytes / 1048576), .iops,
-		  ((.clat_ns.percentile["50.000000"] // 0) / 1000),
-		  ((.clat_ns.percentile["99.000000"] // 0) / 1000),
-		  .io_bytes, (.runtime / 1000), $j.error ] | @tsv' "$js" 2>/dev/null)
+	line=$(fio_figures "$js")
 	if [ $rc != 0 ] || [ -z "$line" ]; then
 		rec "$sys" "$mode" "$wl" fail "" "" "" "" "$secs" \
 			"fio exit $rc: $(grep -v '^$' "$js.stderr" | tail -n 1 | tr '\t' ' ' | cut -c1-160)"
@@ -273,13 +358,51 @@ fio_run() {
 	return 0
 }
 
+# fio_figures JSON: "MiB/s IOPS p50_us p99_us io_bytes runtime_s error"
+# (tab-separated) of the first job's reads. Asked of a python process
+# started once (JSONP, a coprocess): jq costs an exec and ~0.6 s a run under
+# TCG. jq if that process is gone.
+JSONP_PID=
+start_json_parser() {
+	coproc JSONP { exec python3 -u -c '
+import json, sys
+for path in sys.stdin:
+    out = ""
+    try:
+        j = json.load(open(path.rstrip("\n")))["jobs"][0]
+        r, pc = j["read"], j["read"]["clat_ns"].get("percentile", {})
+        out = "\t".join(str(x) for x in (
+            r["bw_bytes"] / 1048576, r["iops"],
+            pc.get("50.000000", 0) / 1000, pc.get("99.000000", 0) / 1000,
+            r["io_bytes"], r["runtime"] / 1000, j["error"]))
+    except Exception:
+        pass
+    print(out, flush=True)
+' 2>/dev/null; }
+	JSONP_PID=$JSONP_PID
+}
+fio_figures() {
+	local line=
+	if [ -n "$JSONP_PID" ] && kill -0 "$JSONP_PID" 2>/dev/null &&
+	   echo "$1" >&"${JSONP[1]}" 2>/dev/null &&
+	   read -r -t 30 line <&"${JSONP[0]}"; then
+		echo "$line"
+		return
+	fi
+	jq -r '.jobs[0] as $j | $j.read |
+		[ (.bw_bytes / 1048576), .iops,
+		  ((.clat_ns.percentile["50.000000"] // 0) / 1000),
+		  ((.clat_ns.percentile["99.000000"] // 0) / 1000),
+		  .io_bytes, (.runtime / 1000), $j.error ] | @tsv' "$1" 2>/dev/null
+}
+
 # workload SYSTEM MODE WORKLOAD DIR SUFFIX [RUNTIME]
 # DIR/sN$SUFFIX are the four shard files.
 workload() {
 	local sys=$1 mode=$2 wl=$3 d=$4 sfx=${5:-} rt=${6:-$RUNTIME} f=() i dl
 	local tb=0 size=100%
 	for ((i = 0; i < NSHARDS; i++)); do f+=("$d/s$i$sfx"); done
-	dl=$((rt + ${DEADLINE_SLACK:-90}))
+	dl=$((rt + ${DEADLINE_SLACK:-$FIO_SLACK}))
 	# Hot runs: time-based over the hot working set (in the page cache).
 	case $mode in hot|pagecache) tb=1 size=$HOT_PCT% ;; esac
 	case "$wl" in
@@ -321,7 +444,8 @@ print("%.6f %d" % (t, len(b)))' "$path" 2>&1)
 		rec "$sys" cold ttfb fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
 		return 1
 	fi
-	rec "$sys" cold ttfb ok "" "" "$(awk -v t="${out% *}" 'BEGIN { printf "%.0f", t * 1e6 }')" "" "${out% *}" \
+	us_of "${out% *}"
+	rec "$sys" cold ttfb ok "" "" "$US" "" "${out% *}" \
 		"open+read(1 byte) of a ${BIG_MB} MiB object"
 }
 
@@ -343,25 +467,28 @@ meta() {
 		rec "$sys" "$mode" "$wl" fail "" "" "" "" "$secs" "$n entries, expected $want (exit $rc)"
 		return 1
 	fi
-	rec "$sys" "$mode" "$wl" ok "" "$(awk -v n="$want" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')" \
+	ms_of "$secs"
+	rec "$sys" "$mode" "$wl" ok "" "$(div_fmt $((want * 1000)) "$MS" 0)" \
 		"" "" "$secs" "$want entries"
 }
 
 # Two pairs of walks: ls -l of the big directory, then find over the tree,
-# each cold (just mounted, caches dropped) then warm (right after). A cold
-# walk that times out leaves its warm walk out.
+# each cold (caches dropped; nothing under that directory listed, looked up
+# or stat'ed since the mount) then warm (right after). One mount serves both
+# pairs: ls/ and tree/ share nothing but the root, so the ls -l walks leave
+# nothing behind that the cold find could use (a remount in between cost a
+# FUSE peer's start-up, ~10 s under TCG, for nothing). A cold walk that
+# times out leaves its warm walk out, and its peer is remounted (it may still
+# be busy with the walk), so the next cold walk starts on a fresh mount.
 meta_all() {	# SYSTEM MOUNTPOINT
 	local sys=$1 m=$2 wl st mode
 	for wl in ls-l find; do
-		if [ $wl = find ]; then
-			"umount_$sys"
-			drop_caches
-			if ! "mount_$sys"; then
-				rec "$sys" cold find fail "" "" "" "" "" "remount failed"
-				return 1
-			fi
+		if [ -n "${DOWN[$sys]:-}" ]; then
+			rec "$sys" cold $wl skip "" "" "" "" "" "${DOWN[$sys]}"
+			continue
 		fi
 		for mode in cold warm; do
+			[ $mode = cold ] && drop_caches
 			case $wl in
 			# ls -l prints "total N" plus one line per object.
 			ls-l)	meta "$sys" $mode ls-l $((META_LS + 1)) ls -l "$m/ls" ;;
@@ -396,7 +523,7 @@ meta_after() {	# SYSTEM LABEL STATUS
 # unmounted, so nothing waits on it for ever.
 fuse_abort() {	# MOUNTPOINT PID
 	local dev
-	dev=$(mountpoint -d "$1" 2>/dev/null)
+	mounted "$1" && dev=$MNT_DEV
 	if [ -n "$dev" ] && [ -w "/sys/fs/fuse/connections/${dev#*:}/abort" ]; then
 		echo 1 >"/sys/fs/fuse/connections/${dev#*:}/abort"
 	fi
@@ -406,13 +533,13 @@ fuse_abort() {	# MOUNTPOINT PID
 
 fuse_umount() {	# MOUNTPOINT PID
 	local i
-	mountpoint -q "$1" || return 0
+	mounted "$1" || return 0
 	timeout 30 fusermount -u "$1" 2>/dev/null
 	for ((i = 0; i < 100; i++)); do
 		[ -n "${2:-}" ] && kill -0 "$2" 2>/dev/null || break
-		sleep 0.1
+		snooze 0.1
 	done
-	if mountpoint -q "$1" || { [ -n "${2:-}" ] && kill -0 "$2" 2>/dev/null; }; then
+	if mounted "$1" || { [ -n "${2:-}" ] && kill -0 "$2" 2>/dev/null; }; then
 		fuse_abort "$1" "${2:-}"
 	fi
 	return 0
@@ -421,9 +548,9 @@ fuse_umount() {	# MOUNTPOINT PID
 wait_mounted() {	# MOUNTPOINT PID SECONDS
 	local i
 	for ((i = 0; i < $3 * 10; i++)); do
-		mountpoint -q "$1" && return 0
+		mounted "$1" && return 0
 		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
+		snooze 0.1
 	done
 	return 1
 }
@@ -450,31 +577,34 @@ start_bench_daemon() {
 		--path-style ${BENCH_DAEMON_ARGS:-} </dev/null >>"$DAEMON_LOG" 2>&1 &
 	DAEMON_PID=$!
 	for ((i = 0; i < 300; i++)); do
-		grep -q 'registered with the s3cachefs module' "$DAEMON_LOG" 2>/dev/null && return 0
+		[[ $(<"$DAEMON_LOG") == *'registered with the s3cachefs module'* ]] 2>/dev/null && return 0
 		kill -0 "$DAEMON_PID" 2>/dev/null || break
-		sleep 0.1
+		snooze 0.1
 	done
 	say "s3cachefsd did not register; its log:"
 	tail -n 20 "$DAEMON_LOG"
 	return 1
 }
 umount_s3cachefs() {
-	mountpoint -q $MNT_s3cachefs || return 0
+	mounted $MNT_s3cachefs || return 0
 	timeout -k 5 60 umount $MNT_s3cachefs || timeout 30 umount -l $MNT_s3cachefs
 }
 abort_s3cachefs() { timeout 30 umount -l $MNT_s3cachefs 2>/dev/null; }
 wipe_s3cachefs() { rm -rf $CACHE_s3cachefs; }
 stats_s3cachefs() {	# LABEL: counters of the mount, into the log
-	local f id
-	id=$(mountpoint -d $MNT_s3cachefs 2>/dev/null) || return 0
-	{
+	local f d v lines=()
+	mounted $MNT_s3cachefs || return 0
+	d=/sys/fs/s3cachefs/$MNT_DEV
+	{	# read builtins only: this runs after every s3cachefs step
 		echo "== $1"
 		for f in fetches chunk_misses chunk_hits fetch_bytes fetch_errors fetch_timeouts lookups lists; do
-			printf '%s=%s ' $f "$(cat /sys/fs/s3cachefs/$id/$f 2>/dev/null)"
+			v=
+			read -r v <"$d/$f" 2>/dev/null
+			printf '%s=%s ' $f "$v"
 		done
 		echo
-		tr '\n' ' ' </sys/fs/s3cachefs/$id/fetch_latency 2>/dev/null
-		echo
+		mapfile -t lines <"$d/fetch_latency" 2>/dev/null
+		echo "${lines[*]}"
 	} >>"$LOGS/s3cachefs-sysfs.log"
 }
 
@@ -483,6 +613,10 @@ MNT_s3fs=/mnt/s3fs
 CACHE_s3fs=/nvme/s3fs-cache
 PID_s3fs=
 mount_s3fs() {
+	[ -n "$PID_s3fs" ] || spawn_s3fs || return 1
+	wait_mounted $MNT_s3fs "$PID_s3fs" 30
+}
+spawn_s3fs() {	# start s3fs, do not wait for its mount (mount_s3fs does)
 	command -v s3fs >/dev/null || { echo "s3fs is not installed" >"$LOGS/s3fs.log"; return 1; }
 	echo "$S3_AK:$S3_SK" >/tmp/passwd-s3fs && chmod 600 /tmp/passwd-s3fs
 	mkdir -p $MNT_s3fs $CACHE_s3fs
@@ -491,7 +625,6 @@ mount_s3fs() {
 		-o use_path_request_style,url=$S3_ENDPOINT,endpoint=$S3_REGION \
 		-o dbglevel=warn </dev/null >>"$LOGS/s3fs.log" 2>&1 &
 	PID_s3fs=$!
-	wait_mounted $MNT_s3fs $PID_s3fs 30
 }
 umount_s3fs() { fuse_umount $MNT_s3fs "$PID_s3fs"; PID_s3fs=; }
 abort_s3fs() { fuse_abort $MNT_s3fs "$PID_s3fs"; PID_s3fs=; }
@@ -502,6 +635,10 @@ MNT_rclone=/mnt/rclone
 CACHE_rclone=/nvme/rclone-cache
 PID_rclone=
 mount_rclone() {
+	[ -n "$PID_rclone" ] || spawn_rclone || return 1
+	wait_mounted $MNT_rclone "$PID_rclone" 30
+}
+spawn_rclone() {	# start rclone, do not wait for its mount (mount_rclone does)
 	command -v rclone >/dev/null || { echo "rclone is not installed" >"$LOGS/rclone.log"; return 1; }
 	cat >/tmp/rclone.conf <<EOF
 [s3]
@@ -520,7 +657,6 @@ EOF
 		"s3:$BUCKET" $MNT_rclone --vfs-cache-mode full --cache-dir $CACHE_rclone \
 		--log-level NOTICE </dev/null >>"$LOGS/rclone.log" 2>&1 &
 	PID_rclone=$!
-	wait_mounted $MNT_rclone $PID_rclone 30
 }
 umount_rclone() { fuse_umount $MNT_rclone "$PID_rclone"; PID_rclone=; }
 abort_rclone() { fuse_abort $MNT_rclone "$PID_rclone"; PID_rclone=; }
@@ -569,11 +705,16 @@ shards_of() {	# SYSTEM: "DIR SUFFIX" of its four shard files
 	esac
 }
 
+# All at once: the FUSE peers take 5-15 s each to start under TCG (and
+# s3cachefs' daemon a few); nothing is measured while they do.
 mount_all() {
 	local sys
 	for sys in $SYSTEMS; do
+		case $sys in s3fs|rclone) "wipe_$sys"; "spawn_$sys" ;; esac
+	done
+	for sys in $SYSTEMS; do
 		case $sys in s3cachefs|s3fs|rclone) ;; *) continue ;; esac
-		"wipe_$sys"
+		[ $sys = s3cachefs ] && wipe_s3cachefs
 		if "mount_$sys"; then
 			MOUNTED+=("$sys")
 		else
@@ -605,8 +746,8 @@ phase_cold() {
 			esac
 		done
 	done
-	if has s3cachefs && mountpoint -q $MNT_s3cachefs; then
-		cp "/sys/fs/s3cachefs/$(mountpoint -d $MNT_s3cachefs)/fetch_latency" \
+	if has s3cachefs && mounted $MNT_s3cachefs; then
+		cp "/sys/fs/s3cachefs/$MNT_DEV/fetch_latency" \
 			"$LOGS/s3cachefs-fetch-latency-cold.txt" 2>/dev/null
 	fi
 	phase_end
@@ -622,7 +763,10 @@ phase_fill() {
 	for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
 		[ -n "${DOWN[$sys]:-}" ] && continue
 		mv="MNT_$sys"
-		for f in "${!mv}"/shards/s*; do
+		# (the names, not a glob: listing shards/ through a FUSE peer
+		# takes seconds under TCG, and the next system would wait)
+		for ((i = 0; i < NSHARDS; i++)); do
+			f=${!mv}/shards/s$i
 			timeout -k 5 "$FILL_DEADLINE" cat "$f" >/dev/null &
 			pids+=($!)
 			names+=("$sys")
@@ -658,16 +802,23 @@ phase_hot() {
 	local wl sys d
 	phase_start "hot (page cache)"
 	drop_caches
+	# Every system's working set loaded at once (not measured; each reader
+	# is bound by its own system), one reader per shard.
+	local f hot=$((SHARD_MB * HOT_PCT / 100)) pids=() names=() i
 	for sys in ext4 ${MOUNTED[@]+"${MOUNTED[@]}"}; do
 		[ $sys = ext4 ] && ! has ext4 && continue
 		[ -n "${DOWN[$sys]:-}" ] && continue
 		set -- $(shards_of $sys)
 		say "$sys: loading the hot working set into the page cache"
-		local f hot=$((SHARD_MB * HOT_PCT / 100))
-		for f in "$1"/s*${2:-}; do
-			timeout -k 5 "$FILL_DEADLINE" head -c "${hot}M" "$f" >/dev/null ||
-				DOWN[$sys]="skipped: reading its shards failed or hung"
+		for ((i = 0; i < NSHARDS; i++)); do
+			f=$1/s$i${2:-}
+			timeout -k 5 "$FILL_DEADLINE" head -c "${hot}M" "$f" >/dev/null &
+			pids+=($!)
+			names+=("$sys")
 		done
+	done
+	for i in ${pids[@]+"${!pids[@]}"}; do
+		wait "${pids[$i]}" || DOWN[${names[$i]}]="skipped: reading its shards failed or hung"
 	done
 	snap "hot, loaded"
 	for wl in $HOT_WL; do
@@ -687,13 +838,22 @@ phase_hot() {
 phase_meta() {
 	local sys mv
 	phase_start "metadata"
+	# Every system remounted at once (the peers' start-ups overlap), then
+	# walked one after the other.
+	local up=()
 	for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
 		[ -n "${DOWN[$sys]:-}" ] && continue
-		mv="MNT_$sys"
+		up+=("$sys")
 		"umount_$sys"
-		drop_caches
-		if ! "mount_$sys"; then
-			rec "$sys" cold "ls-l" fail "" "" "" "" "" "remount failed"
+		case $sys in s3fs|rclone) "spawn_$sys" ;; esac
+	done
+	for sys in ${up[@]+"${up[@]}"}; do
+		"mount_$sys" || DOWN[$sys]="remount failed"
+	done
+	for sys in ${up[@]+"${up[@]}"}; do
+		mv="MNT_$sys"
+		if [ -n "${DOWN[$sys]:-}" ]; then
+			rec "$sys" cold "ls-l" fail "" "" "" "" "" "${DOWN[$sys]}"
 			continue
 		fi
 		meta_all "$sys" "${!mv}"
@@ -726,7 +886,8 @@ curl_ttfb() {
 	# bytes=0-4095: s3rver 3.7.1 answers bytes=0-0 with the whole object.
 	out=$(s3_curl -r 0-4095 -o /dev/null -w '%{time_starttransfer}' "$CURL_U/big/ttfb.bin" 2>&1)
 	if [[ $out =~ ^[0-9.]+$ ]]; then
-		rec curl cold ttfb ok "" "" "$(awk -v t="$out" 'BEGIN { printf "%.0f", t * 1e6 }')" "" "$out" \
+		us_of "$out"
+		rec curl cold ttfb ok "" "" "$US" "" "$out" \
 			"ranged GET of the first 4 KiB"
 	else
 		rec curl cold ttfb fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
@@ -741,7 +902,8 @@ curl_seq1() {
 		"$CURL_U/cold/s0" 2>/dev/null)
 	bytes=${out% *} secs=${out#* }
 	if [ "${bytes:-0}" -gt 0 ] 2>/dev/null; then
-		rec curl cold seq1 ok "$(awk -v b="$bytes" -v s="$secs" 'BEGIN { printf "%.2f", b / s / 1048576 }')" \
+		ms_of "$secs"
+		rec curl cold seq1 ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
 			"" "" "" "$secs" "$((bytes >> 20)) MiB, one GET"
 	else
 		rec curl cold seq1 fail "" "" "" "" "" "curl: $out"
@@ -749,7 +911,7 @@ curl_seq1() {
 }
 # Four streams at once, one per shard.
 curl_seq4() {
-	local i t0 secs bytes pids=()
+	local i t0 secs bytes out= pids=()
 	say "curl cold seq4"
 	t0=$(now)
 	for ((i = 0; i < NSHARDS; i++)); do
@@ -759,9 +921,15 @@ curl_seq4() {
 	done
 	wait "${pids[@]}"
 	secs=$(elapsed "$t0")
-	bytes=$(cat "$LOGS"/curl-seq4-*.out | awk '{ s += $1 } END { print s + 0 }')
+	bytes=0
+	for ((i = 0; i < NSHARDS; i++)); do
+		read -r out <"$LOGS/curl-seq4-$i.out" 2>/dev/null
+		[[ ${out:-} =~ ^[0-9]+$ ]] && bytes=$((bytes + out))
+		out=
+	done
 	if [ "$bytes" -gt 0 ]; then
-		rec curl cold seq4 ok "$(awk -v b="$bytes" -v s="$secs" 'BEGIN { printf "%.2f", b / s / 1048576 }')" \
+		ms_of "$secs"
+		rec curl cold seq4 ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
 			"" "" "" "$secs" "$((bytes >> 20)) MiB, 4 parallel GETs"
 	else
 		rec curl cold seq4 fail "" "" "" "" "" "no bytes"
@@ -791,13 +959,14 @@ for size in (16, 32, 64, 128, 256):
             f.write("\nnext\n".join(ops) + "\n")
 EOF
 	t0=$(now)
-	while awk -v a="$t0" -v b="$(now)" -v r="$RUNTIME" 'BEGIN { exit !(b - a < r) }'; do
+	while elapsed_ms "$t0"; [ "$EMS" -lt $((RUNTIME * 1000)) ]; do
 		cfg=$LOGS/curl-cfg/$(printf '%03d-%02d' $size $i)
 		[ -f "$cfg" ] || break
 		t1=$(now)
 		timeout -k 5 120 curl -s -Z --parallel-max 4 -K "$cfg" \
 			>>"$lat" 2>>"$LOGS/curl-rand4k.stderr" || break
-		if [ $size -lt 256 ] && awk -v a="$t1" -v b="$(now)" 'BEGIN { exit !(b - a < 2) }'; then
+		elapsed_ms "$t1"
+		if [ $size -lt 256 ] && [ "$EMS" -lt 2000 ]; then
 			size=$((size * 2)) i=0
 		else
 			i=$((i + 1))
@@ -833,7 +1002,7 @@ sample_stacks() {
 			echo "== ${p#*:} ${p%:*}"
 			while read -r line; do echo "$line"; done <"/proc/${p%:*}/stack"
 		done
-		sleep 0.2
+		snooze 0.2
 	done
 }
 
@@ -880,9 +1049,7 @@ profile_s3cachefs() {
 # --- main -------------------------------------------------------------------
 # (one function, parsed whole before it runs: editing this file during a
 # run cannot change what the run does)
-main() {
-	FILL_DEADLINE=$((SHARD_MB * NSHARDS + 60))	# s: 1 MiB/s (under load, fills ran at 2)
-
+write_env() {
 	{
 		echo "mode=$MODE"
 		echo "systems=$SYSTEMS"
@@ -904,6 +1071,12 @@ main() {
 		echo "daemon=$(md5sum <"$S3CFS_DAEMON" | cut -c1-12)"
 	} >"$OUT/env.txt"
 	say "$(tr '\n' ' ' <"$OUT/env.txt")"
+}
+
+main() {
+	mkfifo /tmp/bench-snooze 2>/dev/null && exec {SNOOZE_FD}<>/tmp/bench-snooze
+	FILL_DEADLINE=$((SHARD_MB * NSHARDS + 60))	# s: 1 MiB/s (under load, fills ran at 2)
+
 
 	phase_start "setup: disk, dataset, s3rver"
 	if ! setup_disk; then
@@ -915,7 +1088,18 @@ main() {
 	mkdir -p "$S3_DATA"
 	tests/s3server/s3server.sh start "$S3_DATA" "$S3_PORT" "$BUCKET" >"$LOGS/s3server-start.log" 2>&1 &
 	srv=$!
+	write_env
 	make_dataset || rec setup - dataset fail "" "" "" "" "" "could not lay out the dataset"
+	# While s3rver still starts: map the tools, start the fio JSON reader.
+	pin_tools
+	start_json_parser
+	# s3cachefs' module and daemon (they do not need s3rver yet).
+	if has s3cachefs; then
+		load_module && start_bench_daemon
+	fi
+	# FUSE for the peers.
+	modprobe fuse 2>/dev/null
+	mounted /sys/fs/fuse/connections || mount -t fusectl fusectl /sys/fs/fuse/connections 2>/dev/null
 	if ! wait $srv; then
 		rec setup - s3rver fail "" "" "" "" "" "s3rver did not start (logs/s3server-start.log)"
 		phase_end
@@ -925,11 +1109,7 @@ main() {
 	CURL_U=$S3_ENDPOINT/$BUCKET
 	phase_end
 	say "dataset: $(du -sh "$S3_DATA" | cut -f1) in $S3_DATA"
-	pin_tools
 
-	# FUSE for the peers.
-	modprobe fuse 2>/dev/null
-	mountpoint -q /sys/fs/fuse/connections || mount -t fusectl fusectl /sys/fs/fuse/connections 2>/dev/null
 	[ -c /dev/fuse ] || say "no /dev/fuse: the FUSE peers will fail"
 	command -v fusermount >/dev/null || say "no fusermount: the FUSE peers will fail"
 
@@ -945,6 +1125,7 @@ main() {
 	teardown
 
 	[ -n "$PIN_PID" ] && kill "$PIN_PID" 2>/dev/null
+	[ -n "$JSONP_PID" ] && kill "$JSONP_PID" 2>/dev/null
 	tests/s3server/s3server.sh stop "$S3_DATA" "$S3_PORT"
 	cp -f "$S3_DATA.s3server.log" "$LOGS/s3server.log" 2>/dev/null
 	printf 'total\t%s\n' "$(elapsed "$T_START")" >>"$PHASES"
@@ -953,5 +1134,6 @@ main() {
 	return 0
 }
 
-main "$@"
-exit $?
+# (on one line: bash has read the exit too before main runs, so that a file
+# edited during the run is not read on from a stale offset afterwards)
+main "$@"; exit $?
