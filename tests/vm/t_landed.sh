@@ -71,8 +71,11 @@ else
 fi
 drop_caches
 check "... and so does a read from the cache" cmp "$MNT/landed.bin" "$WORK/landed.bin"
-is "$(fp_count --method GET --path "^/$BUCKET/landed.bin\$")" 1 \
-	"... with one GET in all"
+# One GET from byte 0; a slow guest (KASAN) may see the daemon give up on
+# the held GET (30 s without a byte) and resume after what it wrote.
+n0=$(fp_count --method GET --path "^/$BUCKET/landed.bin\$" --list |
+	awk '$3 ~ /^bytes=0-/' | wc -l)
+is "$n0" 1 "... with one GET from byte 0 (what landed was not fetched again)"
 
 umount_s3 "$MNT"
 stop_daemon
