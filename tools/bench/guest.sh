@@ -184,7 +184,7 @@ phase_end() { printf '%s\t%s\n' "$PHASE_NAME" "$(elapsed "$PHASE_T0")" >>"$PHASE
 drop_caches() {
 	local t0
 	t0=$(now)
-	sync
+	helper_sync || sync
 	echo 3 >/proc/sys/vm/drop_caches
 	say "caches dropped in $(elapsed "$t0") s"
 }
@@ -361,13 +361,18 @@ fio_run() {
 # fio_figures JSON: "MiB/s IOPS p50_us p99_us io_bytes runtime_s error"
 # (tab-separated) of the first job's reads. Asked of a python process
 # started once (JSONP, a coprocess): jq costs an exec and ~0.6 s a run under
-# TCG. jq if that process is gone.
+# TCG. jq if that process is gone. The same process does drop_caches' sync
+# (helper_sync: "sync" in, "synced" out), saving sync(1)'s exec.
 JSONP_PID=
 start_json_parser() {
 	coproc JSONP { exec python3 -u -c '
-import json, sys
+import json, os, sys
 for path in sys.stdin:
     out = ""
+    if path == "sync\n":	# sync(2) without an exec of sync(1)
+        os.sync()
+        print("synced", flush=True)
+        continue
     try:
         j = json.load(open(path.rstrip("\n")))["jobs"][0]
         r, pc = j["read"], j["read"]["clat_ns"].get("percentile", {})
@@ -380,6 +385,12 @@ for path in sys.stdin:
     print(out, flush=True)
 ' 2>/dev/null; }
 	JSONP_PID=$JSONP_PID
+}
+helper_sync() {
+	local line=
+	[ -n "$JSONP_PID" ] && kill -0 "$JSONP_PID" 2>/dev/null &&
+		echo sync >&"${JSONP[1]}" 2>/dev/null &&
+		read -r -t 120 line <&"${JSONP[0]}" && [ "$line" = synced ]
 }
 fio_figures() {
 	local line=
@@ -452,13 +463,14 @@ print("%.6f %d" % (t, len(b)))' "$path" 2>&1)
 # Time a metadata walk: meta SYSTEM MODE WORKLOAD EXPECTED CMD...
 # (the command prints one line per entry; the count is checked).
 meta() {
-	local sys=$1 mode=$2 wl=$3 want=$4 t0 n rc secs
+	local sys=$1 mode=$2 wl=$3 want=$4 t0 n rc secs lines=()
 	shift 4
 	t0=$(now)
 	timeout -k 5 "$META_TIMEOUT" "$@" >/tmp/meta.out 2>"$LOGS/meta-$sys-$mode-$wl.stderr"
 	rc=$?
 	secs=$(elapsed "$t0")
-	n=$(wc -l </tmp/meta.out)
+	mapfile -t lines </tmp/meta.out
+	n=${#lines[@]}
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		rec "$sys" "$mode" "$wl" timeout "" "" "" "" "$secs" "not done after $META_TIMEOUT s ($n entries by then)"
 		return 2
@@ -563,7 +575,7 @@ mount_s3cachefs() {
 	if ! daemon_alive; then
 		start_bench_daemon || return 1
 	fi
-	mkdir -p $CACHE_s3cachefs
+	[ -d $CACHE_s3cachefs ] || mkdir -p $CACHE_s3cachefs
 	S3CFS_MOUNT_WAIT=20 mount_s3 "$BUCKET" $MNT_s3cachefs \
 		"cache=$CACHE_s3cachefs,fetch_timeout=60"
 }
@@ -619,7 +631,7 @@ mount_s3fs() {
 spawn_s3fs() {	# start s3fs, do not wait for its mount (mount_s3fs does)
 	command -v s3fs >/dev/null || { echo "s3fs is not installed" >"$LOGS/s3fs.log"; return 1; }
 	echo "$S3_AK:$S3_SK" >/tmp/passwd-s3fs && chmod 600 /tmp/passwd-s3fs
-	mkdir -p $MNT_s3fs $CACHE_s3fs
+	[ -d $MNT_s3fs ] && [ -d $CACHE_s3fs ] || mkdir -p $MNT_s3fs $CACHE_s3fs
 	setsid s3fs "$BUCKET" $MNT_s3fs -f \
 		-o passwd_file=/tmp/passwd-s3fs,use_cache=$CACHE_s3fs \
 		-o use_path_request_style,url=$S3_ENDPOINT,endpoint=$S3_REGION \
@@ -651,7 +663,7 @@ region = $S3_REGION
 endpoint = $S3_ENDPOINT
 force_path_style = true
 EOF
-	mkdir -p $MNT_rclone $CACHE_rclone
+	[ -d $MNT_rclone ] && [ -d $CACHE_rclone ] || mkdir -p $MNT_rclone $CACHE_rclone
 	# rclone 1.60 fails when AWS_CA_BUNDLE is set (tests/lib/s3.sh unset it).
 	env -u AWS_CA_BUNDLE setsid rclone --config /tmp/rclone.conf mount \
 		"s3:$BUCKET" $MNT_rclone --vfs-cache-mode full --cache-dir $CACHE_rclone \
