@@ -15,7 +15,7 @@
 # rclone mount. Then writes DIR/results.md (tables, ratios to the limits,
 # targets) and DIR/results.png (gnuplot). DIR defaults to docs/bench.
 #
-#   --quick      small dataset and short runs (< 5 minutes; what CI runs)
+#   --quick      small dataset, one row per target (~5 minutes; what CI runs)
 #   --no-build   measure build/<kernel>/s3cachefs.ko and daemon/s3cachefsd
 #                as they are (default: make both first)
 #   --rev REV    measure the module and daemon of commit REV, built apart
@@ -111,7 +111,7 @@ main() {
 	sampler=$!
 	trap 'kill $sampler 2>/dev/null' EXIT
 
-	say "$mode run: guest log in $run_dir (about $([ $quick = 1 ] && echo 4 || echo 18) minutes)"
+	say "$mode run: guest log in $run_dir (about $([ $quick = 1 ] && echo 5 || echo 35) minutes under TCG)"
 	t0=$(date +%s)
 	tools/vm/run-vm.sh --kernel "$kernel" --mem $mem --disk-size 12 --timeout $timeout \
 		--out "$run_dir" "${envs[@]}" -- bash tools/bench/guest.sh
