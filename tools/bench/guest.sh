@@ -55,7 +55,9 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	FIO_SLACK=30		# s a fio run may overrun its run time
 	PROFILE=0
 	# One row per target: sequential = seq1, random = rand4k (each fio
-	# run costs ~2 s of fio's own start-up and exit on top of its run time).
+	# run costs ~2 s of fio's own start-up and exit on top of its run time;
+	# cold seq4 cost ~40 s more, s3fs reading whole objects, although the
+	# fill then has less to read: BENCH_COLD_WL="ttfb seq1 seq4" for it).
 	COLD_WL="ttfb seq1"
 	WARM_WL="seq1 rand4k"
 	HOT_WL="seq1"
