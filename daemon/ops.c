@@ -484,6 +484,15 @@ static void mount_put(struct s3d_mount *m)
 	free(m);
 }
 
+/* A request that fails before its operation starts: drop what it holds. */
+static void fail_early(struct s3d_req *r, struct s3d_mount *m,
+		       struct s3d_ctx *ctx, int err)
+{
+	mount_put(m);
+	s3d_ctx_put(ctx);
+	finish(r, err);
+}
+
 static struct s3d_mount *mount_get(uint32_t id)
 {
 	struct s3d_list *pos;
@@ -974,9 +983,7 @@ static void do_list(struct s3d_req *r, struct s3d_mount *m,
 
 	op = calloc(1, sizeof(*op));
 	if (!op) {
-		mount_put(m);
-		s3d_ctx_put(ctx);
-		finish(r, -ENOMEM);
+		fail_early(r, m, ctx, -ENOMEM);
 		return;
 	}
 	op->r = r;
@@ -1171,16 +1178,12 @@ static void do_lookup(struct s3d_req *r, struct s3d_mount *m,
 
 	if (!r->name || !s3d_name_valid(r->name, strlen(r->name), !*r->path)) {
 		/* Names we never map do not exist as far as anyone can see. */
-		mount_put(m);
-		s3d_ctx_put(ctx);
-		finish(r, -ENOENT);
+		fail_early(r, m, ctx, -ENOENT);
 		return;
 	}
 	op = calloc(1, sizeof(*op));
 	if (!op) {
-		mount_put(m);
-		s3d_ctx_put(ctx);
-		finish(r, -ENOMEM);
+		fail_early(r, m, ctx, -ENOMEM);
 		return;
 	}
 	op->r = r;
@@ -1567,16 +1570,12 @@ static void do_fetch(struct s3d_req *r, struct s3d_mount *m,
 		s3d_err("FETCH %s: invalid request (offset %llu, length %llu)",
 			r->path, (unsigned long long)r->off,
 			(unsigned long long)r->len);
-		mount_put(m);
-		s3d_ctx_put(ctx);
-		finish(r, err);
+		fail_early(r, m, ctx, err);
 		return;
 	}
 	op = calloc(1, sizeof(*op));
 	if (!op) {
-		mount_put(m);
-		s3d_ctx_put(ctx);
-		finish(r, -ENOMEM);
+		fail_early(r, m, ctx, -ENOMEM);
 		return;
 	}
 	op->r = r;
