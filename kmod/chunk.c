@@ -368,11 +368,6 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 	c = pos >> sbi->chunk_shift;
 	limit = ((u64)(end - 1) >> sbi->chunk_shift) + 1;
 	while (c < limit) {
-		if (!req) {
-			req = s3cfs_fetch_prepare(inode);
-			if (IS_ERR(req))
-				return;
-		}
 		spin_lock(&si->chunk_lock);
 		if (!si->present || c >= si->nr_chunks) {
 			spin_unlock(&si->chunk_lock);
@@ -387,6 +382,18 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 			spin_unlock(&si->chunk_lock);
 			c++;
 			continue;
+		}
+		/*
+		 * A request (path, ETag, allocations) only once a chunk is
+		 * missing: a warm 4 KiB random read comes here for every
+		 * page and finds everything present.
+		 */
+		if (!req) {
+			spin_unlock(&si->chunk_lock);
+			req = s3cfs_fetch_prepare(inode);
+			if (IS_ERR(req))
+				return;
+			continue;	/* look again: it may have landed */
 		}
 		e = s3cfs_run_end(sbi, si, c, limit);
 		s3cfs_fetch_arm(sbi, si, req, c, e - c);

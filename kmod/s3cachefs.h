@@ -276,6 +276,8 @@ int s3cfs_open_lower(struct inode *inode);
 
 /* aops.c */
 extern const struct address_space_operations s3cfs_aops;
+int s3cfs_aops_init(void);
+void s3cfs_aops_exit(void);
 
 /* chunk.c */
 int s3cfs_chunks_load(struct inode *inode);

@@ -340,9 +340,12 @@ static int __init s3cfs_init(void)
 	err = s3cfs_inode_cache_init();
 	if (err)
 		return err;
-	err = s3cfs_sysfs_init();
+	err = s3cfs_aops_init();
 	if (err)
 		goto out_inode_cache;
+	err = s3cfs_sysfs_init();
+	if (err)
+		goto out_aops;
 	err = s3cfs_netlink_init();
 	if (err)
 		goto out_sysfs;
@@ -356,6 +359,8 @@ out_netlink:
 	s3cfs_netlink_exit();
 out_sysfs:
 	s3cfs_sysfs_exit();
+out_aops:
+	s3cfs_aops_exit();
 out_inode_cache:
 	s3cfs_inode_cache_exit();
 	return err;
@@ -367,6 +372,7 @@ static void __exit s3cfs_exit(void)
 	s3cfs_netlink_exit();
 	s3cfs_upcall_exit();
 	s3cfs_sysfs_exit();
+	s3cfs_aops_exit();
 	s3cfs_inode_cache_exit();
 }
 

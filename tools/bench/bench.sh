@@ -163,8 +163,11 @@ main() {
 	fi
 
 	mkdir -p "$out" || die "cannot create $out"
-	python3 tools/bench/report.py "$run_dir/bench" "$out" || die "report failed"
-	say "wrote $out/results.md and $out/results.png"
+	# The README shows the latest table of the project's own results.
+	readme=
+	[ "$(cd "$out" && pwd)" = "$repo/docs/bench" ] && readme=README.md
+	python3 tools/bench/report.py "$run_dir/bench" "$out" $readme || die "report failed"
+	say "wrote $out/results.md and $out/results.png${readme:+ (and the table in README.md)}"
 	if [ $rc != 0 ]; then
 		say "the guest did not finish (status $rc; see $run_dir/console.log): the report is partial"
 		exit 1

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 """report.py - turn one benchmark run into results.md and results.png.
 
-    python3 tools/bench/report.py RUN_DIR OUT_DIR
+    python3 tools/bench/report.py RUN_DIR OUT_DIR [README]
 
 RUN_DIR is what tools/bench/guest.sh wrote ($VM_OUT/bench: results.tsv,
 phases.tsv, env.txt, logs/) plus host.txt and host-load.txt from bench.sh.
 OUT_DIR gets results.md and results.png (gnuplot). The analysis of missed
 targets comes from docs/bench/analysis.md (hand-written, kept next to the
 results) plus what the run itself recorded (s3cachefs counters, fetch
-latency histogram, perf profiles).
+latency histogram, perf profiles). With README (bench.sh passes the
+project's README.md when it writes docs/bench), the block between
+"<!-- bench:begin -->" and "<!-- bench:end -->" there is replaced with this
+run's target table, so that the README always shows the latest results.
 """
 import collections
 import os
@@ -18,6 +21,7 @@ import subprocess
 import sys
 
 RUN, OUT = sys.argv[1], sys.argv[2]
+README = sys.argv[3] if len(sys.argv) > 3 else None
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 COLS = ["system", "mode", "workload", "status", "mibs", "iops", "p50", "p99", "secs", "note"]
@@ -540,5 +544,40 @@ try:
 except (OSError, subprocess.CalledProcessError) as e:
     print("report: gnuplot failed: %s" % e, file=sys.stderr)
     sys.exit(1)
+
+
+def readme_block():
+    """The README's copy of this run: what ran, and the target table."""
+    b = []
+    npass = sum(1 for t in targets if t["verdict"] == "PASS")
+    b.append("Latest run (`tools/bench/bench.sh%s`, %s shards of %s MiB, commit `%s`, %s, "
+             "%s s wall, %s): %d of %d targets met; every figure, the peers' rows and "
+             "the phases are in [docs/bench/results.md](docs/bench/results.md)." % (
+                 " --quick" if mode == "quick" else "", env.get("shards", "?"),
+                 env.get("shard_mb", "?"), host.get("commit", "?"), host.get("date", "?"),
+                 host.get("wall_s", "?"),
+                 ("host shared with %d other guest(s), noisy" % others) if loads and others > 0
+                 else "no other guest on the host", npass, len(targets)))
+    b.append("")
+    b.append("| target | measured | ratio | result |")
+    b.append("|---|---|---:|:---:|")
+    for t in targets:
+        b.append("| %s | %s | %s | %s |" % (
+            t["text"], t["detail"], "%.2f" % t["got"] if t["got"] is not None else "–",
+            "**%s**" % t["verdict"] if t["verdict"] == "FAIL" else t["verdict"]))
+    return "\n".join(b)
+
+
+if README:
+    BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+    with open(README) as f:
+        text = f.read()
+    i, j = text.find(BEGIN), text.find(END)
+    if i < 0 or j < i:
+        print("report: %s has no %s ... %s block; not updated" % (README, BEGIN, END), file=sys.stderr)
+    else:
+        text = text[:i + len(BEGIN)] + "\n" + readme_block() + "\n" + text[j:]
+        with open(README, "w") as f:
+            f.write(text)
 for t in targets:
     print("%-5s %-50s %s" % (t["verdict"], t["text"], t["detail"]))
