@@ -342,10 +342,15 @@ w("full, page cache dropped; hot = in the page cache; cold = empty cache.")
 w("")
 w("| target | measured | ratio | needed | result |")
 w("|---|---|---:|---:|:---:|")
+def target_cells(t):
+    """The ratio and verdict cells of a target row (results.md and README)."""
+    return ("%.2f" % t["got"] if t["got"] is not None else "–",
+            "**%s**" % t["verdict"] if t["verdict"] == "FAIL" else t["verdict"])
+
+
 for t in targets:
-    w("| %s | %s | %s | %.2f | %s |" % (t["text"], t["detail"],
-                                         "%.2f" % t["got"] if t["got"] is not None else "–",
-                                         t["want"], "**%s**" % t["verdict"] if t["verdict"] == "FAIL" else t["verdict"]))
+    got, verdict = target_cells(t)
+    w("| %s | %s | %s | %.2f | %s |" % (t["text"], t["detail"], got, t["want"], verdict))
 w("")
 
 # Data tables, one per workload.
@@ -562,9 +567,7 @@ def readme_block():
     b.append("| target | measured | ratio | result |")
     b.append("|---|---|---:|:---:|")
     for t in targets:
-        b.append("| %s | %s | %s | %s |" % (
-            t["text"], t["detail"], "%.2f" % t["got"] if t["got"] is not None else "–",
-            "**%s**" % t["verdict"] if t["verdict"] == "FAIL" else t["verdict"]))
+        b.append("| %s | %s | %s | %s |" % ((t["text"], t["detail"]) + target_cells(t)))
     return "\n".join(b)
 
 
