@@ -52,6 +52,7 @@ enum key {
 	K_MIN_FREE,
 	K_LOG_LEVEL,
 	K_METRICS,
+	K_STALL_TIMEOUT,
 	K_NR,
 };
 
@@ -74,6 +75,7 @@ static const struct {
 	[K_MIN_FREE] = { "min_free", G | B },
 	[K_LOG_LEVEL] = { "log_level", G },
 	[K_METRICS] = { "metrics", G },
+	[K_STALL_TIMEOUT] = { "stall_timeout", G },
 };
 
 /* Requests in flight: the same bounds as --max-inflight. */
@@ -188,6 +190,24 @@ static int parse_bool(const char *v)
 			return 0;
 	}
 	return -1;
+}
+
+/**
+ * s3d_conf_parse_stall_timeout() - seconds without a byte before a
+ *	transfer is given up (and retried)
+ * @v: decimal seconds, S3D_STALL_MIN..S3D_STALL_MAX
+ * @out: set on success
+ *
+ * Return: 0, or -EINVAL.
+ */
+int s3d_conf_parse_stall_timeout(const char *v, unsigned int *out)
+{
+	uint64_t n;
+
+	if (s3d_parse_u64(v, &n) || n < S3D_STALL_MIN || n > S3D_STALL_MAX)
+		return -EINVAL;
+	*out = (unsigned int)n;
+	return 0;
 }
 
 /**
@@ -374,6 +394,11 @@ static int set_key(struct parse *p, enum key k, const char *name,
 			return 0;
 		}
 		return set_str(&p->conf->metrics, v);
+	case K_STALL_TIMEOUT:
+		if (s3d_conf_parse_stall_timeout(v, &p->conf->stall_timeout))
+			bad(p, line, "stall_timeout '%s': want seconds, %u..%u",
+			    v, S3D_STALL_MIN, S3D_STALL_MAX);
+		return 0;
 	case K_NR:
 		break;
 	}
@@ -659,6 +684,8 @@ int s3d_conf_override(struct s3d_conf *c, const struct s3d_conf *cli)
 		c->max_inflight = cli->max_inflight;
 	if (cli->log_level >= 0)
 		c->log_level = cli->log_level;
+	if (cli->stall_timeout)
+		c->stall_timeout = cli->stall_timeout;
 	if (cli->has_cache_limit) {
 		c->cache.limit = cli->cache.limit;
 		c->has_cache_limit = true;

@@ -55,6 +55,8 @@ struct s3d_conf_bucket {
  * @file: the file read, or NULL (none)
  * @global: daemon-wide S3 defaults
  * @max_inflight: S3 requests in flight at most (all buckets); 0: not set
+ * @stall_timeout: seconds without a byte before a transfer is retried;
+ *	0: not set (S3D_STALL_DEFAULT)
  * @has_cache_limit: @cache.limit was set
  * @has_min_free: @cache.min_free/min_free_pct were set
  * @cache: default cache limits of a mount
@@ -66,6 +68,7 @@ struct s3d_conf {
 	char *file;
 	struct s3d_conf_s3 global;
 	unsigned int max_inflight;
+	unsigned int stall_timeout;
 	bool has_cache_limit;
 	bool has_min_free;
 	struct s3d_cache_policy cache;
@@ -92,5 +95,6 @@ int s3d_conf_s3_open(const struct s3d_conf *c, const char *bucket,
 		     const struct s3d_conf_s3 *over, struct s3d_s3 *s3,
 		     char *why, size_t whylen);
 int s3d_conf_parse_log_level(const char *s);
+int s3d_conf_parse_stall_timeout(const char *v, unsigned int *out);
 
 #endif /* S3D_CONFIG_H */

@@ -35,7 +35,6 @@
 #include "s3cachefsd.h"
 
 #define CONNECT_TIMEOUT_MS	10000
-#define STALL_SECONDS		30	/* below 1 byte/s this long: timeout */
 #define ERROR_BODY_MAX		(64U << 10)
 #define BACKOFF_BASE_MS		100
 #define CURL_BUFFER		(256 << 10)
@@ -75,12 +74,17 @@ static struct {
 	struct s3d_curlm curl;	/* the S3 transfers */
 	char *ca_bundle;
 	unsigned int max_inflight;
+	unsigned int stall_s;	/* below 1 byte/s this long: timeout */
 	unsigned int inflight;
 	struct s3d_list queue;	/* s3d_xfer.node: waiting for a slot */
 	struct s3d_list timers;	/* s3d_timer.node: armed, by due time */
 	struct s3d_list dead;	/* s3d_watch.node: freed after the batch */
 	bool stop;
-} loop = { .epfd = -1, .timers = { &loop.timers, &loop.timers } };
+} loop = {
+	.epfd = -1,
+	.stall_s = S3D_STALL_DEFAULT,
+	.timers = { &loop.timers, &loop.timers },
+};
 
 /* ---- timers ---- */
 
@@ -336,7 +340,7 @@ static int easy_setup(struct s3d_xfer *x)
 	rc |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 			       (long)CONNECT_TIMEOUT_MS);
 	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)STALL_SECONDS);
+	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)loop.stall_s);
 	rc |= curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	rc |= curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)CURL_BUFFER);
 	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -626,6 +630,18 @@ int s3d_xfer_errno(struct s3d_xfer *x, const char *bucket)
 }
 
 /* ---- the loop ---- */
+
+/**
+ * s3d_loop_set_stall_timeout() - give up on a transfer that receives no
+ *	byte for @seconds (it is retried like any transient error)
+ * @seconds: 0 for the default (S3D_STALL_DEFAULT)
+ *
+ * Applies to transfers started from now on.
+ */
+void s3d_loop_set_stall_timeout(unsigned int seconds)
+{
+	loop.stall_s = seconds ?: S3D_STALL_DEFAULT;
+}
 
 /**
  * s3d_loop_init() - create the epoll set and the libcurl multi handle

@@ -74,6 +74,7 @@ enum {
 	OPT_METRICS,
 	OPT_CONFIG,
 	OPT_CHECK_CONFIG,
+	OPT_STALL_TIMEOUT,
 };
 
 static const struct option long_opts[] = {
@@ -95,6 +96,7 @@ static const struct option long_opts[] = {
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+	{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -120,6 +122,8 @@ static void usage(FILE *f)
 "  --ca-bundle PATH     CA certificates for TLS (default $AWS_CA_BUNDLE, else\n"
 "                       the system store)\n"
 "  --max-inflight N     S3 requests in flight at most (default 64)\n"
+"  --stall-timeout S    retry a transfer that receives nothing for S seconds\n"
+"                       (1..3600, default 30)\n"
 "  --cache-limit SIZE   per mount: evict least recently used files when its\n"
 "                       cache holds more (bytes, or K/M/G/T; default unlimited)\n"
 "  --min-free SIZE|N%%   per mount: also evict while the cache device has less\n"
@@ -231,6 +235,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			s3d_metrics_addr = optarg;
 			o->cli.metrics = optarg;
 			break;
+		case OPT_STALL_TIMEOUT:
+			if (s3d_conf_parse_stall_timeout(optarg,
+							 &o->cli.stall_timeout)) {
+				fprintf(stderr, "s3cachefsd: --stall-timeout: want seconds, %u..%u, got '%s'\n",
+					S3D_STALL_MIN, S3D_STALL_MAX, optarg);
+				return -EINVAL;
+			}
+			break;
 		default:
 			usage(stderr);
 			return -EINVAL;
@@ -301,9 +313,11 @@ static void conf_restart_only(const struct s3d_conf *o,
 		s3d_warn("reload: metrics changes on restart only");
 }
 
-static void conf_apply_log_level(const struct s3d_conf *c)
+/* What a reload applies at once (to requests started after it). */
+static void conf_apply_now(const struct s3d_conf *c)
 {
 	s3d_log_level = c->log_level >= 0 ? c->log_level : S3D_LOG_INFO;
+	s3d_loop_set_stall_timeout(c->stall_timeout);
 }
 
 /*
@@ -330,7 +344,7 @@ static void reload(void)
 	conf_restart_only(conf, n);
 	s3d_conf_free(conf);
 	conf = n;
-	conf_apply_log_level(conf);
+	conf_apply_now(conf);
 	s3d_info("reloaded %s", conf->file ?: "the configuration (no file)");
 }
 
@@ -456,7 +470,7 @@ int main(int argc, char **argv)
 		s3d_conf_free(conf);
 		return 0;
 	}
-	conf_apply_log_level(conf);
+	conf_apply_now(conf);
 	s3d_cache_policy_hook = cache_policy;
 	if (!s3d_metrics_addr)
 		s3d_metrics_addr = conf->metrics;

@@ -372,7 +372,13 @@ struct s3d_stats {
 
 extern struct s3d_stats s3d_stats;
 
+/* A transfer that gets no byte for this long is dropped and retried. */
+#define S3D_STALL_DEFAULT	30
+#define S3D_STALL_MIN		1
+#define S3D_STALL_MAX		3600
+
 int s3d_loop_init(unsigned int max_inflight, const char *ca_bundle);
+void s3d_loop_set_stall_timeout(unsigned int seconds);
 void s3d_loop_fini(void);
 int s3d_loop_watch(struct s3d_watch *w, int fd, uint32_t events,
 		   void (*cb)(struct s3d_watch *w, uint32_t events));

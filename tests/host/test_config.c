@@ -52,6 +52,7 @@ static void test_good(void)
 	is_int(c->cache.min_free_pct, 5, "[global] min_free 5%%");
 	is_int(c->log_level, S3D_LOG_WARN, "[global] log_level warn");
 	is_str(c->metrics, "127.0.0.1:9464", "[global] metrics");
+	is_int(c->stall_timeout, 90, "[global] stall_timeout");
 
 	b = s3d_conf_bucket(c, "alpha-data");
 	ok(b && b->line == 11, "[bucket alpha-data] found at line 11");
@@ -106,11 +107,13 @@ static void test_override(void)
 	cli.has_cache_limit = true;
 	cli.cache.limit = 5ULL << 30;
 	cli.log_level = S3D_LOG_DEBUG;
+	cli.stall_timeout = 300;
 	is_int(s3d_conf_override(c, &cli), 0, "override");
 	is_str(c->global.endpoint, "http://10.0.0.1:7480",
 	       "--endpoint overrides [global] endpoint");
 	is_int(c->max_inflight, 100, "--max-inflight overrides max_inflight");
 	is_int(c->log_level, S3D_LOG_DEBUG, "-v overrides log_level");
+	is_int(c->stall_timeout, 300, "--stall-timeout overrides stall_timeout");
 	is_str(c->metrics, "127.0.0.1:9464", "metrics not given: the file's");
 	s3d_conf_settings(c, "gamma-data", &set);
 	ok(!strcmp(set.endpoint, "http://10.0.0.1:7480") && set.path_style == 1,
@@ -152,7 +155,25 @@ static const struct {
 	{ 22, "'profile' has no value" },
 	{ 23, "duplicate section [bucket gamma-data] (first on line 13)" },
 	{ 24, "bad section heading" },
+	{ 26, "'stall_timeout' is not allowed in this [bucket] section" },
 };
+
+static void test_stall_timeout(void)
+{
+	static const char *const bad[] = { "0", "3601", "-5", "30s", "", "1e3" };
+	unsigned int v = 7;
+	size_t i;
+
+	ok(!s3d_conf_parse_stall_timeout("1", &v) && v == 1,
+	   "stall_timeout 1: the least");
+	ok(!s3d_conf_parse_stall_timeout("3600", &v) && v == 3600,
+	   "stall_timeout 3600: the most");
+	for (i = 0; i < S3D_ARRAY_SIZE(bad); i++) {
+		v = 7;
+		ok(s3d_conf_parse_stall_timeout(bad[i], &v) == -EINVAL &&
+		   v == 7, "stall_timeout '%s' refused, nothing set", bad[i]);
+	}
+}
 
 static unsigned int count_lines(const char *s)
 {
@@ -645,6 +666,7 @@ int main(void)
 	test_good();
 	test_override();
 	test_bad();
+	test_stall_timeout();
 	test_contexts();
 	test_refresh();
 	test_check_config();

@@ -145,8 +145,8 @@ for k in b503 breset btrunc bbig; do
 done
 
 # --- (c) stalls past the transfer timeout, (d) LIST under 503 ---------------
-# The daemon gives up on a transfer with no byte for 30 s (fetch.c,
-# STALL_SECONDS) and retries; its progress reports keep the kernel's
+# The daemon gives up on a transfer with no byte for 30 s (--stall-timeout,
+# S3D_STALL_DEFAULT) and retries; its progress reports keep the kernel's
 # fetch_timeout from firing meanwhile. The proxy holds 45 s.
 fp_rules "[$(rule cstall1.bin stall '"nth": [1], "seconds": 45'),
 	$(rule cstall2.bin stall '"nth": [1], "seconds": 45, "after_bytes": 102400'),
