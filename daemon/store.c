@@ -391,20 +391,17 @@ int s3d_store_ensure_dir(int dirfd, const char *name, bool replace)
 	return 1;
 }
 
-/**
- * s3d_store_replace_file() - put a new, empty lower file at @name
- * @dirfd: the directory
- * @name: a valid single name (must not be a directory now)
- * @m: the object's ETag, size and mtime
- *
- * The new file is sparse (no data: every chunk missing).
- *
- * Return: 0 or -errno.
+/*
+ * A new, sparse lower file for @m, made whole before it gets a name (the
+ * kernel never sees it without its size and ETag). When @name is known to
+ * be @absent it is linked there directly; otherwise, or if something took
+ * the name meanwhile, under a temporary name renamed over @name.
  */
-int s3d_store_replace_file(int dirfd, const char *name,
-			   const struct s3d_meta *m)
+static int new_file(int dirfd, const char *name, const struct s3d_meta *m,
+		    bool absent)
 {
 	static unsigned int seq;
+	static pid_t pid;
 	char tmp[64], mtime[32];
 	int fd, err = 0, tries;
 
@@ -418,9 +415,16 @@ int s3d_store_replace_file(int dirfd, const char *name,
 		err = -errno;
 		goto out;
 	}
+	if (absent) {
+		err = link_tmpfile(fd, dirfd, name);
+		if (err != -EEXIST)
+			goto out;
+	}
+	if (!pid)
+		pid = getpid();
 	for (tries = 0; tries < 16; tries++) {
 		snprintf(tmp, sizeof(tmp), S3CFS_HIDDEN_PREFIX ".%d.%u",
-			 (int)getpid(), ++seq);
+			 (int)pid, ++seq);
 		err = link_tmpfile(fd, dirfd, tmp);
 		if (err != -EEXIST)
 			break;
@@ -434,6 +438,22 @@ int s3d_store_replace_file(int dirfd, const char *name,
 out:
 	close(fd);
 	return err;
+}
+
+/**
+ * s3d_store_replace_file() - put a new, empty lower file at @name
+ * @dirfd: the directory
+ * @name: a valid single name (must not be a directory now)
+ * @m: the object's ETag, size and mtime
+ *
+ * The new file is sparse (no data: every chunk missing).
+ *
+ * Return: 0 or -errno.
+ */
+int s3d_store_replace_file(int dirfd, const char *name,
+			   const struct s3d_meta *m)
+{
+	return new_file(dirfd, name, m, false);
 }
 
 /**
@@ -472,7 +492,11 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 			if (err)
 				return err;
 		}
-	} else if (errno != ENOENT) {
+	} else if (errno == ENOENT) {
+		/* A listing of a new directory: most names are new. */
+		err = new_file(dirfd, name, m, true);
+		return err ? err : 1;
+	} else {
 		return -errno;
 	}
 	err = s3d_store_replace_file(dirfd, name, m);
