@@ -7,6 +7,15 @@
  * ones), then read the lower file with direct I/O straight into those
  * folios, as fs/cachefiles does for netfs: the data is cached once, in our
  * page cache, and a page cache hit never reaches this code.
+ *
+ * Both are called with our mapping's invalidate_lock held, and the lower
+ * filesystem's direct read takes the lower inode's i_rwsem, which the
+ * daemon holds while it writes the file from its own memory (and so may
+ * take its mmap_lock: a page fault, or get_user_pages). To keep
+ * invalidate_lock -> lower i_rwsem out of the lock graph, a read made
+ * there is tried with IOCB_NOWAIT (a trylock of i_rwsem); when the lower
+ * filesystem would block, the read is made again, blocking, from the
+ * s3cfs_ra workqueue, which holds none of our locks (s3cfs_rd.again).
  */
 #include "s3cachefs.h"
 #include <linux/pagemap.h>
@@ -31,7 +40,10 @@
  * @pos: file position of the first folio
  * @end: end of the last folio
  * @nr: number of folios
+ * @again: an IOCB_NOWAIT read that would have blocked: make it again,
+ *	blocking, from s3cfs_ra_wq once the last reference is dropped
  * @list: on a &struct s3cfs_ra_wait list while its chunk is missing
+ * @retry: the blocking read, on s3cfs_ra_wq
  * @folios: the locked folios, in order, covering [@pos, @end)
  */
 struct s3cfs_rd {
@@ -41,7 +53,9 @@ struct s3cfs_rd {
 	loff_t pos;
 	loff_t end;
 	unsigned int nr;
+	bool again;
 	struct list_head list;
+	struct work_struct retry;
 	struct folio *folios[];
 };
 
@@ -192,18 +206,30 @@ static void s3cfs_rd_fail(struct s3cfs_rd *rd, int err)
 	kfree(rd);
 }
 
+/*
+ * The last reference: the lower read is over, or (@again) it would have
+ * blocked and is made again, blocking, from the workqueue. Only now may
+ * the kiocb be reused: the lower filesystem may look at it until its
+ * submission returns.
+ */
 static void s3cfs_rd_put(struct s3cfs_rd *rd)
 {
 	if (refcount_dec_and_test(&rd->ref)) {
 		fput(rd->iocb.ki_filp);
-		kfree(rd);
+		if (rd->again)
+			queue_work(s3cfs_ra_wq, &rd->retry);
+		else
+			kfree(rd);
 	}
 }
 
 /*
  * Completion of a lower read, usually in the block layer's completion
  * (interrupt) context: release data_sem first, while the still locked
- * folios pin the inode, then finish the folios.
+ * folios pin the inode, then finish the folios. An IOCB_NOWAIT read that
+ * would have blocked (-EAGAIN, or a short read below EOF: the lower
+ * filesystem may stop a nowait read part way) changes nothing yet: data_sem
+ * stays held and the folios locked for the blocking read.
  */
 static void s3cfs_rd_done(struct kiocb *iocb, long ret)
 {
@@ -215,6 +241,11 @@ static void s3cfs_rd_done(struct kiocb *iocb, long ret)
 
 	if (!err && filled_to < min_t(loff_t, rd->end, i_size_read(inode)))
 		err = -EIO;
+	if (err && (iocb->ki_flags & IOCB_NOWAIT)) {
+		atomic64_inc(&S3CFS_SB(inode->i_sb)->stats.read_retries);
+		rd->again = true;
+		return;
+	}
 	up_read_non_owner(&S3CFS_I(inode)->data_sem);
 	for (i = 0; i < rd->nr; i++)
 		s3cfs_folio_done(rd->folios[i], filled_to, err);
@@ -225,9 +256,10 @@ static void s3cfs_rd_done(struct kiocb *iocb, long ret)
  * Start the direct read of [rd->pos, rd->end) of the lower file into the
  * folios and return without waiting for it, as fs/cachefiles does: the
  * reader that triggered an asynchronous readahead window goes on copying
- * the previous window while this one is read from NVMe.
+ * the previous window while this one is read from NVMe. @nowait: the
+ * caller holds our invalidate_lock (see the top of this file).
  */
-static void s3cfs_rd_submit(struct s3cfs_rd *rd)
+static void s3cfs_rd_submit(struct s3cfs_rd *rd, bool nowait)
 	__releases(&S3CFS_I(rd->inode)->data_sem)
 {
 	struct inode *inode = rd->inode;
@@ -239,8 +271,9 @@ static void s3cfs_rd_submit(struct s3cfs_rd *rd)
 
 	init_sync_kiocb(&rd->iocb, get_file(lower));
 	rd->iocb.ki_pos = rd->pos;
-	rd->iocb.ki_flags |= IOCB_DIRECT;
+	rd->iocb.ki_flags |= IOCB_DIRECT | (nowait ? IOCB_NOWAIT : 0);
 	rd->iocb.ki_complete = s3cfs_rd_done;
+	rd->again = false;
 	refcount_set(&rd->ref, 2);
 	iov_iter_xarray(&iter, ITER_DEST, &inode->i_mapping->i_pages, rd->pos,
 			rd->end - rd->pos);
@@ -250,6 +283,28 @@ static void s3cfs_rd_submit(struct s3cfs_rd *rd)
 	if (ret != -EIOCBQUEUED)	/* done (or failed) synchronously */
 		s3cfs_rd_done(&rd->iocb, ret);
 	s3cfs_rd_put(rd);
+}
+
+/* The blocking read of a piece whose IOCB_NOWAIT read would have blocked. */
+static void s3cfs_rd_retry_workfn(struct work_struct *work)
+{
+	s3cfs_rd_submit(container_of(work, struct s3cfs_rd, retry), false);
+}
+
+/* A piece of @nr folios at @pos, or NULL. */
+static struct s3cfs_rd *s3cfs_rd_alloc(struct inode *inode, loff_t pos,
+				       unsigned int nr)
+{
+	struct s3cfs_rd *rd;
+
+	rd = kmalloc(struct_size(rd, folios, nr), GFP_NOFS | __GFP_NOWARN);
+	if (rd) {
+		rd->inode = inode;
+		rd->pos = pos;
+		rd->nr = 0;
+		INIT_WORK(&rd->retry, s3cfs_rd_retry_workfn);
+	}
+	return rd;
 }
 
 /*
@@ -272,7 +327,7 @@ static void s3cfs_ra_workfn(struct work_struct *work)
 		if (err)
 			s3cfs_rd_fail(rd, err);
 		else
-			s3cfs_rd_submit(rd);
+			s3cfs_rd_submit(rd, false);	/* none of our locks held */
 	}
 	kfree(w);
 }
@@ -318,9 +373,7 @@ static void s3cfs_readahead(struct readahead_control *rac)
 			lim = min_t(loff_t, lim,
 				    round_down(pos, sbi->opts.chunk_size) +
 				    sbi->opts.chunk_size);
-		rd = kmalloc(struct_size(rd, folios,
-					 S3CFS_RA_PIECE >> PAGE_SHIFT),
-			     GFP_NOFS | __GFP_NOWARN);
+		rd = s3cfs_rd_alloc(inode, pos, S3CFS_RA_PIECE >> PAGE_SHIFT);
 		if (!rd) {
 			/* No memory: one folio at a time, synchronously. */
 			while (s3cfs_ra_next(rac) < lim &&
@@ -330,9 +383,6 @@ static void s3cfs_readahead(struct readahead_control *rac)
 			pos = s3cfs_ra_next(rac);
 			continue;
 		}
-		rd->inode = inode;
-		rd->pos = pos;
-		rd->nr = 0;
 		/* Whole folios: a large one may reach past lim. */
 		while (s3cfs_ra_next(rac) < lim &&
 		       (folio = readahead_folio(rac)))
@@ -360,15 +410,39 @@ static void s3cfs_readahead(struct readahead_control *rac)
 			s3cfs_rd_fail(rd, err);
 			break;	/* the rest is dropped; read_folio reports */
 		}
-		s3cfs_rd_submit(rd);
+		s3cfs_rd_submit(rd, true);
 	}
 	if (w)
 		queue_work(s3cfs_ra_wq, &w->work);
 }
 
+/*
+ * Called with invalidate_lock held (and the folio locked): wait here for
+ * the chunk, then read it like a readahead piece, without blocking on the
+ * lower inode. The folio is unlocked when the read completes; the VFS
+ * waits for that. Without memory for the piece, read synchronously.
+ */
 static int s3cfs_read_folio(struct file *file, struct folio *folio)
 {
-	return s3cfs_fill_folio(folio->mapping->host, folio);
+	struct inode *inode = folio->mapping->host;
+	loff_t pos = folio_pos(folio);
+	struct s3cfs_rd *rd;
+	int err;
+
+	if (pos >= i_size_read(inode))
+		return s3cfs_fill_folio(inode, folio);	/* zeroes, no read */
+	rd = s3cfs_rd_alloc(inode, pos, 1);
+	if (!rd)
+		return s3cfs_fill_folio(inode, folio);
+	rd->folios[rd->nr++] = folio;
+	rd->end = pos + folio_size(folio);
+	err = s3cfs_fill_lock(inode, pos, folio_size(folio));
+	if (err) {
+		s3cfs_rd_fail(rd, err);
+		return err;
+	}
+	s3cfs_rd_submit(rd, true);
+	return 0;
 }
 
 int __init s3cfs_aops_init(void)

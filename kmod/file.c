@@ -56,6 +56,14 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 	err = s3cfs_open_lower(inode);
 	if (err)
 		return err;
+	/*
+	 * The presence bitmap comes from SEEK_DATA/SEEK_HOLE on the lower
+	 * file, which take its i_rwsem: build it here, where we hold no lock
+	 * of ours, rather than in ->readahead under invalidate_lock (aops.c).
+	 */
+	err = s3cfs_chunks_load(inode);
+	if (err)
+		return err;
 	sf = kzalloc(sizeof(*sf), GFP_KERNEL);
 	if (!sf)
 		return -ENOMEM;

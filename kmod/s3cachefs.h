@@ -44,6 +44,8 @@
  * @lookups: LOOKUP upcalls sent
  * @lists: LIST upcalls sent
  * @stale: objects found changed in S3 (cached data dropped)
+ * @read_retries: lower reads that would have blocked under our locks
+ *	(IOCB_NOWAIT) and were made again from the workqueue
  * @latency: FETCH round trip histogram, see S3CFS_LAT_BUCKETS
  */
 struct s3cfs_stats {
@@ -56,6 +58,7 @@ struct s3cfs_stats {
 	atomic64_t lookups;
 	atomic64_t lists;
 	atomic64_t stale;
+	atomic64_t read_retries;
 	atomic64_t latency[S3CFS_LAT_BUCKETS];
 };
 

@@ -68,7 +68,8 @@ check "findmnt shows a read-only s3cachefs" \
 id=$(mnt_id "$MNT" 2>/dev/null)
 missing=
 for f in chunk_hits chunk_misses fetches fetch_bytes fetch_errors fetch_timeouts \
-		lookups lists fetch_latency fetch_timeout_ms meta_ttl_ms readahead_kb; do
+		lookups lists stale read_retries fetch_latency \
+		fetch_timeout_ms meta_ttl_ms readahead_kb; do
 	[ -r "/sys/fs/s3cachefs/$id/$f" ] || missing+=" $f"
 done
 is "$missing" "" "/sys/fs/s3cachefs/<MAJ:MIN>/ has every counter and knob"

@@ -25,7 +25,7 @@ declare -A SIZE=(
 )
 KEYS=("${!SIZE[@]}")
 MODES=(read pread mmap sendfile splice)
-plan $((16 + ${#KEYS[@]} * 3 + ${#MODES[@]} * 2))
+plan $((20 + ${#KEYS[@]} * 3 + ${#MODES[@]} * 2))
 
 exp=$WORK/exp
 for k in "${KEYS[@]}"; do
@@ -111,6 +111,44 @@ if mount_s3 "$BUCKET" "$MNT" "$opts"; then
 else
 	skip_n 3 "remount" "mount failed"
 fi
+
+# --- a lower read that would block under our locks ---------------------------
+# ->readahead and ->read_folio run under our mapping's invalidate_lock and
+# try the lower read with IOCB_NOWAIT (kmod/aops.c); the lower filesystem
+# refuses one (-EAGAIN) while the range has dirty page cache. Rewrite the
+# lower file of multi.bin with its own bytes, buffered (its mtime kept),
+# drop our pages of it, and read it: through read() (->readahead) and
+# through an MADV_RANDOM mapping (->read_folio). Such a read must be made
+# again from the workqueue (read_retries) and return the right bytes.
+dirty_read() {	# KEY read|mmap: SHA-256 of KEY read after dirtying its lower file
+	python3 - "$CACHE/$1" "$MNT/$1" "$2" <<'EOF'
+import hashlib, mmap, os, sys
+low, up, mode = sys.argv[1:4]
+st = os.stat(low)
+fd = os.open(low, os.O_RDWR)
+os.pwrite(fd, os.pread(fd, st.st_size, 0), 0)
+os.close(fd)
+os.utime(low, ns=(st.st_atime_ns, st.st_mtime_ns))
+fd = os.open(up, os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+if mode == "read":
+    data = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
+else:
+    m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+    m.madvise(mmap.MADV_RANDOM)
+    data = b"".join(m[i:i + 4096] for i in range(0, len(m), 4096))
+print(hashlib.sha256(data).hexdigest())
+EOF
+}
+for m in read mmap; do
+	r0=$(mnt_stat read_retries)
+	is "$(dirty_read multi.bin $m 2>&1)" \
+		"$(sha256 "$exp/multi.bin")" "$m with the lower range dirty: the right bytes"
+	r1=$(mnt_stat read_retries)
+	check "... the lower read was made again from the workqueue (read_retries $r0 -> $r1)" \
+		test "$r1" -gt "$r0"
+done
+sync
 
 # --- negative lookups --------------------------------------------------------
 check_fails "a missing name: ENOENT" stat "$MNT/no-such-object"

@@ -79,7 +79,7 @@ else
 	FIO_SLACK=60
 	PROFILE=1
 	# Cold random reads are no target and took ~90 s (BENCH_COLD_WL adds them).
-	COLD_WL="ttfb seq1 seq4"
+	COLD_WL="ttfb seq1 seq1r seq4 seq4r"
 	WARM_WL="seq1 seq4 rand4k rand128k mmap4k"
 	HOT_WL="seq1 seq4 rand4k rand128k mmap4k"
 fi
@@ -634,7 +634,7 @@ stats_s3cachefs() {	# LABEL: counters of the mount, into the log
 	d=/sys/fs/s3cachefs/$MNT_DEV
 	{	# read builtins only: this runs after every s3cachefs step
 		echo "== $1"
-		for f in fetches chunk_misses chunk_hits fetch_bytes fetch_errors fetch_timeouts lookups lists; do
+		for f in fetches chunk_misses chunk_hits fetch_bytes fetch_errors fetch_timeouts lookups lists read_retries; do
 			v=
 			read -r v <"$d/$f" 2>/dev/null
 			printf '%s=%s ' $f "$v"
@@ -971,6 +971,62 @@ curl_seq4() {
 	else
 		rec curl cold seq4 fail "" "" "" "" "" "no bytes"
 	fi
+}
+# The same streams as ranged GETs of one readahead window each (8 MiB),
+# two in flight per stream: the request pattern of s3cachefs's FETCHes
+# (the kernel's window and the next one), with no cache in between. Not a
+# target: it tells the server's per-request cost from the cache's. Each
+# stream reads as many ranges as its whole-object GET moved in
+# COLD_RUNTIME s (at least 2), to the end; the rate is bytes over wall time.
+RANGE_MB=8
+metric_of() {	# SYS MODE WL: its MiB/s in this run's results, else 0
+	awk -F'\t' -v s="$1" -v m="$2" -v w="$3" \
+		'$1 == s && $2 == m && $3 == w && $4 == "ok" { v = $5 } END { print v + 0 }' "$RES"
+}
+curl_ranged() {	# WL URL...
+	local wl=$1 n u i=0 t0 secs bytes out pids=() cfg
+	shift
+	say "curl cold $wl"
+	n=$(( (${CURL_MIBS%.*} * COLD_RUNTIME + RANGE_MB - 1) / RANGE_MB ))
+	[ "$n" -ge 2 ] || n=2
+	[ "$n" -le $((SHARD_MB / RANGE_MB)) ] || n=$((SHARD_MB / RANGE_MB))
+	for u in "$@"; do
+		cfg=$LOGS/curl-$wl-$i.cfg
+		python3 - "$u" "$n" "$((RANGE_MB << 20))" "$(curl_cfg_common)" >"$cfg" <<'PY'
+import sys
+u, n, sz, common = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+common = common.replace("%{http_code} %{time_total}", "%{size_download}")
+print("\nnext\n".join('url = "%s"\nrange = "%d-%d"\n%s' % (u, k * sz, k * sz + sz - 1, common)
+                      for k in range(n)))
+PY
+		i=$((i + 1))
+	done
+	t0=$(now)
+	for ((i = 0; i < $#; i++)); do
+		timeout -k 5 120 curl -s -Z --parallel-max 2 -K "$LOGS/curl-$wl-$i.cfg" \
+			>"$LOGS/curl-$wl-$i.out" 2>"$LOGS/curl-$wl-$i.stderr" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	secs=$(elapsed "$t0")
+	bytes=$(cat "$LOGS"/curl-"$wl"-*.out 2>/dev/null | awk '$1 ~ /^[0-9]+$/ { b += $1 } END { print b + 0 }')
+	if [ "$bytes" -gt 0 ]; then
+		ms_of "$secs"
+		rec curl cold "$wl" ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
+			"" "" "" "$secs" "$((bytes >> 20)) MiB, $RANGE_MB MiB ranged GETs, 2 in flight per stream"
+	else
+		rec curl cold "$wl" fail "" "" "" "" "" "no bytes"
+	fi
+}
+curl_seq1r() {
+	CURL_MIBS=$(metric_of curl cold seq1)
+	curl_ranged seq1r "$CURL_U/cold/s0"
+}
+curl_seq4r() {
+	local i u=()
+	CURL_MIBS=$(( $(metric_of curl cold seq4 | cut -d. -f1) / NSHARDS + 1 ))
+	for ((i = 0; i < NSHARDS; i++)); do u+=("$CURL_U/shards/s$i"); done
+	curl_ranged seq4r "${u[@]}"
 }
 # Random 4 KiB ranged GETs, 4 in flight (curl -Z), in rounds (one curl
 # process each, configs made beforehand) until RUNTIME s have passed. Rounds
