@@ -84,6 +84,8 @@ static struct workqueue_struct *s3cfs_ra_wq;
  * @inode: upper inode
  * @pos: start
  * @len: length
+ * @may_refresh: the caller holds none of the VFS's locks of @inode (the
+ *	workqueue), so it may rebind to a changed object (s3cfs_chunks_ensure())
  *
  * On success data_sem is held for reading, taken as a non-owner lock: an
  * asynchronous read releases it from its completion, in interrupt context.
@@ -92,7 +94,8 @@ static struct workqueue_struct *s3cfs_ra_wq;
  *
  * Return: 0 with data_sem held, or a negative errno without it.
  */
-static int s3cfs_fill_lock(struct inode *inode, loff_t pos, size_t len)
+static int s3cfs_fill_lock(struct inode *inode, loff_t pos, size_t len,
+			   bool may_refresh)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -100,7 +103,7 @@ static int s3cfs_fill_lock(struct inode *inode, loff_t pos, size_t len)
 	int tries, ret;
 
 	for (tries = 0; tries < S3CFS_READ_TRIES; tries++) {
-		ret = s3cfs_chunks_ensure(inode, pos, len);
+		ret = s3cfs_chunks_ensure(inode, pos, len, may_refresh);
 		if (ret < 0)
 			return ret;
 		down_read_non_owner(&si->data_sem);
@@ -153,7 +156,7 @@ static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len)
 
 	if (pos >= i_size_read(inode))
 		return 0;
-	ret = s3cfs_fill_lock(inode, pos, len);
+	ret = s3cfs_fill_lock(inode, pos, len, false);
 	if (ret)
 		return ret;
 	ret = s3cfs_read_lower(inode, pos, len);
@@ -244,6 +247,7 @@ static void s3cfs_rd_done(struct kiocb *iocb, long ret)
 	if (err && (iocb->ki_flags & IOCB_NOWAIT)) {
 		atomic64_inc(&S3CFS_SB(inode->i_sb)->stats.read_retries);
 		rd->again = true;
+		s3cfs_rd_put(rd);	/* the last put queues the retry */
 		return;
 	}
 	up_read_non_owner(&S3CFS_I(inode)->data_sem);
@@ -323,7 +327,7 @@ static void s3cfs_ra_workfn(struct work_struct *work)
 		list_del(&rd->list);
 		if (!err)
 			err = s3cfs_fill_lock(rd->inode, rd->pos,
-					      rd->end - rd->pos);
+					      rd->end - rd->pos, true);
 		if (err)
 			s3cfs_rd_fail(rd, err);
 		else
@@ -405,7 +409,7 @@ static void s3cfs_readahead(struct readahead_control *rac)
 			continue;
 		}
 		/* Present (or no memory for the worker: wait here). */
-		err = s3cfs_fill_lock(inode, rd->pos, rd->end - rd->pos);
+		err = s3cfs_fill_lock(inode, rd->pos, rd->end - rd->pos, false);
 		if (err) {
 			s3cfs_rd_fail(rd, err);
 			break;	/* the rest is dropped; read_folio reports */
@@ -436,7 +440,7 @@ static int s3cfs_read_folio(struct file *file, struct folio *folio)
 		return s3cfs_fill_folio(inode, folio);
 	rd->folios[rd->nr++] = folio;
 	rd->end = pos + folio_size(folio);
-	err = s3cfs_fill_lock(inode, pos, folio_size(folio));
+	err = s3cfs_fill_lock(inode, pos, folio_size(folio), false);
 	if (err) {
 		s3cfs_rd_fail(rd, err);
 		return err;

@@ -443,6 +443,10 @@ loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end)
  * @inode: upper inode of an open regular file
  * @pos: start of the range
  * @len: length of the range
+ * @may_refresh: we hold none of the VFS's locks of @inode: when the object
+ *	changed in S3, rebind to the new lower file and go on; else (under
+ *	invalidate_lock) only mark the inode (@refresh_pending) and fail
+ *	with -ESTALE, for ->read_iter to rebind and retry
  *
  * Sends one FETCH per run of adjacent missing chunks that no other reader
  * is fetching already, and waits (killable, at most the fetch timeout) for
@@ -452,7 +456,8 @@ loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end)
  * Return: the number of missing chunks this reader waited for (0: all present),
  * or -EIO (timeout or daemon error), -EINTR, -ESTALE, -ENOMEM.
  */
-int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
+int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len,
+			bool may_refresh)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -460,12 +465,13 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
 	unsigned long deadline = jiffies + timeout;
 	struct s3cfs_req *new = NULL, *req;
-	int err, missed = 0, stale = 0;
+	int err, missed = 0, stale = 0, gen;
 	u64 c0, c1, c, lim;
 	bool created;
 	loff_t end;
 
 again:
+	gen = atomic_read(&si->gen);
 	err = s3cfs_chunks_load(inode);
 	if (err)
 		goto out;
@@ -534,8 +540,12 @@ again:
 			continue;
 		if (err == -ECANCELED && time_before(jiffies, deadline))
 			continue;
+		if (err == -ESTALE && !may_refresh) {
+			WRITE_ONCE(si->refresh_pending, true);
+			goto out;
+		}
 		if (err == -ESTALE && stale++ < 3) {
-			err = s3cfs_inode_refresh(inode);
+			err = s3cfs_inode_refresh(inode, gen);
 			if (err)
 				goto out;
 			goto again;
@@ -562,6 +572,8 @@ out:
 /**
  * s3cfs_inode_refresh() - the object changed in S3: follow it
  * @inode: upper inode of a regular file
+ * @gen: the generation (@gen of the inode) the caller found stale: when
+ *	another caller has rebound the inode since, there is nothing to do
  *
  * The daemon has replaced the lower file with one that carries the new
  * object's metadata (it never changes a file's ETag in place). Rebind the
@@ -570,7 +582,7 @@ out:
  *
  * Return: 0, -ESTALE if the object is gone, or another negative errno.
  */
-int s3cfs_inode_refresh(struct inode *inode)
+int s3cfs_inode_refresh(struct inode *inode, int gen)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -580,10 +592,17 @@ int s3cfs_inode_refresh(struct inode *inode)
 	const struct cred *old_cred;
 	unsigned long *bits;
 	struct path path;
+	loff_t size;
+	u64 nr;
 	int err;
 
 	old_cred = override_creds(sbi->creds);
 	down_write(&si->data_sem);
+	WRITE_ONCE(si->refresh_pending, false);
+	if (atomic_read(&si->gen) != gen) {
+		err = 0;	/* rebound by another reader meanwhile */
+		goto out;
+	}
 	old_dentry = si->lower.dentry;
 	parent = dget_parent(old_dentry);
 	take_dentry_name_snapshot(&name, old_dentry);
@@ -608,14 +627,26 @@ int s3cfs_inode_refresh(struct inode *inode)
 		err = PTR_ERR(file);
 		goto out_dput;
 	}
+	/*
+	 * The new file's presence bitmap is built here, where the VFS holds
+	 * none of its locks of our inode (SEEK_DATA takes the lower i_rwsem,
+	 * see aops.c); without memory for it, the next read builds it.
+	 */
+	size = i_size_read(file_inode(file));
+	nr = s3cfs_size_to_chunks(sbi, size);
+	bits = kvcalloc(BITS_TO_LONGS(max_t(u64, nr, 1)), sizeof(long),
+			GFP_KERNEL);
+	if (bits && s3cfs_scan_extents(sbi, file, 0, size, bits, nr, NULL)) {
+		kvfree(bits);
+		bits = NULL;
+	}
 	old_file = si->lower_file;
 	si->lower_file = file;
 	WRITE_ONCE(si->lower.dentry, lower);
 	lower = old_dentry;	/* dropped below */
 	spin_lock(&si->chunk_lock);
-	bits = si->present;
-	si->present = NULL;
-	si->nr_chunks = 0;
+	swap(bits, si->present);
+	si->nr_chunks = si->present ? nr : 0;
 	spin_unlock(&si->chunk_lock);
 	kvfree(bits);
 	s3cfs_inode_load_meta(inode);
@@ -632,4 +663,20 @@ out:
 	if (old_file)
 		fput(old_file);
 	return err;
+}
+
+/**
+ * s3cfs_refresh_pending() - rebind an inode that a read under the VFS's
+ *	locks found changed in S3 (s3cfs_chunks_ensure(), @may_refresh false)
+ * @inode: upper inode of a regular file, none of the VFS's locks held
+ * @gen: the generation the failed read started with
+ *
+ * Return: 0 (rebound, now or by another reader, or nothing pending), or a
+ * negative errno (-ESTALE: the object is gone).
+ */
+int s3cfs_refresh_pending(struct inode *inode, int gen)
+{
+	if (!READ_ONCE(S3CFS_I(inode)->refresh_pending))
+		return 0;
+	return s3cfs_inode_refresh(inode, gen);
 }

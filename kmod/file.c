@@ -62,6 +62,10 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 	 * of ours, rather than in ->readahead under invalidate_lock (aops.c).
 	 */
 	err = s3cfs_chunks_load(inode);
+	/* A change a page fault found (and could not follow): follow it. */
+	if (!err)
+		err = s3cfs_refresh_pending(inode,
+					    atomic_read(&S3CFS_I(inode)->gen));
 	if (err)
 		return err;
 	sf = kzalloc(sizeof(*sf), GFP_KERNEL);
@@ -108,6 +112,13 @@ static ssize_t s3cfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 			WRITE_ONCE(si->seen_gen, gen);
 		}
 		ret = generic_file_read_iter(iocb, to);
+		if (ret == -ESTALE) {
+			/* Changed, found under the VFS's locks: rebind here. */
+			int err = s3cfs_refresh_pending(inode, gen);
+
+			if (err)
+				return err;
+		}
 		if (atomic_read(&si->gen) == gen) {
 			if (ret > 0)
 				WRITE_ONCE(sf->used, true);
@@ -121,11 +132,43 @@ static ssize_t s3cfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	}
 }
 
+/*
+ * 6.5+ splices from the page cache without ->read_iter: follow a change
+ * found by ->readahead/->read_folio here too, and drop the old version's
+ * pages (as s3cfs_read_iter() does). Before 6.5 this goes through
+ * s3cfs_read_iter(), which has done both already.
+ */
+static ssize_t s3cfs_file_splice_read(struct file *in, loff_t *ppos,
+				      struct pipe_inode_info *pipe, size_t len,
+				      unsigned int flags)
+{
+	struct inode *inode = file_inode(in);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	int tries, gen, err;
+	ssize_t ret;
+
+	for (tries = 0; ; tries++) {
+		gen = atomic_read(&si->gen);
+		if (gen != READ_ONCE(si->seen_gen)) {
+			invalidate_inode_pages2(inode->i_mapping);
+			WRITE_ONCE(si->seen_gen, gen);
+		}
+		ret = s3cfs_splice_read(in, ppos, pipe, len, flags);
+		if (ret != -ESTALE || tries >= S3CFS_STALE_RETRIES)
+			return ret;
+		err = s3cfs_refresh_pending(inode, gen);
+		if (err)
+			return err;
+		if (atomic_read(&si->gen) == gen)
+			return ret;
+	}
+}
+
 const struct file_operations s3cfs_file_fops = {
 	.open		= s3cfs_open,
 	.release	= s3cfs_release,
 	.llseek		= generic_file_llseek,
 	.read_iter	= s3cfs_read_iter,
 	.mmap		= generic_file_readonly_mmap,
-	.splice_read	= s3cfs_splice_read,
+	.splice_read	= s3cfs_file_splice_read,
 };

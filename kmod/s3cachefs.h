@@ -143,6 +143,9 @@ struct s3cfs_sb_info {
  * @touched_at: files: jiffies of the last lower atime update (evict.c)
  * @failed_chunk: the last chunk whose fetch timed out (chunk_lock)
  * @failed_at: when, in jiffies; 0 if none (chunk_lock)
+ * @refresh_pending: the daemon said the object changed while we were under
+ *	the VFS's locks (->readahead, ->read_folio), where we do not rebind;
+ *	s3cfs_refresh_pending() does it from ->read_iter or ->splice_read
  */
 struct s3cfs_inode_info {
 	struct inode vfs_inode;
@@ -160,6 +163,7 @@ struct s3cfs_inode_info {
 	unsigned long touched_at;
 	u64 failed_chunk;
 	unsigned long failed_at;
+	bool refresh_pending;
 };
 
 static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
@@ -285,13 +289,15 @@ void s3cfs_aops_exit(void);
 /* chunk.c */
 int s3cfs_chunks_load(struct inode *inode);
 void s3cfs_chunks_free(struct s3cfs_inode_info *si);
-int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len);
+int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len,
+			bool may_refresh);
 void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len);
 loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end);
 bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len);
 int s3cfs_chunks_fetched(struct s3cfs_req *req);
 void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done);
-int s3cfs_inode_refresh(struct inode *inode);
+int s3cfs_inode_refresh(struct inode *inode, int gen);
+int s3cfs_refresh_pending(struct inode *inode, int gen);
 
 /* evict.c */
 void s3cfs_touch_lower(struct inode *inode);

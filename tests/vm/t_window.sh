@@ -57,7 +57,8 @@ for ((i = 0; i < 100; i++)); do
 	[ "$(fp_stat stalled)" -ge 1 ] && break
 	sleep 0.1
 done
-is "$(fp_stat stalled)" 1 "... the window reached chunk 1: its GET is held by the proxy"
+n=$(fp_stat stalled)
+check "... the window reached chunk 1: the proxy holds its GET ($n held)" test "$n" -ge 1
 
 fp_rules '[]'
 fp_release
