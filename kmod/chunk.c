@@ -292,7 +292,7 @@ static struct s3cfs_req *s3cfs_fetch_prepare(struct inode *inode)
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	struct s3cfs_req *req;
 	struct dentry *dentry;
-	char *buf, *path;
+	char *buf, *path, etag[S3CFS_ETAG_MAX + 1];
 	int err;
 
 	req = s3cfs_req_alloc(S3CFS_SB(inode->i_sb), S3CFS_CMD_FETCH);
@@ -308,9 +308,14 @@ static struct s3cfs_req *s3cfs_fetch_prepare(struct inode *inode)
 		goto fail;
 	req->path = kstrdup(path, GFP_KERNEL);
 	__putname(buf);
-	down_read(&si->data_sem);
-	req->etag = kstrdup(si->etag, GFP_KERNEL);
-	up_read(&si->data_sem);
+	/*
+	 * Under chunk_lock, not data_sem: this runs in ->readahead, under our
+	 * invalidate_lock, and data_sem is held around lower SEEK_DATA.
+	 */
+	spin_lock(&si->chunk_lock);
+	strscpy(etag, si->etag, sizeof(etag));
+	spin_unlock(&si->chunk_lock);
+	req->etag = kstrdup(etag, GFP_KERNEL);
 	err = -ENOMEM;
 	if (!req->path || !req->etag)
 		goto fail;

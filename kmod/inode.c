@@ -35,6 +35,7 @@ struct inode *s3cfs_alloc_inode(struct super_block *sb)
 	si->touched_at = 0;
 	si->failed_chunk = 0;
 	si->failed_at = 0;
+	si->refresh_pending = false;
 	INIT_LIST_HEAD(&si->fetches);
 	return &si->vfs_inode;
 }
@@ -117,9 +118,15 @@ void s3cfs_inode_load_meta(struct inode *inode)
 	}
 	s3cfs_inode_set_times(inode, ts);
 	if (S_ISREG(linode->i_mode)) {
-		if (s3cfs_get_xattr(lower, S3CFS_XATTR_ETAG, si->etag,
-				    sizeof(si->etag)) < 0)
-			si->etag[0] = '\0';
+		char etag[sizeof(si->etag)];
+
+		if (s3cfs_get_xattr(lower, S3CFS_XATTR_ETAG, etag,
+				    sizeof(etag)) < 0)
+			etag[0] = '\0';
+		/* chunk_lock too: s3cfs_fetch_prepare() copies it under that. */
+		spin_lock(&si->chunk_lock);
+		strscpy(si->etag, etag, sizeof(si->etag));
+		spin_unlock(&si->chunk_lock);
 		i_size_write(inode, i_size_read(linode));
 	}
 }
