@@ -73,6 +73,30 @@ static int s3cfs_scan_extents(struct s3cfs_sb_info *sbi, struct file *lower,
 	return 0;
 }
 
+/*
+ * The presence bitmap of the whole of @lower, from its extent map: its
+ * number of bits in *@nr. Return: the bitmap, or an ERR_PTR.
+ */
+static unsigned long *s3cfs_scan_file(struct s3cfs_sb_info *sbi,
+				      struct file *lower, u64 *nr)
+{
+	loff_t size = i_size_read(file_inode(lower));
+	unsigned long *bits;
+	int err;
+
+	*nr = s3cfs_size_to_chunks(sbi, size);
+	bits = kvcalloc(BITS_TO_LONGS(max_t(u64, *nr, 1)), sizeof(long),
+			GFP_KERNEL);
+	if (!bits)
+		return ERR_PTR(-ENOMEM);
+	err = s3cfs_scan_extents(sbi, lower, 0, size, bits, *nr, NULL);
+	if (err) {
+		kvfree(bits);
+		return ERR_PTR(err);
+	}
+	return bits;
+}
+
 /**
  * s3cfs_chunks_load() - build the presence bitmap of a file, if not built
  * @inode: upper inode of a regular file that has been opened
@@ -84,7 +108,6 @@ int s3cfs_chunks_load(struct inode *inode)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	unsigned long *bits = NULL;
-	loff_t size;
 	u64 nr;
 	int err;
 
@@ -98,16 +121,13 @@ int s3cfs_chunks_load(struct inode *inode)
 	err = -EIO;
 	if (!si->lower_file)
 		goto out;
-	size = i_size_read(file_inode(si->lower_file));
-	nr = s3cfs_size_to_chunks(sbi, size);
-	err = -ENOMEM;
-	bits = kvcalloc(BITS_TO_LONGS(max_t(u64, nr, 1)), sizeof(long),
-			GFP_KERNEL);
-	if (!bits)
+	bits = s3cfs_scan_file(sbi, si->lower_file, &nr);
+	if (IS_ERR(bits)) {
+		err = PTR_ERR(bits);
+		bits = NULL;
 		goto out;
-	err = s3cfs_scan_extents(sbi, si->lower_file, 0, size, bits, nr, NULL);
-	if (err)
-		goto out;
+	}
+	err = 0;
 	spin_lock(&si->chunk_lock);
 	if (!si->present) {
 		si->present = bits;
@@ -597,7 +617,6 @@ int s3cfs_inode_refresh(struct inode *inode, int gen)
 	const struct cred *old_cred;
 	unsigned long *bits;
 	struct path path;
-	loff_t size;
 	u64 nr;
 	int err;
 
@@ -637,14 +656,9 @@ int s3cfs_inode_refresh(struct inode *inode, int gen)
 	 * none of its locks of our inode (SEEK_DATA takes the lower i_rwsem,
 	 * see aops.c); without memory for it, the next read builds it.
 	 */
-	size = i_size_read(file_inode(file));
-	nr = s3cfs_size_to_chunks(sbi, size);
-	bits = kvcalloc(BITS_TO_LONGS(max_t(u64, nr, 1)), sizeof(long),
-			GFP_KERNEL);
-	if (bits && s3cfs_scan_extents(sbi, file, 0, size, bits, nr, NULL)) {
-		kvfree(bits);
+	bits = s3cfs_scan_file(sbi, file, &nr);
+	if (IS_ERR(bits))
 		bits = NULL;
-	}
 	old_file = si->lower_file;
 	si->lower_file = file;
 	WRITE_ONCE(si->lower.dentry, lower);

@@ -83,6 +83,17 @@ static int s3cfs_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* Pages cached before generation @gen are of an old version: drop them. */
+static void s3cfs_drop_old_pages(struct inode *inode, int gen)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+
+	if (gen != READ_ONCE(si->seen_gen)) {
+		invalidate_inode_pages2(inode->i_mapping);
+		WRITE_ONCE(si->seen_gen, gen);
+	}
+}
+
 /*
  * When the object changed in S3 (s3cfs_inode_refresh() bumped the
  * generation), pages of the old version may still be cached: drop them and
@@ -107,10 +118,7 @@ static ssize_t s3cfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 				return -ESTALE;
 			WRITE_ONCE(sf->gen, gen);
 		}
-		if (gen != READ_ONCE(si->seen_gen)) {
-			invalidate_inode_pages2(inode->i_mapping);
-			WRITE_ONCE(si->seen_gen, gen);
-		}
+		s3cfs_drop_old_pages(inode, gen);
 		ret = generic_file_read_iter(iocb, to);
 		if (ret == -ESTALE) {
 			/* Changed, found under the VFS's locks: rebind here. */
@@ -149,10 +157,7 @@ static ssize_t s3cfs_file_splice_read(struct file *in, loff_t *ppos,
 
 	for (tries = 0; ; tries++) {
 		gen = atomic_read(&si->gen);
-		if (gen != READ_ONCE(si->seen_gen)) {
-			invalidate_inode_pages2(inode->i_mapping);
-			WRITE_ONCE(si->seen_gen, gen);
-		}
+		s3cfs_drop_old_pages(inode, gen);
 		ret = s3cfs_splice_read(in, ppos, pipe, len, flags);
 		if (ret != -ESTALE || tries >= S3CFS_STALE_RETRIES)
 			return ret;
