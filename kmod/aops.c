@@ -84,8 +84,6 @@ static struct workqueue_struct *s3cfs_ra_wq;
  * @inode: upper inode
  * @pos: start
  * @len: length
- * @may_refresh: the caller holds none of the VFS's locks of @inode (the
- *	workqueue), so it may rebind to a changed object (s3cfs_chunks_ensure())
  *
  * On success data_sem is held for reading, taken as a non-owner lock: an
  * asynchronous read releases it from its completion, in interrupt context.
@@ -94,8 +92,7 @@ static struct workqueue_struct *s3cfs_ra_wq;
  *
  * Return: 0 with data_sem held, or a negative errno without it.
  */
-static int s3cfs_fill_lock(struct inode *inode, loff_t pos, size_t len,
-			   bool may_refresh)
+static int s3cfs_fill_lock(struct inode *inode, loff_t pos, size_t len)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -103,7 +100,7 @@ static int s3cfs_fill_lock(struct inode *inode, loff_t pos, size_t len,
 	int tries, ret;
 
 	for (tries = 0; tries < S3CFS_READ_TRIES; tries++) {
-		ret = s3cfs_chunks_ensure(inode, pos, len, may_refresh);
+		ret = s3cfs_chunks_ensure(inode, pos, len);
 		if (ret < 0)
 			return ret;
 		down_read_non_owner(&si->data_sem);
@@ -156,7 +153,7 @@ static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len)
 
 	if (pos >= i_size_read(inode))
 		return 0;
-	ret = s3cfs_fill_lock(inode, pos, len, false);
+	ret = s3cfs_fill_lock(inode, pos, len);
 	if (ret)
 		return ret;
 	ret = s3cfs_read_lower(inode, pos, len);
@@ -327,7 +324,7 @@ static void s3cfs_ra_workfn(struct work_struct *work)
 		list_del(&rd->list);
 		if (!err)
 			err = s3cfs_fill_lock(rd->inode, rd->pos,
-					      rd->end - rd->pos, true);
+					      rd->end - rd->pos);
 		if (err)
 			s3cfs_rd_fail(rd, err);
 		else
@@ -409,7 +406,7 @@ static void s3cfs_readahead(struct readahead_control *rac)
 			continue;
 		}
 		/* Present (or no memory for the worker: wait here). */
-		err = s3cfs_fill_lock(inode, rd->pos, rd->end - rd->pos, false);
+		err = s3cfs_fill_lock(inode, rd->pos, rd->end - rd->pos);
 		if (err) {
 			s3cfs_rd_fail(rd, err);
 			break;	/* the rest is dropped; read_folio reports */
@@ -440,7 +437,7 @@ static int s3cfs_read_folio(struct file *file, struct folio *folio)
 		return s3cfs_fill_folio(inode, folio);
 	rd->folios[rd->nr++] = folio;
 	rd->end = pos + folio_size(folio);
-	err = s3cfs_fill_lock(inode, pos, folio_size(folio), false);
+	err = s3cfs_fill_lock(inode, pos, folio_size(folio));
 	if (err) {
 		s3cfs_rd_fail(rd, err);
 		return err;

@@ -191,11 +191,10 @@ bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len)
  * @req: the FETCH request
  *
  * Trust, but verify: the chunks count as present only if the lower extent
- * map shows them as data, and only if the file still holds the object
- * version the request was for.
+ * map shows them as data.
  *
- * Return: 0, -ECANCELED if the inode moved to another object version
- * meanwhile (the reader retries), or -EIO if the daemon claimed a fetch it
+ * Return: 0, -ECANCELED if the inode has no presence bitmap covering the
+ * range (the reader looks again), or -EIO if the daemon claimed a fetch it
  * did not write.
  */
 int s3cfs_chunks_fetched(struct s3cfs_req *req)
@@ -206,9 +205,6 @@ int s3cfs_chunks_fetched(struct s3cfs_req *req)
 	int err;
 
 	down_read(&si->data_sem);
-	err = -ECANCELED;
-	if (!si->lower_file || strcmp(req->etag, si->etag))
-		goto out;
 	spin_lock(&si->chunk_lock);
 	err = si->present && c1 <= si->nr_chunks ? 0 : -ECANCELED;
 	spin_unlock(&si->chunk_lock);
@@ -248,7 +244,7 @@ void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done)
 	bool ok;
 
 	down_read(&si->data_sem);
-	if (si->lower_file && !strcmp(req->etag, si->etag)) {
+	if (si->lower_file) {
 		spin_lock(&si->chunk_lock);
 		ok = si->present && c1 <= si->nr_chunks;
 		spin_unlock(&si->chunk_lock);
@@ -312,7 +308,7 @@ static struct s3cfs_req *s3cfs_fetch_prepare(struct inode *inode)
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	struct s3cfs_req *req;
 	struct dentry *dentry;
-	char *buf, *path, etag[S3CFS_ETAG_MAX + 1];
+	char *buf, *path;
 	int err;
 
 	req = s3cfs_req_alloc(S3CFS_SB(inode->i_sb), S3CFS_CMD_FETCH);
@@ -328,14 +324,7 @@ static struct s3cfs_req *s3cfs_fetch_prepare(struct inode *inode)
 		goto fail;
 	req->path = kstrdup(path, GFP_KERNEL);
 	__putname(buf);
-	/*
-	 * Under chunk_lock, not data_sem: this runs in ->readahead, under our
-	 * invalidate_lock, and data_sem is held around lower SEEK_DATA.
-	 */
-	spin_lock(&si->chunk_lock);
-	strscpy(etag, si->etag, sizeof(etag));
-	spin_unlock(&si->chunk_lock);
-	req->etag = kstrdup(etag, GFP_KERNEL);
+	req->etag = kstrdup(si->etag, GFP_KERNEL);	/* set once, at iget */
 	err = -ENOMEM;
 	if (!req->path || !req->etag)
 		goto fail;
@@ -388,7 +377,8 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 	struct s3cfs_req *req = NULL;
 	u64 c, limit, e;
 
-	if (pos >= end || !s3cfs_daemon_present() || s3cfs_chunks_load(inode))
+	if (pos >= end || !s3cfs_daemon_present() || s3cfs_inode_stale(inode) ||
+	    s3cfs_chunks_load(inode))
 		return;
 	c = pos >> sbi->chunk_shift;
 	limit = ((u64)(end - 1) >> sbi->chunk_shift) + 1;
@@ -468,21 +458,19 @@ loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end)
  * @inode: upper inode of an open regular file
  * @pos: start of the range
  * @len: length of the range
- * @may_refresh: we hold none of the VFS's locks of @inode: when the object
- *	changed in S3, rebind to the new lower file and go on; else (under
- *	invalidate_lock) only mark the inode (@refresh_pending) and fail
- *	with -ESTALE, for ->read_iter to rebind and retry
  *
  * Sends one FETCH per run of adjacent missing chunks that no other reader
  * is fetching already, and waits (killable, at most the fetch timeout) for
  * all the chunks of the range, each as soon as it lands (a progress report
  * of its FETCH or the answer). Does not hold data_sem while waiting.
  *
+ * When the object changed in S3 (the daemon answers -ESTALE), the inode is
+ * marked stale and nothing more is fetched for it: its version is gone.
+ *
  * Return: the number of missing chunks this reader waited for (0: all present),
  * or -EIO (timeout or daemon error), -EINTR, -ESTALE, -ENOMEM.
  */
-int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len,
-			bool may_refresh)
+int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -490,13 +478,12 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len,
 		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
 	unsigned long deadline = jiffies + timeout;
 	struct s3cfs_req *new = NULL, *req;
-	int err, missed = 0, stale = 0, gen;
+	int err, missed = 0;
 	u64 c0, c1, c, lim;
 	bool created;
 	loff_t end;
 
 again:
-	gen = atomic_read(&si->gen);
 	err = s3cfs_chunks_load(inode);
 	if (err)
 		goto out;
@@ -509,7 +496,7 @@ again:
 		created = false;
 		spin_lock(&si->chunk_lock);
 		if (!si->present) {
-			/* Dropped by a refresh: rescan the new lower file. */
+			/* Not built yet (no memory at open): build it now. */
 			spin_unlock(&si->chunk_lock);
 			goto again;
 		}
@@ -534,6 +521,11 @@ again:
 		if (req) {
 			refcount_inc(&req->ref);
 		} else {
+			if (s3cfs_inode_stale(inode)) {
+				spin_unlock(&si->chunk_lock);
+				err = -ESTALE;
+				goto out;
+			}
 			if (!new) {
 				spin_unlock(&si->chunk_lock);
 				new = s3cfs_fetch_prepare(inode);
@@ -565,15 +557,9 @@ again:
 			continue;
 		if (err == -ECANCELED && time_before(jiffies, deadline))
 			continue;
-		if (err == -ESTALE && !may_refresh) {
-			WRITE_ONCE(si->refresh_pending, true);
+		if (err == -ESTALE) {
+			s3cfs_inode_set_stale(inode);
 			goto out;
-		}
-		if (err == -ESTALE && stale++ < 3) {
-			err = s3cfs_inode_refresh(inode, gen);
-			if (err)
-				goto out;
-			goto again;
 		}
 		if (err == -ETIMEDOUT || err == -ECANCELED) {
 			spin_lock(&si->chunk_lock);
@@ -581,7 +567,7 @@ again:
 			si->failed_at = jiffies ? : 1;
 			spin_unlock(&si->chunk_lock);
 			pr_warn_ratelimited("fetch of %pd timed out after %u ms\n",
-					    READ_ONCE(si->lower.dentry),
+					    si->lower.dentry,
 					    READ_ONCE(sbi->opts.fetch_timeout_ms));
 			err = -EIO;
 		}
@@ -592,110 +578,4 @@ out:
 	if (new)
 		s3cfs_req_put(new);
 	return err;
-}
-
-/**
- * s3cfs_inode_refresh() - the object changed in S3: follow it
- * @inode: upper inode of a regular file
- * @gen: the generation (@gen of the inode) the caller found stale: when
- *	another caller has rebound the inode since, there is nothing to do
- *
- * The daemon has replaced the lower file with one that carries the new
- * object's metadata (it never changes a file's ETag in place). Rebind the
- * upper inode to it, forget what we knew of the old one and bump the
- * generation so that readers drop page cache of the old version.
- *
- * Return: 0, -ESTALE if the object is gone, or another negative errno.
- */
-int s3cfs_inode_refresh(struct inode *inode, int gen)
-{
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	struct dentry *parent, *lower, *old_dentry;
-	struct file *file = NULL, *old_file = NULL;
-	struct name_snapshot name;
-	const struct cred *old_cred;
-	unsigned long *bits;
-	struct path path;
-	u64 nr;
-	int err;
-
-	old_cred = override_creds(sbi->creds);
-	down_write(&si->data_sem);
-	WRITE_ONCE(si->refresh_pending, false);
-	if (atomic_read(&si->gen) != gen) {
-		err = 0;	/* rebound by another reader meanwhile */
-		goto out;
-	}
-	old_dentry = si->lower.dentry;
-	parent = dget_parent(old_dentry);
-	take_dentry_name_snapshot(&name, old_dentry);
-	lower = lookup_one_len_unlocked(name.name.name, parent, name.name.len);
-	release_dentry_name_snapshot(&name);
-	dput(parent);
-	if (IS_ERR(lower)) {
-		err = PTR_ERR(lower);
-		goto out;
-	}
-	err = -ESTALE;
-	if (d_is_negative(lower) || !d_is_reg(lower))
-		goto out_dput;
-	err = -EIO;
-	if (d_inode(lower) == d_inode(old_dentry))
-		goto out_dput;	/* daemon said "changed" but changed nothing */
-	path.mnt = si->lower.mnt;
-	path.dentry = lower;
-	file = dentry_open(&path, O_RDONLY | O_DIRECT | O_LARGEFILE |
-			   O_NOATIME, sbi->creds);
-	if (IS_ERR(file)) {
-		err = PTR_ERR(file);
-		goto out_dput;
-	}
-	/*
-	 * The new file's presence bitmap is built here, where the VFS holds
-	 * none of its locks of our inode (SEEK_DATA takes the lower i_rwsem,
-	 * see aops.c); without memory for it, the next read builds it.
-	 */
-	bits = s3cfs_scan_file(sbi, file, &nr);
-	if (IS_ERR(bits))
-		bits = NULL;
-	old_file = si->lower_file;
-	si->lower_file = file;
-	WRITE_ONCE(si->lower.dentry, lower);
-	lower = old_dentry;	/* dropped below */
-	spin_lock(&si->chunk_lock);
-	swap(bits, si->present);
-	si->nr_chunks = si->present ? nr : 0;
-	spin_unlock(&si->chunk_lock);
-	kvfree(bits);
-	s3cfs_inode_load_meta(inode);
-	/* Pairs with the atomic_read() of readers in s3cfs_read_iter(). */
-	atomic_inc(&si->gen);
-	atomic64_inc(&sbi->stats.stale);
-	err = 0;
-	pr_debug("%pd changed in S3: cached data dropped\n", si->lower.dentry);
-out_dput:
-	dput(lower);
-out:
-	up_write(&si->data_sem);
-	revert_creds(old_cred);
-	if (old_file)
-		fput(old_file);
-	return err;
-}
-
-/**
- * s3cfs_refresh_pending() - rebind an inode that a read under the VFS's
- *	locks found changed in S3 (s3cfs_chunks_ensure(), @may_refresh false)
- * @inode: upper inode of a regular file, none of the VFS's locks held
- * @gen: the generation the failed read started with
- *
- * Return: 0 (rebound, now or by another reader, or nothing pending), or a
- * negative errno (-ESTALE: the object is gone).
- */
-int s3cfs_refresh_pending(struct inode *inode, int gen)
-{
-	if (!READ_ONCE(S3CFS_I(inode)->refresh_pending))
-		return 0;
-	return s3cfs_inode_refresh(inode, gen);
 }

@@ -30,11 +30,21 @@ static inline void s3cfs_fillattr(struct inode *inode, u32 request_mask,
 #endif
 }
 
-/* 6.5: generic_file_splice_read() was replaced by filemap_splice_read(). */
+/*
+ * 6.5: generic_file_splice_read() was replaced by filemap_splice_read(),
+ * and vfs_splice_read() was exported.
+ */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
 #define s3cfs_splice_read	filemap_splice_read
+#define s3cfs_vfs_splice_read	vfs_splice_read
 #else
 #define s3cfs_splice_read	generic_file_splice_read
+static inline ssize_t s3cfs_vfs_splice_read(struct file *in, loff_t *ppos,
+					    struct pipe_inode_info *pipe,
+					    size_t len, unsigned int flags)
+{
+	return in->f_op->splice_read(in, ppos, pipe, len, flags);
+}
 #endif
 
 /* 6.6/6.7: inode timestamps moved behind accessors. */

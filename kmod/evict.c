@@ -33,19 +33,14 @@ void s3cfs_touch_lower(struct inode *inode)
 		return;
 	WRITE_ONCE(si->touched_at, jiffies ? : 1);
 	/* Not inside sb_writers: evict takes sb_writers under data_sem. */
-	down_read(&si->data_sem);
-	lower = dget(si->lower.dentry);
-	up_read(&si->data_sem);
-	if (mnt_want_write(si->lower.mnt)) {
-		dput(lower);
+	if (mnt_want_write(si->lower.mnt))
 		return;
-	}
+	lower = si->lower.dentry;
 	old_cred = override_creds(sbi->creds);
 	linode = d_inode(lower);
 	inode_lock(linode);
 	notify_change(S3CFS_IDMAP_NOP, lower, &attr, NULL);
 	inode_unlock(linode);
-	dput(lower);
 	revert_creds(old_cred);
 	mnt_drop_write(si->lower.mnt);
 }
@@ -129,7 +124,7 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 			      u64 off, u64 len)
 {
 	u64 mask = sbi->opts.chunk_size - 1;
-	struct s3cfs_inode_info *si = NULL;
+	struct s3cfs_inode_info *si;
 	struct inode *inode, *linode;
 	struct path lower;
 	loff_t size;
@@ -154,20 +149,36 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 		goto out_path;
 
 	/*
+	 * The upper inode, made if there is none yet: every scan of the
+	 * lower extent map runs under its data_sem (chunk.c), so holding it
+	 * for writing across the punch keeps a scan from seeing data the
+	 * punch then removes, also for an inode first opened meanwhile:
+	 *
+	 *   CPU0 (EVICT)                    CPU1 (first open)
+	 *   s3cfs_iget(): inode, data_sem
+	 *     for writing, forget chunks
+	 *                                   s3cfs_iget(): the same inode
+	 *                                   s3cfs_chunks_load(): waits for
+	 *                                     data_sem
+	 *   punch; up_write
+	 *                                   scan: the chunks are holes
+	 *
 	 * No mnt_want_write() here: s3cfs_punch() opens the file for writing
 	 * (mount write access) and vfs_fallocate() takes sb_writers itself,
 	 * under data_sem; nothing takes them in the other order.
 	 */
-	inode = ilookup5(sbi->sb, (unsigned long)linode, s3cfs_inode_test,
-			 linode);
-	if (inode) {
-		si = S3CFS_I(inode);
-		down_write(&si->data_sem);
-		err = s3cfs_forget_chunks(si, off >> sbi->chunk_shift,
-					  ((off + len - 1) >> sbi->chunk_shift) + 1);
-		if (err)
-			goto out_inode;
+	inode = s3cfs_iget(sbi->sb, lower.dentry);
+	if (IS_ERR(inode)) {
+		err = PTR_ERR(inode);
+		goto out_path;
 	}
+	si = S3CFS_I(inode);
+	down_write(&si->data_sem);
+	err = s3cfs_forget_chunks(si, off >> sbi->chunk_shift,
+				  ((off + len - 1) >> sbi->chunk_shift) + 1);
+	if (err)
+		goto out_inode;
+	s3cfs_fault_delay(S3CFS_FAULT_EVICT);
 	/*
 	 * Punch to the chunk's end even past EOF: a punch that stops at an
 	 * unaligned EOF zeroes the last block instead of freeing it, and a
@@ -176,10 +187,8 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 	err = s3cfs_punch(sbi, &lower, off,
 			  round_up(off + len, (u64)sbi->opts.chunk_size) - off);
 out_inode:
-	if (inode) {
-		up_write(&si->data_sem);
-		iput(inode);
-	}
+	up_write(&si->data_sem);
+	iput(inode);
 out_path:
 	path_put(&lower);
 	return err;

@@ -4,15 +4,30 @@
  *
  * Reads go through the page cache of the upper inode (aops.c). The lower
  * file is opened once per inode, read-only with O_DIRECT, at first open.
+ *
+ * One open, one version: an upper inode is one object version (inode.c),
+ * so an open file reads one version as long as it reads its own inode.
+ * When the inode goes stale (the object changed in S3), an open that has
+ * returned bytes of it (or mapped it) gets ESTALE from then on, as on NFS;
+ * an open that has returned nothing yet is passed on to an open of the
+ * name's new inode (struct s3cfs_file, @next) and reads the new version.
+ * The choice is made under the open's lock, with no read of the old inode
+ * in progress, so no open ever returns bytes of two versions:
+ *
+ *   CPU0 (read, same open)            CPU1 (read, same open)
+ *   s3cfs_read_begin(): active++
+ *                                     s3cfs_read_begin(): stale, but
+ *                                       active: read the old inode too
+ *   reads old bytes, used = true
+ *                                     (fails or reads old bytes)
+ *   next read: stale && used: ESTALE  next read: likewise
  */
 #include "s3cachefs.h"
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/uio.h>
 #include <linux/slab.h>
-
-/* A read that saw the object change under it is redone this often. */
-#define S3CFS_STALE_RETRIES	3
+#include <linux/namei.h>
 
 /**
  * s3cfs_open_lower() - open the lower file of a regular file, once
@@ -49,8 +64,12 @@ int s3cfs_open_lower(struct inode *inode)
 static int s3cfs_open(struct inode *inode, struct file *file)
 {
 	struct s3cfs_file *sf;
-	int err = generic_file_open(inode, file);
+	int err;
 
+	/* A changed object: the VFS looks the name up again and retries. */
+	if (s3cfs_inode_stale(inode))
+		return -EOPENSTALE;
+	err = generic_file_open(inode, file);
 	if (err)
 		return err;
 	err = s3cfs_open_lower(inode);
@@ -62,16 +81,12 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 	 * of ours, rather than in ->readahead under invalidate_lock (aops.c).
 	 */
 	err = s3cfs_chunks_load(inode);
-	/* A change a page fault found (and could not follow): follow it. */
-	if (!err)
-		err = s3cfs_refresh_pending(inode,
-					    atomic_read(&S3CFS_I(inode)->gen));
 	if (err)
 		return err;
 	sf = kzalloc(sizeof(*sf), GFP_KERNEL);
 	if (!sf)
 		return -ENOMEM;
-	sf->gen = atomic_read(&S3CFS_I(inode)->gen);
+	spin_lock_init(&sf->lock);
 	file->private_data = sf;
 	s3cfs_touch_lower(inode);
 	return 0;
@@ -79,94 +94,195 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 
 static int s3cfs_release(struct inode *inode, struct file *file)
 {
-	kfree(file->private_data);
+	struct s3cfs_file *sf = file->private_data;
+
+	if (sf->next)
+		fput(sf->next);
+	kfree(sf);
 	return 0;
 }
 
-/* Pages cached before generation @gen are of an old version: drop them. */
-static void s3cfs_drop_old_pages(struct inode *inode, int gen)
+/*
+ * An open of the object's current version under @file's name: the name
+ * is looked up again (our ->d_revalidate fails for the stale inode, so
+ * the lookup finds the new lower file).
+ */
+static struct file *s3cfs_open_next(struct file *file)
 {
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct inode *inode = file_inode(file);
+	struct dentry *parent, *dentry;
+	struct name_snapshot name;
+	struct file *next;
+	struct path path;
 
-	if (gen != READ_ONCE(si->seen_gen)) {
-		invalidate_inode_pages2(inode->i_mapping);
-		WRITE_ONCE(si->seen_gen, gen);
+	parent = dget_parent(file->f_path.dentry);
+	take_dentry_name_snapshot(&name, file->f_path.dentry);
+	dentry = lookup_one_len_unlocked(name.name.name, parent,
+					 name.name.len);
+	release_dentry_name_snapshot(&name);
+	dput(parent);
+	if (IS_ERR(dentry))
+		return ERR_CAST(dentry);
+	/* Gone from S3, or the daemon replaced nothing: no newer version. */
+	if (d_really_is_negative(dentry) || d_inode(dentry) == inode ||
+	    !d_is_reg(dentry)) {
+		dput(dentry);
+		return ERR_PTR(-ESTALE);
+	}
+	path.mnt = file->f_path.mnt;
+	path.dentry = dentry;
+	next = dentry_open(&path, file->f_flags & ~(O_CREAT | O_EXCL | O_TRUNC),
+			   file->f_cred);
+	dput(dentry);
+	return next;
+}
+
+/**
+ * s3cfs_read_begin() - decide what a read of an open file reads
+ * @file: the open file
+ * @may_lookup: the caller holds no lock that forbids a name lookup (mmap
+ *	holds mmap_lock, which readdir takes under the directory's i_rwsem)
+ *
+ * Return: NULL to read @file's own inode (then call s3cfs_read_end()), a
+ * referenced open of the object's newer version to read instead, or
+ * ERR_PTR(-ESTALE) when @file has returned bytes of a version that is gone
+ * (or, without @may_lookup, when the newer version has not been opened).
+ */
+static struct file *s3cfs_read_begin(struct file *file, bool may_lookup)
+{
+	struct s3cfs_file *sf = file->private_data;
+	struct file *next = NULL, *cand;
+
+	for (;;) {
+		spin_lock(&sf->lock);
+		if (sf->next) {
+			next = get_file(sf->next);
+		} else if (!s3cfs_inode_stale(file_inode(file)) || sf->active) {
+			sf->active++;
+		} else if (sf->used || !may_lookup) {
+			next = ERR_PTR(-ESTALE);
+		} else {
+			spin_unlock(&sf->lock);
+			cand = s3cfs_open_next(file);
+			if (IS_ERR(cand))
+				return cand;
+			spin_lock(&sf->lock);
+			if (!sf->next && !sf->used && !sf->active) {
+				sf->next = cand;
+				cand = NULL;
+			}
+			spin_unlock(&sf->lock);
+			if (cand)
+				fput(cand);
+			continue;	/* look again */
+		}
+		spin_unlock(&sf->lock);
+		return next;
 	}
 }
 
+/* A read of @file's own inode is over; @ret > 0: it returned bytes. */
+static void s3cfs_read_end(struct file *file, ssize_t ret)
+{
+	struct s3cfs_file *sf = file->private_data;
+
+	spin_lock(&sf->lock);
+	sf->active--;
+	if (ret > 0)
+		sf->used = true;
+	spin_unlock(&sf->lock);
+}
+
 /*
- * When the object changed in S3 (s3cfs_inode_refresh() bumped the
- * generation), pages of the old version may still be cached: drop them and
- * redo a read that overlapped the change, so that one read never returns
- * bytes of two versions. An open file that has already returned bytes of
- * the old version gets ESTALE from then on (as NFS does), rather than
- * carrying on with the new version's bytes; a new open reads the new one.
+ * A read that failed because the inode went stale under it returned
+ * nothing: unless the open has returned bytes before, it reads the new
+ * version (s3cfs_read_begin() decides).
  */
+static bool s3cfs_read_again(struct file *file, ssize_t ret)
+{
+	return ret < 0 && ret != -EINTR && s3cfs_inode_stale(file_inode(file));
+}
+
 static ssize_t s3cfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 {
-	struct inode *inode = file_inode(iocb->ki_filp);
-	struct s3cfs_file *sf = iocb->ki_filp->private_data;
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	loff_t pos = iocb->ki_pos;
-	int tries, gen;
+	struct file *file = iocb->ki_filp;
+	struct file *next;
+	int tries = 0;
 	ssize_t ret;
 
-	for (tries = 0; ; tries++) {
-		gen = atomic_read(&si->gen);
-		if (gen != READ_ONCE(sf->gen)) {
-			if (READ_ONCE(sf->used))
-				return -ESTALE;
-			WRITE_ONCE(sf->gen, gen);
-		}
-		s3cfs_drop_old_pages(inode, gen);
-		ret = generic_file_read_iter(iocb, to);
-		if (ret == -ESTALE) {
-			/* Changed, found under the VFS's locks: rebind here. */
-			int err = s3cfs_refresh_pending(inode, gen);
-
-			if (err)
-				return err;
-		}
-		if (atomic_read(&si->gen) == gen) {
-			if (ret > 0)
-				WRITE_ONCE(sf->used, true);
-			return ret;
-		}
-		if (tries >= S3CFS_STALE_RETRIES)
-			return -ESTALE;
-		if (ret > 0)
-			iov_iter_revert(to, ret);
-		iocb->ki_pos = pos;
+again:
+	next = s3cfs_read_begin(file, true);
+	if (IS_ERR(next))
+		return PTR_ERR(next);
+	if (next) {
+		ret = -EAGAIN;
+		if (!(iocb->ki_flags & IOCB_NOWAIT))
+			ret = vfs_iter_read(next, to, &iocb->ki_pos, 0);
+		fput(next);
+		return ret;
 	}
+	ret = generic_file_read_iter(iocb, to);
+	s3cfs_read_end(file, ret);
+	if (s3cfs_read_again(file, ret) && !tries++)
+		goto again;
+	return ret;
 }
 
 /*
- * 6.5+ splices from the page cache without ->read_iter: follow a change
- * found by ->readahead/->read_folio here too, and drop the old version's
- * pages (as s3cfs_read_iter() does). Before 6.5 this goes through
- * s3cfs_read_iter(), which has done both already.
+ * 6.5+ splices from the page cache without ->read_iter: the same rules as
+ * s3cfs_read_iter(). Before 6.5 s3cfs_splice_read() goes through
+ * s3cfs_read_iter(), whose own begin/end nest inside these.
  */
 static ssize_t s3cfs_file_splice_read(struct file *in, loff_t *ppos,
 				      struct pipe_inode_info *pipe, size_t len,
 				      unsigned int flags)
 {
-	struct inode *inode = file_inode(in);
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	int tries, gen, err;
+	struct file *next;
+	int tries = 0;
 	ssize_t ret;
 
-	for (tries = 0; ; tries++) {
-		gen = atomic_read(&si->gen);
-		s3cfs_drop_old_pages(inode, gen);
-		ret = s3cfs_splice_read(in, ppos, pipe, len, flags);
-		if (ret != -ESTALE || tries >= S3CFS_STALE_RETRIES)
-			return ret;
-		err = s3cfs_refresh_pending(inode, gen);
-		if (err)
-			return err;
-		if (atomic_read(&si->gen) == gen)
-			return ret;
+again:
+	next = s3cfs_read_begin(in, true);
+	if (IS_ERR(next))
+		return PTR_ERR(next);
+	if (next) {
+		ret = s3cfs_vfs_splice_read(next, ppos, pipe, len, flags);
+		fput(next);
+		return ret;
 	}
+	ret = s3cfs_splice_read(in, ppos, pipe, len, flags);
+	s3cfs_read_end(in, ret);
+	if (s3cfs_read_again(in, ret) && !tries++)
+		goto again;
+	return ret;
+}
+
+/*
+ * A mapping shows the inode's pages as they are: mapping counts as having
+ * returned bytes. A stale inode is mapped only by an open that has
+ * returned nothing and was passed on to the newer version by a read: that
+ * is mapped instead. A fault that needs data the stale inode cannot fetch
+ * gets SIGBUS.
+ */
+static int s3cfs_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct file *next = s3cfs_read_begin(file, true);
+	int err;
+
+	if (IS_ERR(next))
+		return PTR_ERR(next);
+	if (next) {
+		err = -ENODEV;
+		if (next->f_op->mmap) {
+			vma_set_file(vma, next);
+			err = next->f_op->mmap(next, vma);
+		}
+		fput(next);
+		return err;
+	}
+	err = generic_file_readonly_mmap(file, vma);
+	s3cfs_read_end(file, err ? err : 1);
+	return err;
 }
 
 const struct file_operations s3cfs_file_fops = {
@@ -174,6 +290,6 @@ const struct file_operations s3cfs_file_fops = {
 	.release	= s3cfs_release,
 	.llseek		= generic_file_llseek,
 	.read_iter	= s3cfs_read_iter,
-	.mmap		= generic_file_readonly_mmap,
+	.mmap		= s3cfs_mmap,
 	.splice_read	= s3cfs_file_splice_read,
 };

@@ -2,10 +2,15 @@
 /*
  * s3cachefs: upper inodes, each standing on one lower inode.
  *
- * Upper inodes are hashed by their lower inode, so one lower file has one
- * upper inode (and one page cache). Attributes come from the lower file
- * and the daemon's xattrs on it: size = lower size, mtime = the object's
- * Last-Modified, owner and mode from the mount options.
+ * Upper inodes are hashed by their lower inode, set once in ->set and never
+ * changed, so one lower file has exactly one upper inode (and one page
+ * cache), and an upper inode holds one object version for its whole life:
+ * the daemon never changes a lower file's ETag in place, a changed object
+ * gets a new lower file and so a new upper inode from the next lookup. The
+ * old inode is marked stale (s3cfs_inode_set_stale()); it is dropped at its
+ * last reference. Attributes come from the lower file and the daemon's
+ * xattrs on it: size = lower size, mtime = the object's Last-Modified,
+ * owner and mode from the mount options.
  */
 #include "s3cachefs.h"
 #include <linux/slab.h>
@@ -23,19 +28,18 @@ struct inode *s3cfs_alloc_inode(struct super_block *sb)
 	si = alloc_inode_sb(sb, s3cfs_inode_cachep, GFP_KERNEL);
 	if (!si)
 		return NULL;
+	si->lower_inode = NULL;
 	si->lower.dentry = NULL;
 	si->lower.mnt = NULL;
+	si->flags = 0;
 	si->lower_file = NULL;
 	si->present = NULL;
 	si->nr_chunks = 0;
 	si->etag[0] = '\0';
-	atomic_set(&si->gen, 0);
-	si->seen_gen = 0;
 	si->listed_at = 0;
 	si->touched_at = 0;
 	si->failed_chunk = 0;
 	si->failed_at = 0;
-	si->refresh_pending = false;
 	INIT_LIST_HEAD(&si->fetches);
 	return &si->vfs_inode;
 }
@@ -96,13 +100,11 @@ static ssize_t s3cfs_get_xattr(struct dentry *lower, const char *name,
 	return n;
 }
 
-/**
- * s3cfs_inode_load_meta() - (re)load attributes from the lower inode
- * @inode: upper inode, new or with data_sem held for writing
- *
+/*
+ * Attributes of a new inode from its lower inode and the daemon's xattrs.
  * Called with the mounter's credentials.
  */
-void s3cfs_inode_load_meta(struct inode *inode)
+static void s3cfs_inode_load_meta(struct inode *inode)
 {
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	struct dentry *lower = si->lower.dentry;
@@ -118,34 +120,68 @@ void s3cfs_inode_load_meta(struct inode *inode)
 	}
 	s3cfs_inode_set_times(inode, ts);
 	if (S_ISREG(linode->i_mode)) {
-		char etag[sizeof(si->etag)];
-
-		if (s3cfs_get_xattr(lower, S3CFS_XATTR_ETAG, etag,
-				    sizeof(etag)) < 0)
-			etag[0] = '\0';
-		/* chunk_lock too: s3cfs_fetch_prepare() copies it under that. */
-		spin_lock(&si->chunk_lock);
-		strscpy(si->etag, etag, sizeof(si->etag));
-		spin_unlock(&si->chunk_lock);
+		if (s3cfs_get_xattr(lower, S3CFS_XATTR_ETAG, si->etag,
+				    sizeof(si->etag)) < 0)
+			si->etag[0] = '\0';
 		i_size_write(inode, i_size_read(linode));
 	}
 }
 
-/**
- * s3cfs_inode_test() - iget5/ilookup5 test: does @inode stand on @lower?
- * @inode: upper inode
- * @lower: lower inode
- *
- * Return: non-zero if it does.
+/*
+ * iget5 test and set: the key is set under the inode hash lock before the
+ * inode is visible, so the test never sees an inode without one (I_NEW
+ * inodes included) and never a key that changes.
  */
-int s3cfs_inode_test(struct inode *inode, void *lower)
+static int s3cfs_inode_test(struct inode *inode, void *lower)
 {
-	return d_inode(READ_ONCE(S3CFS_I(inode)->lower.dentry)) == lower;
+	return S3CFS_I(inode)->lower_inode == lower;
 }
 
 static int s3cfs_inode_set(struct inode *inode, void *lower)
 {
+	S3CFS_I(inode)->lower_inode = lower;
 	return 0;
+}
+
+/**
+ * s3cfs_inode_set_stale() - the object changed or vanished in S3
+ * @inode: upper inode whose version is no longer the object's
+ *
+ * Safe in any context (under the VFS's locks of @inode too). From now on
+ * opens of @inode fail with -EOPENSTALE (the VFS looks the name up again,
+ * which finds the new version), its dentries fail revalidation, fetches for
+ * it are not sent, and open files that have returned bytes of it get
+ * ESTALE (file.c). What is cached of it stays valid: it is all one version.
+ */
+void s3cfs_inode_set_stale(struct inode *inode)
+{
+	if (!test_and_set_bit(S3CFS_I_STALE, &S3CFS_I(inode)->flags))
+		atomic64_inc(&S3CFS_SB(inode->i_sb)->stats.stale);
+}
+
+/**
+ * s3cfs_inode_stale() - has @inode's object changed in S3?
+ * @inode: upper inode
+ *
+ * Return: true once s3cfs_inode_set_stale() was called.
+ */
+bool s3cfs_inode_stale(struct inode *inode)
+{
+	return test_bit(S3CFS_I_STALE, &S3CFS_I(inode)->flags);
+}
+
+/**
+ * s3cfs_drop_inode() - ->drop_inode: keep an unused inode cached?
+ * @inode: upper inode losing its last reference
+ *
+ * A stale inode goes at once: no lookup can find it again, and it pins
+ * its old lower file, whose blocks are freed only when it is closed.
+ *
+ * Return: non-zero to evict @inode now.
+ */
+int s3cfs_drop_inode(struct inode *inode)
+{
+	return generic_drop_inode(inode) || s3cfs_inode_stale(inode);
 }
 
 /**
@@ -233,7 +269,7 @@ static int s3cfs_getattr(S3CFS_IDMAP_ARG, const struct path *path,
 			 unsigned int flags)
 {
 	struct inode *inode = d_inode(path->dentry);
-	struct inode *linode = d_inode(READ_ONCE(S3CFS_I(inode)->lower.dentry));
+	struct inode *linode = S3CFS_I(inode)->lower_inode;
 
 	s3cfs_fillattr(inode, request_mask, stat);
 	/* st_blocks: what is cached on NVMe, as du(1) should show. */

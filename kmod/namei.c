@@ -159,6 +159,10 @@ static int s3cfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 
 	if (IS_ROOT(dentry))
 		return 1;
+	inode = d_inode_rcu(dentry);
+	/* The object changed: look the name up again (a new inode). */
+	if (inode && s3cfs_inode_stale(inode))
+		return 0;
 	if (ttl && time_before(jiffies, dentry->d_time + ttl)) {
 		/* Young, and no listing of the parent has come in since. */
 		struct inode *pdir = d_inode_rcu(READ_ONCE(dentry->d_parent));
@@ -178,14 +182,20 @@ static int s3cfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	lower = s3cfs_lower_lookup(parent, &dentry->d_name);
 	revert_creds(old_cred);
 	dput(parent);
-	if (IS_ERR(lower))
-		return PTR_ERR(lower) == -ENOENT ? 0 : PTR_ERR(lower);
-	/* Same lower inode: same object version (ETags never change in place). */
-	valid = d_inode(lower) &&
-		d_inode(lower) == d_inode(READ_ONCE(S3CFS_I(inode)->lower.dentry));
-	dput(lower);
+	if (IS_ERR(lower) && PTR_ERR(lower) != -ENOENT)
+		return PTR_ERR(lower);
+	/*
+	 * Same lower inode: same object version (ETags never change in
+	 * place). Another one, or none: this inode's version is no longer
+	 * the object's.
+	 */
+	valid = !IS_ERR(lower) && d_inode(lower) == S3CFS_I(inode)->lower_inode;
+	if (!IS_ERR(lower))
+		dput(lower);
 	if (valid)
 		dentry->d_time = jiffies;
+	else
+		s3cfs_inode_set_stale(inode);
 	return valid;
 }
 

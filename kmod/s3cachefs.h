@@ -122,34 +122,35 @@ struct s3cfs_sb_info {
 };
 
 /**
- * struct s3cfs_inode_info - upper inode
+ * struct s3cfs_inode_info - upper inode: one lower inode, one object version
  * @vfs_inode: the VFS inode
- * @lower: the lower dentry and mount this inode stands on
+ * @lower_inode: the lower inode, the inode's key in the inode hash; set
+ *	in s3cfs_inode_set() and never changed
+ * @lower: the lower dentry and mount this inode stands on, set when the
+ *	inode is created and never changed
+ * @flags: S3CFS_I_* bits
  * @data_sem: shared while reading lower data or checking presence for a
- *	read; exclusive while punching lower data or rebinding @lower_file
+ *	read, and around every scan of the lower extent map; exclusive while
+ *	punching lower data (EVICT)
  * @lower_file: the lower file opened O_DIRECT, read-only, shared by all
  *	openers (regular files; set once under @data_sem, then stable until
- *	eviction or rebinding)
+ *	eviction)
  * @chunk_lock: protects @present, @nr_chunks and @fetches
  * @present: bitmap of chunks known present in the lower file, NULL until
  *	the first read scans the lower extent map
  * @nr_chunks: number of bits in @present
  * @fetches: FETCH requests in flight for this inode (struct s3cfs_req)
- * @etag: ETag of the object version the lower file holds (under @data_sem)
- * @gen: bumped each time cached data is dropped; readers that saw another
- *	value retry so that one read never mixes two object versions
- * @seen_gen: the @gen whose page cache is current (s3cfs_read_iter)
+ * @etag: ETag of the object version the lower file holds
  * @listed_at: directories: jiffies of our last successful LIST, 0 if none
  * @touched_at: files: jiffies of the last lower atime update (evict.c)
  * @failed_chunk: the last chunk whose fetch timed out (chunk_lock)
  * @failed_at: when, in jiffies; 0 if none (chunk_lock)
- * @refresh_pending: the daemon said the object changed while we were under
- *	the VFS's locks (->readahead, ->read_folio), where we do not rebind;
- *	s3cfs_refresh_pending() does it from ->read_iter or ->splice_read
  */
 struct s3cfs_inode_info {
 	struct inode vfs_inode;
+	struct inode *lower_inode;
 	struct path lower;
+	unsigned long flags;
 	struct rw_semaphore data_sem;
 	struct file *lower_file;
 	spinlock_t chunk_lock;	/* see @chunk_lock above */
@@ -157,14 +158,17 @@ struct s3cfs_inode_info {
 	u64 nr_chunks;
 	struct list_head fetches;
 	char etag[S3CFS_ETAG_MAX + 1];
-	atomic_t gen;
-	int seen_gen;
 	unsigned long listed_at;
 	unsigned long touched_at;
 	u64 failed_chunk;
 	unsigned long failed_at;
-	bool refresh_pending;
 };
+
+/*
+ * The object this inode's version belongs to changed or vanished in S3:
+ * no new open, name lookup or fetch uses the inode again (S3CFS_I flags).
+ */
+#define S3CFS_I_STALE		0
 
 static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
 {
@@ -249,10 +253,11 @@ void s3cfs_inode_cache_exit(void);
 struct inode *s3cfs_alloc_inode(struct super_block *sb);
 void s3cfs_free_inode(struct inode *inode);
 void s3cfs_evict_inode(struct inode *inode);
+int s3cfs_drop_inode(struct inode *inode);
 struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower);
-void s3cfs_inode_load_meta(struct inode *inode);
 int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp);
-int s3cfs_inode_test(struct inode *inode, void *lower);
+void s3cfs_inode_set_stale(struct inode *inode);
+bool s3cfs_inode_stale(struct inode *inode);
 extern const struct inode_operations s3cfs_file_iops;
 extern const struct inode_operations s3cfs_dir_iops;
 
@@ -268,13 +273,18 @@ extern const struct file_operations s3cfs_dir_fops;
 
 /**
  * struct s3cfs_file - an open regular file
- * @gen: the object version (inode generation) this open has read
- * @used: some bytes of @gen were returned; a change of version then makes
- *	further reads fail with ESTALE instead of continuing with new bytes
+ * @lock: protects the fields below
+ * @used: bytes of the inode's version were returned (or it was mapped):
+ *	once the inode is stale, reads fail with ESTALE
+ * @active: reads of the inode in progress
+ * @next: the open of the object's newer version that reads are passed
+ *	to: set when the inode went stale before this open returned any byte
  */
 struct s3cfs_file {
-	int gen;
+	spinlock_t lock;	/* see @lock above */
 	bool used;
+	unsigned int active;
+	struct file *next;
 };
 
 /* file.c */
@@ -289,15 +299,12 @@ void s3cfs_aops_exit(void);
 /* chunk.c */
 int s3cfs_chunks_load(struct inode *inode);
 void s3cfs_chunks_free(struct s3cfs_inode_info *si);
-int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len,
-			bool may_refresh);
+int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len);
 void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len);
 loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end);
 bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len);
 int s3cfs_chunks_fetched(struct s3cfs_req *req);
 void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done);
-int s3cfs_inode_refresh(struct inode *inode, int gen);
-int s3cfs_refresh_pending(struct inode *inode, int gen);
 
 /* evict.c */
 void s3cfs_touch_lower(struct inode *inode);
@@ -329,6 +336,13 @@ void s3cfs_netlink_exit(void);
 int s3cfs_nl_send(struct s3cfs_req *req, u32 portid);
 int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid);
 void s3cfs_nl_send_umount(struct s3cfs_sb_info *sbi, u32 portid);
+
+/* fault.c */
+enum s3cfs_fault {
+	S3CFS_FAULT_EVICT,	/* EVICT: chunks forgotten, before the punch */
+	S3CFS_FAULT_NR
+};
+void s3cfs_fault_delay(enum s3cfs_fault point);
 
 /* sysfs.c */
 int s3cfs_sysfs_init(void);

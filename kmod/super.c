@@ -128,6 +128,7 @@ static int s3cfs_show_devname(struct seq_file *m, struct dentry *root)
 static const struct super_operations s3cfs_sops = {
 	.alloc_inode	= s3cfs_alloc_inode,
 	.free_inode	= s3cfs_free_inode,
+	.drop_inode	= s3cfs_drop_inode,
 	.evict_inode	= s3cfs_evict_inode,
 	.statfs		= s3cfs_statfs,
 	.show_options	= s3cfs_show_options,

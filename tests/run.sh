@@ -3,8 +3,8 @@
 #
 # tests/run.sh - the s3cachefs test suite (what `make check` runs).
 #
-#   tests/run.sh [--kernel 6.1|6.12|debug] [--host-only] [--only "GLOBS"]
-#                [--quick] [--timeout S]
+#   tests/run.sh [--kernel 6.1|6.12|debug] [--host-only|--vm-only]
+#                [--only "GLOBS"] [--quick] [--timeout S]
 #   tests/run.sh --selftest-harness [--kernel K]
 #
 # 1. Host tests: `make -C daemon test` (TAP), skipped while daemon/ has no
@@ -13,7 +13,8 @@
 #    (make build/K/s3cachefs.ko) and the test helpers (build/tests/), boots
 #    ONE guest (tools/vm/run-vm.sh) running tests/vm/guest-main.sh, which runs
 #    every tests/vm/t_*.sh (--only: just those matching, e.g. "t_read*").
-#    --quick (or QUICK=1) makes the large fixtures smaller.
+#    --quick (or QUICK=1) makes the large fixtures smaller. --vm-only skips
+#    the host tests (while working on a VM test).
 # 3. Prints exactly one final line "N passed, N failed" (test points of all
 #    TAP streams; skips are reported on the line before and not counted) and
 #    exits non-zero if anything failed, including a guest kernel log with a
@@ -35,11 +36,12 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo" || exit 2
 logs=$repo/build/tests
 
-kernel=6.1 host_only= selftest= only= vm_timeout=
+kernel=6.1 host_only= vm_only= selftest= only= vm_timeout=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)		kernel=$2; shift 2 ;;
 	--host-only)		host_only=1; shift ;;
+	--vm-only)		vm_only=1; shift ;;
 	--selftest-harness)	selftest=1; shift ;;
 	--only)			only=$2; shift 2 ;;
 	--quick)		export QUICK=1; shift ;;
@@ -191,6 +193,7 @@ host_suite() {	# DESC LOG CMD...
 	fi
 }
 echo "TAP version 13"
+if [ -z "$vm_only" ]; then
 if [ -f daemon/Makefile ]; then
 	host_suite "make -C daemon test" "$logs/host.log" make -C daemon test
 else
@@ -211,6 +214,7 @@ fi
 # skips itself when ceph is not installed.
 if [ "$kernel" = 6.1 ] && [ -z "$only" ]; then
 	host_suite "tests/rgw/test-rgw.sh" "$logs/rgw.log" timeout 900 bash tests/rgw/test-rgw.sh
+fi
 fi
 [ -n "$host_only" ] && finish
 

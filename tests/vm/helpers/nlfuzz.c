@@ -19,6 +19,10 @@
  *                        LIST and FETCH -EIO), which must be taken, then the
  *                        same reply again, which must be refused. --stall:
  *                        accept MOUNTs, never answer anything else.
+ *   nlfuzz evict MOUNT_ID PATH OFFSET LENGTH
+ *                        (root) send one EVICT the way the daemon does: by
+ *                        path in the cache directory, with no lookup
+ *                        through the mount; prints the ack's error
  *
  * Prints one line per check ("ok ..." or "FAIL ..."); the exit status is the
  * number of failed checks (0: all good), 100 on a setup error.
@@ -475,10 +479,31 @@ static int mode_fake_daemon(int seconds, int stall)
 	return failures;
 }
 
+static int mode_evict(char **argv)
+{
+	struct nl_sock *sk = open_sock();
+	struct nl_msg *msg = new_msg(S3CFS_CMD_EVICT);
+	int err;
+
+	if (nla_put_u32(msg, S3CFS_A_MOUNT_ID, strtoul(argv[0], NULL, 0)) < 0 ||
+	    nla_put_string(msg, S3CFS_A_PATH, argv[1]) < 0 ||
+	    nla_put_u64(msg, S3CFS_A_OFFSET, strtoull(argv[2], NULL, 0)) < 0 ||
+	    nla_put_u64(msg, S3CFS_A_LENGTH, strtoull(argv[3], NULL, 0)) < 0) {
+		fprintf(stderr, "nlfuzz: out of memory\n");
+		return 100;
+	}
+	err = send_wait(sk, msg);
+	printf("evict %s: %s (%d)\n", argv[1], err ? strerror(-err) : "done", err);
+	nl_socket_free(sk);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int seconds = 60, stall = 0, i;
 
+	if (argc == 6 && !strcmp(argv[1], "evict"))
+		return mode_evict(argv + 2);
 	if (argc < 2)
 		goto usage;
 	for (i = 2; i < argc; i++) {
@@ -496,6 +521,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "fake-daemon"))
 		return mode_fake_daemon(seconds, stall) > 99 ? 99 : failures;
 usage:
-	fprintf(stderr, "usage: nlfuzz unpriv | malformed | fake-daemon [--seconds N] [--stall]\n");
+	fprintf(stderr, "usage: nlfuzz unpriv | malformed | fake-daemon [--seconds N] [--stall] |\n"
+		"       evict MOUNT_ID PATH OFFSET LENGTH\n");
 	return 100;
 }
