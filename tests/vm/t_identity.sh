@@ -78,9 +78,11 @@ check "a.bin: the same open reads version 2 after eviction and drop_caches (not 
 
 # --- 2. EVICT with no upper inode, racing the first open -----------------
 check "b.bin: read whole" cmp "$MNT/b.bin" "$WORK/b1"
+# A fresh listing: the open below looks b.bin up in the cache, at once.
+python3 -c 'import os, sys; os.listdir(sys.argv[1])' "$MNT"
 drop_caches	# no upper inode left for b.bin
 echo 0 >"$PARAMS/fault_points"
-echo 3000 >"$PARAMS/fault_delay_ms"
+echo 4000 >"$PARAMS/fault_delay_ms"
 echo 1 >"$PARAMS/fault_points"	# BIT(S3CFS_FAULT_EVICT)
 dmesg -c >/dev/null
 "$nlfuzz" evict "$(mnt_stat mount_id)" b.bin 0 $((4 << 20)) >"$WORK/evict.out" 2>&1 &
@@ -90,11 +92,16 @@ out=$(timeout 120 python3 - "$MNT/b.bin" "$WORK/b1" "$evict_pid" <<'EOF' 2>&1
 import os, sys, time
 path, want_path, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
 want = open(want_path, "rb").read()
+def evicting():
+    try:
+        return open("/proc/%d/stat" % pid).read().split()[2] != "Z"
+    except OSError:
+        return False
+print("EVICT in progress at the first open:", evicting())
 fd = os.open(path, os.O_RDONLY)
 head = os.pread(fd, 4096, 0)
 print("first read:", head == want[:4096])
-while os.path.exists("/proc/%d" % pid) and \
-        open("/proc/%d/stat" % pid).read().split()[2] != "Z":
+while evicting():
     time.sleep(0.1)
 open("/sys/module/s3cachefs/parameters/fault_points", "w").write("0")
 with open("/proc/sys/vm/drop_caches", "w") as f:
@@ -109,7 +116,7 @@ echo 0 >"$PARAMS/fault_points"
 diag "$out"
 diag "$(cat "$WORK/evict.out")"
 check "b.bin: EVICT was held at the delay point while the file was first opened" \
-	bash -c "dmesg | grep -q 'fault point evict'"
+	bash -c "dmesg | grep -q 'fault point evict' && grep -q 'EVICT in progress at the first open: True' <<<'$out'"
 check "b.bin: EVICT done" grep -q "evict b.bin: done" "$WORK/evict.out"
 check "b.bin: the open that raced EVICT reads right afterwards (not zeros)" \
 	grep -q "the open reads right: True" <<<"$out"
