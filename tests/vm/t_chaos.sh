@@ -69,8 +69,8 @@ is "$(val wrong)" 0 "no read returned bytes of no version (zeros, a mix)"
 is "$(val mixed)" 0 "no open returned bytes of two versions"
 is "$(val hung)" 0 "no read hung"
 is "$(val errors)" 0 "no failure but ESTALE ($(val estale) ESTALE)"
-check "objects changed meanwhile ($(val overwrites) overwrites, stale $(mnt_stat stale))" \
-	test "$(val overwrites)" -ge 5 -a "$(mnt_stat stale)" -ge 1
+check "objects changed meanwhile and were read ($(val overwrites) overwrites, $(val newer) reads of new versions, stale $(mnt_stat stale))" \
+	test "$(val overwrites)" -ge 5 -a "$(val newer)" -ge 1
 n=$(wc -l <"$restarts")
 check "the daemon was killed and restarted ($n times) and evicted" \
 	bash -c "[ $n -ge 3 ] && grep -qs 'evicted' $S3CFS_LOGDIR/s3cachefsd-chaos-*.log"

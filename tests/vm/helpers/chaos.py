@@ -15,6 +15,7 @@ read against every version the key has had:
   wrong   a read whose bytes are no version's bytes at that range
   mixed   an open whose reads are of two versions
   hung    a read still running WATCHDOG seconds after it started
+  newer   reads shown to be of a version PUT during the run
   errors  a failed read other than ESTALE (or SIGBUS through a mapping:
           a mapped read runs in a child process, which SIGBUS may end)
 
@@ -75,7 +76,7 @@ class Stats:
     def __init__(self):
         self.lock = threading.Lock()
         self.c = dict(reads=0, bytes=0, opens=0, wrong=0, mixed=0, hung=0,
-                      errors=0, estale=0, sigbus=0, overwrites=0)
+                      errors=0, estale=0, sigbus=0, overwrites=0, newer=0)
         self.notes = []
 
     def add(self, name, n=1, note=None):
@@ -206,6 +207,8 @@ def main():
                         st.add("mixed", note="%s %s: versions %s then %s" % (key, mode, vers, ok))
                         break
                     vers = both
+                    if 0 not in vers:
+                        st.add("newer")
                 if err is not None:
                     raise err
             except OSError as e:
