@@ -21,6 +21,7 @@
 #include <linux/pagemap.h>
 #include <linux/uio.h>
 #include <linux/workqueue.h>
+#include <linux/moduleparam.h>
 
 /* A read is retried this often when the data is invalidated under it. */
 #define S3CFS_READ_TRIES	4
@@ -78,6 +79,11 @@ struct s3cfs_ra_wait {
 };
 
 static struct workqueue_struct *s3cfs_ra_wq;
+
+/* Tests only: limit s3cfs_ra_wq's concurrency, to show what waits behind it. */
+static unsigned int ra_max_active;
+module_param(ra_max_active, uint, 0444);
+MODULE_PARM_DESC(ra_max_active, "Tests only: most s3cfs_ra work items run at once (default 0: the workqueue default)");
 
 /**
  * s3cfs_fill_lock() - make [pos, pos + len) present and hold it present
@@ -279,6 +285,11 @@ static void s3cfs_rd_submit(struct s3cfs_rd *rd, bool nowait)
 	rd->iocb.ki_complete = s3cfs_rd_done;
 	rd->again = false;
 	refcount_set(&rd->ref, 2);
+	if (nowait && s3cfs_fault("rd_eagain")) {
+		s3cfs_rd_done(&rd->iocb, -EAGAIN);
+		s3cfs_rd_put(rd);
+		return;
+	}
 	iov_iter_xarray(&iter, ITER_DEST, &inode->i_mapping->i_pages, rd->pos,
 			rd->end - rd->pos);
 	old_cred = override_creds(sbi->creds);
@@ -323,6 +334,7 @@ static void s3cfs_ra_workfn(struct work_struct *work)
 	struct s3cfs_rd *rd, *tmp;
 	int err = 0;
 
+	s3cfs_fault("ra_work");
 	list_for_each_entry_safe(rd, tmp, &w->rds, list) {
 		list_del(&rd->list);
 		if (!err)
@@ -452,7 +464,8 @@ static int s3cfs_read_folio(struct file *file, struct folio *folio)
 int __init s3cfs_aops_init(void)
 {
 	/* Unbound: each item sleeps until its chunks land from S3. */
-	s3cfs_ra_wq = alloc_workqueue("s3cfs_ra", WQ_UNBOUND, 0);
+	s3cfs_ra_wq = alloc_workqueue("s3cfs_ra", WQ_UNBOUND,
+				      min(ra_max_active, WQ_MAX_ACTIVE));
 	return s3cfs_ra_wq ? 0 : -ENOMEM;
 }
 

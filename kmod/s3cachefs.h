@@ -103,6 +103,7 @@ struct s3cfs_mount_opts {
  * @kobj: /sys/fs/s3cachefs/<MAJ:MIN>/
  * @kobj_unregister: completed by the kobject's release
  * @kobj_added: @kobj was added and must be deleted
+ * @nr_pending: requests of this mount in the request table (sysfs pending)
  */
 struct s3cfs_sb_info {
 	struct super_block *sb;
@@ -119,6 +120,7 @@ struct s3cfs_sb_info {
 	struct kobject kobj;
 	struct completion kobj_unregister;
 	bool kobj_added;
+	atomic_t nr_pending;
 };
 
 /**
@@ -322,6 +324,7 @@ bool s3cfs_daemon_present(void);
 bool s3cfs_daemon_is(u32 portid);
 void s3cfs_upcall_umount(struct s3cfs_sb_info *sbi);
 void s3cfs_upcall_exit(void);
+bool s3cfs_fault(const char *point);
 
 /* netlink.c */
 int s3cfs_netlink_init(void);

@@ -314,6 +314,7 @@ void s3cfs_kill_sb(struct super_block *sb)
 		list_del_init(&sbi->mounts_link);
 		s3cfs_mounts_unlock();
 		s3cfs_upcall_flush(sbi);
+		s3cfs_fault("umount_flushed");
 		s3cfs_sysfs_del(sbi);
 	}
 	kill_anon_super(sb);

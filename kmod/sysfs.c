@@ -64,6 +64,13 @@ static ssize_t bucket_show(struct s3cfs_sb_info *sbi, char *buf)
 
 static struct s3cfs_sysfs_attr s3cfs_attr_bucket = __ATTR_RO(bucket);
 
+static ssize_t pending_show(struct s3cfs_sb_info *sbi, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&sbi->nr_pending));
+}
+
+static struct s3cfs_sysfs_attr s3cfs_attr_pending = __ATTR_RO(pending);
+
 static ssize_t prefix_show(struct s3cfs_sb_info *sbi, char *buf)
 {
 	return sysfs_emit(buf, "%s\n", sbi->prefix);
@@ -165,6 +172,7 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_stale.attr,
 	&s3cfs_attr_read_retries.attr,
 	&s3cfs_attr_fetch_latency.attr,
+	&s3cfs_attr_pending.attr,
 	&s3cfs_attr_bucket.attr,
 	&s3cfs_attr_prefix.attr,
 	&s3cfs_attr_cache_dir.attr,

@@ -37,6 +37,8 @@
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
 #include <linux/moduleparam.h>
+#include <linux/module.h>
+#include <linux/delay.h>
 
 #define CREATE_TRACE_POINTS
 #include "trace.h"
@@ -44,6 +46,55 @@
 #define S3CFS_TRACE(ev, req, st)					\
 	trace_##ev((req)->id, (req)->sbi->mount_id, (req)->cmd,		\
 		   (req)->offset, (req)->length, (st))
+
+/*
+ * Test-only fault points, off unless a test names them (tests/vm): a point
+ * named in fault_points (a comma-separated list) logs "fault point NAME"
+ * and sleeps fault_delay_ms when reached (s3cfs_fault()). The points:
+ *   send            a request's unicast to the daemon has returned
+ *   ra_work         a readahead worker starts, before its first piece
+ *   umount_flushed  unmount: requests flushed, inodes not yet evicted
+ *   rd_eagain       an IOCB_NOWAIT lower read fails with -EAGAIN untried
+ */
+static char fault_points[64];
+module_param_string(fault_points, fault_points, sizeof(fault_points), 0644);
+MODULE_PARM_DESC(fault_points, "Tests only: comma-separated fault points to hit (default none)");
+static unsigned int fault_delay_ms;
+module_param(fault_delay_ms, uint, 0644);
+MODULE_PARM_DESC(fault_delay_ms, "Tests only: how long a fault point sleeps, ms (default 0)");
+
+/**
+ * s3cfs_fault() - a test-only fault point (process context)
+ * @point: its name
+ *
+ * Return: true if a test turned @point on (it has slept fault_delay_ms).
+ */
+bool s3cfs_fault(const char *point)
+{
+	char buf[sizeof(fault_points)];
+	size_t n = strlen(point);
+	unsigned int ms;
+	char *p;
+
+	if (!READ_ONCE(fault_points[0]))
+		return false;
+	kernel_param_lock(THIS_MODULE);
+	strscpy(buf, fault_points, sizeof(buf));
+	kernel_param_unlock(THIS_MODULE);
+	for (p = buf; (p = strstr(p, point)); p += n)
+		if ((p == buf || p[-1] == ',') &&
+		    (!p[n] || p[n] == ',' || p[n] == '\n'))
+			break;
+	if (!p)
+		return false;
+	ms = READ_ONCE(fault_delay_ms);
+	pr_info("fault point %s: %u ms\n", point, ms);
+	if (ms) {
+		msleep(ms);
+		pr_info("fault point %s: done\n", point);
+	}
+	return true;
+}
 
 static unsigned int max_pending = 4096;
 module_param(max_pending, uint, 0644);
@@ -184,6 +235,7 @@ void s3cfs_req_complete(struct s3cfs_req *req, int status)
 	complete_all(&req->done);
 	wake_up_all(&req->wait);
 	if (test_bit(S3CFS_REQ_QUEUED, &req->flags)) {
+		atomic_dec(&req->sbi->nr_pending);
 		atomic_dec(&s3cfs_nr_pending);
 		wake_up(&s3cfs_pending_wq);
 	}
@@ -197,6 +249,7 @@ static void s3cfs_req_send(struct s3cfs_req *req)
 	if (!portid || test_bit(S3CFS_REQ_DONE, &req->flags))
 		return;
 	err = s3cfs_nl_send(req, portid);
+	s3cfs_fault("send");
 	if (!err) {
 		if (!req->sent_at)
 			req->sent_at = jiffies;
@@ -228,6 +281,7 @@ int s3cfs_req_submit(struct s3cfs_req *req)
 	if (err)
 		return err;
 	atomic_inc(&s3cfs_nr_pending);
+	atomic_inc(&req->sbi->nr_pending);
 	set_bit(S3CFS_REQ_QUEUED, &req->flags);
 	refcount_inc(&req->ref);
 	req->sent_at = jiffies;
@@ -237,6 +291,7 @@ int s3cfs_req_submit(struct s3cfs_req *req)
 	if (err < 0) {
 		refcount_dec(&req->ref);
 		clear_bit(S3CFS_REQ_QUEUED, &req->flags);
+		atomic_dec(&req->sbi->nr_pending);
 		atomic_dec(&s3cfs_nr_pending);
 		return err;
 	}
