@@ -52,7 +52,8 @@ exec 3<"$MNT/big.bin" 4<"$MNT/hole.bin" 5<"$MNT/a.bin" 6<"$MNT/b.bin"
 echo 1 >/proc/sys/vm/drop_caches
 stop_daemon
 
-"$nlfuzz" fake-daemon --stall-fetch --seconds 500 >"$WORK/fake.log" 2>&1 &
+# Not holding the test's open files (they would keep the mount busy).
+"$nlfuzz" fake-daemon --stall-fetch --seconds 500 3<&- 4<&- 5<&- 6<&- >"$WORK/fake.log" 2>&1 &
 fake=$!
 echo "$fake" >>"${S3CFS_PIDFILE:-/dev/null}"
 for ((i = 0; i < 100; i++)); do
@@ -150,9 +151,11 @@ for ((i = 0; i < 20; i++)); do
 	umount "$MNT" 2>/dev/null && break
 	sleep 1
 done
-mountpoint -q "$MNT" && diag "busy: $(fuser -vm "$MNT" 2>&1 | head -n 5)"
-mountpoint -q "$MNT"
-is "$?" 1 "umount A"
+if mountpoint -q "$MNT"; then
+	not_ok "umount A" "busy: $(fuser -vm "$MNT" 2>&1 | head -n 5)"
+else
+	ok "umount A"
+fi
 kill -TERM "$fake" 2>/dev/null
 wait "$fake"
 check "module unloads" unload_module

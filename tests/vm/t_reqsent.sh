@@ -31,7 +31,7 @@ timeout 60 ls -l "$MNT" >/dev/null
 exec 3<"$MNT/f.bin"
 stop_daemon
 
-"$nlfuzz" fake-daemon --exit-on-fetch --seconds 120 >"$WORK/fake.log" 2>&1 &
+"$nlfuzz" fake-daemon --exit-on-fetch --seconds 120 3<&- >"$WORK/fake.log" 2>&1 &
 fake=$!
 echo "$fake" >>"${S3CFS_PIDFILE:-/dev/null}"
 for ((i = 0; i < 100; i++)); do
