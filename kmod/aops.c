@@ -15,12 +15,21 @@
  * invalidate_lock -> lower i_rwsem out of the lock graph, a read made
  * there is tried with IOCB_NOWAIT (a trylock of i_rwsem); when the lower
  * filesystem would block, the read is made again, blocking, from the
- * s3cfs_ra workqueue, which holds none of our locks (s3cfs_rd.again).
+ * s3cfs_rd workqueue, which holds none of our locks (s3cfs_rd.again). That
+ * workqueue is not s3cfs_ra's, whose items sleep until chunks land from S3:
+ * a retry, which only waits for the lower filesystem, never queues behind
+ * them.
+ *
+ * Unmount: work items of a mount are counted (sbi->nr_work) and unmount
+ * waits for them after failing the mount's requests, before the inodes
+ * are evicted; a readahead worker holds a reference on its inode, dropped
+ * when it holds no folio lock any more (see s3cfs_ra_workfn()).
  */
 #include "s3cachefs.h"
 #include <linux/pagemap.h>
 #include <linux/uio.h>
 #include <linux/workqueue.h>
+#include <linux/moduleparam.h>
 
 /* A read is retried this often when the data is invalidated under it. */
 #define S3CFS_READ_TRIES	4
@@ -41,9 +50,9 @@
  * @end: end of the last folio
  * @nr: number of folios
  * @again: an IOCB_NOWAIT read that would have blocked: make it again,
- *	blocking, from s3cfs_ra_wq once the last reference is dropped
+ *	blocking, from s3cfs_rd_wq once the last reference is dropped
  * @list: on a &struct s3cfs_ra_wait list while its chunk is missing
- * @retry: the blocking read, on s3cfs_ra_wq
+ * @retry: the blocking read, on s3cfs_rd_wq (counted in sbi->nr_work)
  * @folios: the locked folios, in order, covering [@pos, @end)
  */
 struct s3cfs_rd {
@@ -63,6 +72,7 @@ struct s3cfs_rd {
  * struct s3cfs_ra_wait - the missing pieces of one readahead window
  * @work: runs on s3cfs_ra_wq: waits for each piece's chunk, in file order
  *	(the order in which the window's FETCH lands them), then submits it
+ * @inode: the upper inode, referenced (ihold) while queued or running
  * @rds: the pieces, &struct s3cfs_rd.list, their folios locked
  *
  * ->readahead must not wait for S3: the kernel calls it for the
@@ -74,10 +84,41 @@ struct s3cfs_rd {
  */
 struct s3cfs_ra_wait {
 	struct work_struct work;
+	struct inode *inode;
 	struct list_head rds;
 };
 
 static struct workqueue_struct *s3cfs_ra_wq;
+static struct workqueue_struct *s3cfs_rd_wq;
+
+/* A work item of @sbi is queued; s3cfs_aops_drain() waits for it. */
+static void s3cfs_work_get(struct s3cfs_sb_info *sbi)
+{
+	atomic_inc(&sbi->nr_work);
+}
+
+/* The last access of a work item to @sbi. */
+static void s3cfs_work_put(struct s3cfs_sb_info *sbi)
+{
+	/* wake_up_var() only hashes the address: @sbi may be freed now. */
+	if (atomic_dec_and_test(&sbi->nr_work))
+		wake_up_var(&sbi->nr_work);
+}
+
+/**
+ * s3cfs_aops_drain() - wait until no work item of a mount is queued or runs
+ * @sbi: the mount, being unmounted: its requests are flushed and it takes
+ *	no new one, so a readahead worker fails what it still waits for
+ */
+void s3cfs_aops_drain(struct s3cfs_sb_info *sbi)
+{
+	wait_var_event(&sbi->nr_work, !atomic_read(&sbi->nr_work));
+}
+
+/* Tests only: limit s3cfs_ra_wq's concurrency, to show what waits behind it. */
+static unsigned int ra_max_active;
+module_param(ra_max_active, uint, 0444);
+MODULE_PARM_DESC(ra_max_active, "Tests only: most s3cfs_ra work items run at once (default 0: the workqueue default)");
 
 /**
  * s3cfs_fill_lock() - make [pos, pos + len) present and hold it present
@@ -216,10 +257,13 @@ static void s3cfs_rd_put(struct s3cfs_rd *rd)
 {
 	if (refcount_dec_and_test(&rd->ref)) {
 		fput(rd->iocb.ki_filp);
-		if (rd->again)
-			queue_work(s3cfs_ra_wq, &rd->retry);
-		else
+		if (rd->again) {
+			/* The folios are still locked: the inode is there. */
+			s3cfs_work_get(S3CFS_SB(rd->inode->i_sb));
+			queue_work(s3cfs_rd_wq, &rd->retry);
+		} else {
 			kfree(rd);
+		}
 	}
 }
 
@@ -276,6 +320,11 @@ static void s3cfs_rd_submit(struct s3cfs_rd *rd, bool nowait)
 	rd->iocb.ki_complete = s3cfs_rd_done;
 	rd->again = false;
 	refcount_set(&rd->ref, 2);
+	if (nowait && s3cfs_fault("rd_eagain")) {
+		s3cfs_rd_done(&rd->iocb, -EAGAIN);
+		s3cfs_rd_put(rd);
+		return;
+	}
 	iov_iter_xarray(&iter, ITER_DEST, &inode->i_mapping->i_pages, rd->pos,
 			rd->end - rd->pos);
 	old_cred = override_creds(sbi->creds);
@@ -289,7 +338,11 @@ static void s3cfs_rd_submit(struct s3cfs_rd *rd, bool nowait)
 /* The blocking read of a piece whose IOCB_NOWAIT read would have blocked. */
 static void s3cfs_rd_retry_workfn(struct work_struct *work)
 {
-	s3cfs_rd_submit(container_of(work, struct s3cfs_rd, retry), false);
+	struct s3cfs_rd *rd = container_of(work, struct s3cfs_rd, retry);
+	struct s3cfs_sb_info *sbi = S3CFS_SB(rd->inode->i_sb);
+
+	s3cfs_rd_submit(rd, false);
+	s3cfs_work_put(sbi);
 }
 
 /* A piece of @nr folios at @pos, or NULL. */
@@ -312,14 +365,23 @@ static struct s3cfs_rd *s3cfs_rd_alloc(struct inode *inode, loff_t pos,
  * Fill the missing pieces of a window as their chunks land. After the
  * first failure the rest fail too (a piece's folios are unlocked without
  * being uptodate; ->read_folio retries and reports the error).
+ *
+ * The worker's inode reference is dropped last, when every piece is either
+ * failed (folios unlocked) or handed to the lower filesystem (folios
+ * unlocked by the completion, which needs nothing from us): an iput() that
+ * evicts the inode waits for those folios, and must never wait for one
+ * this worker still holds.
  */
 static void s3cfs_ra_workfn(struct work_struct *work)
 {
 	struct s3cfs_ra_wait *w = container_of(work, struct s3cfs_ra_wait,
 					       work);
+	struct inode *inode = w->inode;
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_rd *rd, *tmp;
 	int err = 0;
 
+	s3cfs_fault("ra_work");
 	list_for_each_entry_safe(rd, tmp, &w->rds, list) {
 		list_del(&rd->list);
 		if (!err)
@@ -331,6 +393,8 @@ static void s3cfs_ra_workfn(struct work_struct *work)
 			s3cfs_rd_submit(rd, false);	/* none of our locks held */
 	}
 	kfree(w);
+	iput(inode);
+	s3cfs_work_put(sbi);
 }
 
 /* Position of the next folio readahead_folio() will hand out. */
@@ -413,8 +477,13 @@ static void s3cfs_readahead(struct readahead_control *rac)
 		}
 		s3cfs_rd_submit(rd, true);
 	}
-	if (w)
+	if (w) {
+		/* The folios are locked and the caller's file pins the inode. */
+		ihold(inode);
+		w->inode = inode;
+		s3cfs_work_get(sbi);
 		queue_work(s3cfs_ra_wq, &w->work);
+	}
 }
 
 /*
@@ -449,12 +518,22 @@ static int s3cfs_read_folio(struct file *file, struct folio *folio)
 int __init s3cfs_aops_init(void)
 {
 	/* Unbound: each item sleeps until its chunks land from S3. */
-	s3cfs_ra_wq = alloc_workqueue("s3cfs_ra", WQ_UNBOUND, 0);
-	return s3cfs_ra_wq ? 0 : -ENOMEM;
+	s3cfs_ra_wq = alloc_workqueue("s3cfs_ra", WQ_UNBOUND,
+				      min(ra_max_active, WQ_MAX_ACTIVE));
+	if (!s3cfs_ra_wq)
+		return -ENOMEM;
+	/* Blocking lower reads only, never a wait for S3 (see the top). */
+	s3cfs_rd_wq = alloc_workqueue("s3cfs_rd", WQ_UNBOUND, 0);
+	if (!s3cfs_rd_wq) {
+		destroy_workqueue(s3cfs_ra_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void s3cfs_aops_exit(void)
 {
+	destroy_workqueue(s3cfs_rd_wq);
 	destroy_workqueue(s3cfs_ra_wq);
 }
 

@@ -348,15 +348,17 @@ static void s3cfs_fetch_arm(struct s3cfs_sb_info *sbi,
 	list_add_tail(&req->inode_link, &si->fetches);
 }
 
-static int s3cfs_fetch_submit(struct s3cfs_req *req)
+/* @nowait: prefetch, which skips a FETCH when no request slot is free. */
+static int s3cfs_fetch_submit(struct s3cfs_req *req, bool nowait)
 {
 	struct s3cfs_sb_info *sbi = req->sbi;
 	int err;
 
-	atomic64_inc(&sbi->stats.fetches);
-	err = s3cfs_req_submit(req);
+	err = s3cfs_req_submit(req, nowait);
 	if (err)
 		s3cfs_req_complete(req, err);
+	else
+		atomic64_inc(&sbi->stats.fetches);
 	return err;
 }
 
@@ -368,6 +370,8 @@ static int s3cfs_fetch_submit(struct s3cfs_req *req)
  *
  * Sends one FETCH per run of missing chunks that no one is fetching yet,
  * so that all the runs of a readahead window are in flight together.
+ * Never waits for a request slot: without one the rest is left to the
+ * readers, which fetch what they find missing.
  */
 void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 {
@@ -376,6 +380,7 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 	loff_t end = min_t(loff_t, pos + len, i_size_read(inode));
 	struct s3cfs_req *req = NULL;
 	u64 c, limit, e;
+	int err;
 
 	if (pos >= end || !s3cfs_daemon_present() || s3cfs_inode_stale(inode) ||
 	    s3cfs_chunks_load(inode))
@@ -413,9 +418,11 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 		e = s3cfs_run_end(sbi, si, c, limit);
 		s3cfs_fetch_arm(sbi, si, req, c, e - c);
 		spin_unlock(&si->chunk_lock);
-		s3cfs_fetch_submit(req);
+		err = s3cfs_fetch_submit(req, true);
 		s3cfs_req_put(req);
 		req = NULL;
+		if (err)
+			break;
 		c = e;
 	}
 	if (req)
@@ -549,7 +556,7 @@ again:
 		missed++;
 		atomic64_inc(&sbi->stats.chunk_misses);
 		if (created)
-			s3cfs_fetch_submit(req);
+			s3cfs_fetch_submit(req, false);
 		err = s3cfs_req_wait(req, deadline, timeout,
 				     s3cfs_chunk_ready, &c);
 		s3cfs_req_put(req);

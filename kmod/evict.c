@@ -178,7 +178,7 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 				  ((off + len - 1) >> sbi->chunk_shift) + 1);
 	if (err)
 		goto out_inode;
-	s3cfs_fault_delay(S3CFS_FAULT_EVICT);
+	s3cfs_fault("evict");
 	/*
 	 * Punch to the chunk's end even past EOF: a punch that stops at an
 	 * unaligned EOF zeroes the last block instead of freeing it, and a

@@ -1,40 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * s3cachefs: test-only delay points.
+ * s3cachefs: test-only fault points.
  *
  * Races the VM tests must make happen on purpose (an eviction landing
- * between an extent scan and its use, say) are widened by a delay at a
- * named point. Off unless a test sets both module parameters:
- * fault_points (a bitmask of enum s3cfs_fault) and fault_delay_ms. Each
- * delay is logged, so that the test can show the interleaving happened.
+ * between an open and its extent scan, a daemon dying during a send) are
+ * widened by a delay at a named point. Off unless a test names the point in
+ * fault_points (a comma-separated list); a point reached then logs "fault
+ * point NAME" and sleeps fault_delay_ms (s3cfs_fault()), so that the test
+ * can show the interleaving happened. The points:
+ *   send            a request's unicast to the daemon has returned
+ *   ra_work         a readahead worker starts, before its first piece
+ *   umount_flushed  unmount: requests flushed, inodes not yet evicted
+ *   rd_eagain       an IOCB_NOWAIT lower read fails with -EAGAIN untried
+ *   evict           EVICT: chunks forgotten under data_sem, before the punch
  */
 #include "s3cachefs.h"
 #include <linux/moduleparam.h>
 #include <linux/delay.h>
+#include <linux/string.h>
 
-static unsigned int fault_points;
-module_param(fault_points, uint, 0644);
-MODULE_PARM_DESC(fault_points, "Tests only: bitmask of delay points to enable (0)");
-
+static char fault_points[64];
+module_param_string(fault_points, fault_points, sizeof(fault_points), 0644);
+MODULE_PARM_DESC(fault_points, "Tests only: comma-separated fault points to hit (default none)");
 static unsigned int fault_delay_ms;
 module_param(fault_delay_ms, uint, 0644);
-MODULE_PARM_DESC(fault_delay_ms, "Tests only: how long an enabled delay point sleeps (0)");
-
-static const char *const s3cfs_fault_names[S3CFS_FAULT_NR] = {
-	[S3CFS_FAULT_EVICT]	= "evict",
-};
+MODULE_PARM_DESC(fault_delay_ms, "Tests only: how long a fault point sleeps, ms (default 0)");
 
 /**
- * s3cfs_fault_delay() - sleep at @point if a test enabled it
- * @point: the delay point
+ * s3cfs_fault() - a test-only fault point (process context)
+ * @point: its name
+ *
+ * Return: true if a test turned @point on (it has slept fault_delay_ms).
  */
-void s3cfs_fault_delay(enum s3cfs_fault point)
+bool s3cfs_fault(const char *point)
 {
-	unsigned int ms = READ_ONCE(fault_delay_ms);
+	char buf[sizeof(fault_points)];
+	size_t n = strlen(point);
+	unsigned int ms;
+	char *p;
 
-	if (!ms || !(READ_ONCE(fault_points) & BIT(point)))
-		return;
-	pr_info("fault point %s: sleeping %u ms\n", s3cfs_fault_names[point],
-		ms);
-	msleep(ms);
+	if (!READ_ONCE(fault_points[0]))
+		return false;
+	kernel_param_lock(THIS_MODULE);
+	strscpy(buf, fault_points, sizeof(buf));
+	kernel_param_unlock(THIS_MODULE);
+	for (p = buf; (p = strstr(p, point)); p += n)
+		if ((p == buf || p[-1] == ',') &&
+		    (!p[n] || p[n] == ',' || p[n] == '\n'))
+			break;
+	if (!p)
+		return false;
+	ms = READ_ONCE(fault_delay_ms);
+	pr_info("fault point %s: %u ms\n", point, ms);
+	if (ms) {
+		msleep(ms);
+		pr_info("fault point %s: done\n", point);
+	}
+	return true;
 }

@@ -25,6 +25,7 @@
 #include <linux/list.h>
 #include <linux/refcount.h>
 #include <linux/atomic.h>
+#include <linux/workqueue.h>
 #include "compat.h"
 #include "uapi/s3cachefs.h"
 
@@ -46,6 +47,7 @@
  * @stale: objects found changed in S3 (cached data dropped)
  * @read_retries: lower reads that would have blocked under our locks
  *	(IOCB_NOWAIT) and were made again from the workqueue
+ * @expired: requests nobody waited for that passed their deadline
  * @latency: FETCH round trip histogram, see S3CFS_LAT_BUCKETS
  */
 struct s3cfs_stats {
@@ -59,6 +61,7 @@ struct s3cfs_stats {
 	atomic64_t lists;
 	atomic64_t stale;
 	atomic64_t read_retries;
+	atomic64_t expired;
 	atomic64_t latency[S3CFS_LAT_BUCKETS];
 };
 
@@ -103,6 +106,15 @@ struct s3cfs_mount_opts {
  * @kobj: /sys/fs/s3cachefs/<MAJ:MIN>/
  * @kobj_unregister: completed by the kobject's release
  * @kobj_added: @kobj was added and must be deleted
+ * @nr_pending: request slots this mount holds (max_pending_mount; sysfs
+ *	pending): its requests in the request table, and submissions about
+ *	to enter it
+ * @dying: unmount has begun: no new request (set and read under the
+ *	request table's lock, see s3cfs_upcall_flush())
+ * @expire_work: fails this mount's requests that passed their deadline
+ *	with nobody waiting (upcall.c); armed while requests are pending
+ * @nr_work: readahead work items (and NOWAIT retries) of this mount queued
+ *	or running; unmount waits for 0 (aops.c, s3cfs_aops_drain())
  */
 struct s3cfs_sb_info {
 	struct super_block *sb;
@@ -119,6 +131,10 @@ struct s3cfs_sb_info {
 	struct kobject kobj;
 	struct completion kobj_unregister;
 	bool kobj_added;
+	atomic_t nr_pending;
+	bool dying;
+	struct delayed_work expire_work;
+	atomic_t nr_work;
 };
 
 /**
@@ -183,7 +199,8 @@ static inline struct s3cfs_inode_info *S3CFS_I(struct inode *inode)
 /**
  * struct s3cfs_req - one upcall, from submission to the daemon's answer
  * @ref: one for the request table while queued, one per waiter
- * @id: request id (key in the request table)
+ * @id: request id (key in the request table; set by the table's allocation
+ *	before the request is visible there)
  * @cmd: S3CFS_CMD_*
  * @flags: S3CFS_REQ_* bits
  * @status: the answer, valid once S3CFS_REQ_DONE is set
@@ -197,6 +214,9 @@ static inline struct s3cfs_inode_info *S3CFS_I(struct inode *inode)
  * @nr_chunks: FETCH: number of chunks
  * @sent_at: jiffies when first sent, for the latency histogram
  * @progress_at: jiffies of the daemon's last progress report, 0 if none
+ * @timeout: the mount's fetch timeout when submitted, in jiffies
+ * @deadline: jiffies after which nobody waiting means failed (extended to
+ *	@progress_at + @timeout by progress reports)
  * @path: PATH attribute
  * @name: NAME attribute (LOOKUP)
  * @etag: ETAG attribute (FETCH)
@@ -205,7 +225,7 @@ static inline struct s3cfs_inode_info *S3CFS_I(struct inode *inode)
  */
 struct s3cfs_req {
 	refcount_t ref;
-	u64 id;
+	u32 id;
 	u8 cmd;
 	unsigned long flags;
 	int status;
@@ -219,6 +239,8 @@ struct s3cfs_req {
 	u64 nr_chunks;
 	unsigned long sent_at;
 	unsigned long progress_at;
+	unsigned long timeout;
+	unsigned long deadline;
 	char *path;
 	char *name;
 	char *etag;
@@ -227,7 +249,7 @@ struct s3cfs_req {
 };
 
 #define S3CFS_REQ_DONE		0	/* answered, cancelled or flushed */
-#define S3CFS_REQ_SENT		1	/* handed to the current daemon socket */
+#define S3CFS_REQ_SENT		1	/* claimed by a sender for the current daemon */
 #define S3CFS_REQ_QUEUED	2	/* counted in the pending requests */
 
 /* params.c */
@@ -294,6 +316,7 @@ int s3cfs_open_lower(struct inode *inode);
 /* aops.c */
 extern const struct address_space_operations s3cfs_aops;
 int s3cfs_aops_init(void);
+void s3cfs_aops_drain(struct s3cfs_sb_info *sbi);
 void s3cfs_aops_exit(void);
 
 /* chunk.c */
@@ -313,7 +336,7 @@ int s3cfs_evict(struct s3cfs_sb_info *sbi, const char *path, u64 off, u64 len);
 /* upcall.c */
 struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd);
 void s3cfs_req_put(struct s3cfs_req *req);
-int s3cfs_req_submit(struct s3cfs_req *req);
+int s3cfs_req_submit(struct s3cfs_req *req, bool nowait);
 int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 		   unsigned long timeout,
 		   bool (*ready)(struct s3cfs_req *req, void *arg), void *arg);
@@ -324,6 +347,7 @@ int s3cfs_upcall_reply(u8 cmd, u64 id, u32 mount_id, int status,
 		       const u64 *offset, const u64 *length, const u64 *done);
 int s3cfs_upcall_register(u32 portid);
 void s3cfs_upcall_daemon_gone(u32 portid);
+void s3cfs_upcall_init_mount(struct s3cfs_sb_info *sbi);
 void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi);
 bool s3cfs_daemon_present(void);
 bool s3cfs_daemon_is(u32 portid);
@@ -338,11 +362,7 @@ int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid);
 void s3cfs_nl_send_umount(struct s3cfs_sb_info *sbi, u32 portid);
 
 /* fault.c */
-enum s3cfs_fault {
-	S3CFS_FAULT_EVICT,	/* EVICT: chunks forgotten, before the punch */
-	S3CFS_FAULT_NR
-};
-void s3cfs_fault_delay(enum s3cfs_fault point);
+bool s3cfs_fault(const char *point);
 
 /* sysfs.c */
 int s3cfs_sysfs_init(void);

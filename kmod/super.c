@@ -227,6 +227,7 @@ int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sbi->sb = sb;
 	INIT_LIST_HEAD(&sbi->mounts_link);
 	init_completion(&sbi->kobj_unregister);
+	s3cfs_upcall_init_mount(sbi);
 	s3cfs_take_opts(fc, &sbi->opts);
 	sb->s_fs_info = sbi;
 
@@ -303,8 +304,23 @@ out:
  * s3cfs_kill_sb() - unmount
  * @sb: the superblock
  *
- * Fails what is still pending for this mount before the inodes go (the
- * requests hold inode references), then tells the daemon.
+ * In this order: fail what is pending for this mount and refuse anything
+ * new (requests hold inode references); wait for the mount's readahead
+ * workers, which then fail what they still wait for and drop their inode
+ * references; evict the inodes; wait for NOWAIT retries that reads still in
+ * flight during eviction queued; tell the daemon. A worker that asked for
+ * a chunk after the flush used to queue a FETCH with an inode reference on
+ * a mount about to be freed:
+ *
+ *   CPU0 (umount)                     CPU1 (s3cfs_ra_workfn)
+ *   s3cfs_upcall_flush()
+ *     dying = true (table lock)
+ *                                     s3cfs_chunks_ensure()
+ *                                       s3cfs_req_submit()
+ *                                         sees dying (table lock): -EIO
+ *                                     fails its folios, iput()
+ *   s3cfs_aops_drain() returns
+ *   kill_anon_super(): evicts inodes
  */
 void s3cfs_kill_sb(struct super_block *sb)
 {
@@ -315,10 +331,13 @@ void s3cfs_kill_sb(struct super_block *sb)
 		list_del_init(&sbi->mounts_link);
 		s3cfs_mounts_unlock();
 		s3cfs_upcall_flush(sbi);
+		s3cfs_fault("umount_flushed");
+		s3cfs_aops_drain(sbi);
 		s3cfs_sysfs_del(sbi);
 	}
 	kill_anon_super(sb);
 	if (sbi) {
+		s3cfs_aops_drain(sbi);
 		if (sbi->mount_id && sb->s_root)
 			s3cfs_upcall_umount(sbi);
 		s3cfs_free_sbi(sbi);

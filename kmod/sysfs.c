@@ -42,6 +42,7 @@ S3CFS_COUNTER(lookups);
 S3CFS_COUNTER(lists);
 S3CFS_COUNTER(stale);
 S3CFS_COUNTER(read_retries);
+S3CFS_COUNTER(expired);
 
 static ssize_t fetch_latency_show(struct s3cfs_sb_info *sbi, char *buf)
 {
@@ -63,6 +64,13 @@ static ssize_t bucket_show(struct s3cfs_sb_info *sbi, char *buf)
 }
 
 static struct s3cfs_sysfs_attr s3cfs_attr_bucket = __ATTR_RO(bucket);
+
+static ssize_t pending_show(struct s3cfs_sb_info *sbi, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&sbi->nr_pending));
+}
+
+static struct s3cfs_sysfs_attr s3cfs_attr_pending = __ATTR_RO(pending);
 
 static ssize_t prefix_show(struct s3cfs_sb_info *sbi, char *buf)
 {
@@ -164,7 +172,9 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_lists.attr,
 	&s3cfs_attr_stale.attr,
 	&s3cfs_attr_read_retries.attr,
+	&s3cfs_attr_expired.attr,
 	&s3cfs_attr_fetch_latency.attr,
+	&s3cfs_attr_pending.attr,
 	&s3cfs_attr_bucket.attr,
 	&s3cfs_attr_prefix.attr,
 	&s3cfs_attr_cache_dir.attr,

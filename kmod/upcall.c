@@ -37,6 +37,8 @@
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
 #include <linux/moduleparam.h>
+#include <linux/module.h>
+#include <linux/delay.h>
 
 #define CREATE_TRACE_POINTS
 #include "trace.h"
@@ -49,10 +51,19 @@ static unsigned int max_pending = 4096;
 module_param(max_pending, uint, 0644);
 MODULE_PARM_DESC(max_pending, "Most upcall requests queued at once, all mounts (default 4096)");
 
+static unsigned int max_pending_mount = 1024;
+module_param(max_pending_mount, uint, 0644);
+MODULE_PARM_DESC(max_pending_mount, "Most upcall requests queued at once by one mount (default 1024)");
+
+/* How often a mount with requests pending looks for expired ones. */
+#define S3CFS_EXPIRE_PERIOD	HZ
+
 /* All pending requests of all mounts, by id. */
 static DEFINE_XARRAY_ALLOC1(s3cfs_reqs);
 static u32 s3cfs_next_id;
 static atomic_t s3cfs_nr_pending = ATOMIC_INIT(0);
+/* Taking a slot checks both counts and raises both at once. */
+static DEFINE_SPINLOCK(s3cfs_slot_lock);
 static DECLARE_WAIT_QUEUE_HEAD(s3cfs_pending_wq);
 
 /* The registered daemon's netlink port id, 0 if none. */
@@ -144,6 +155,45 @@ void s3cfs_req_put(struct s3cfs_req *req)
 	kfree(req);
 }
 
+static void s3cfs_slot_put(struct s3cfs_sb_info *sbi)
+{
+	atomic_dec(&sbi->nr_pending);
+	atomic_dec(&s3cfs_nr_pending);
+	wake_up_all(&s3cfs_pending_wq);
+}
+
+/*
+ * A slot in the pending requests: one of max_pending and one of the
+ * mount's max_pending_mount, both or neither (under s3cfs_slot_lock, so
+ * that no waiter sees a slot taken for an instant and sleeps past a free
+ * one). Slots are given back without the lock, then waiters are woken.
+ */
+static bool s3cfs_slot_get(struct s3cfs_sb_info *sbi)
+{
+	bool ok;
+
+	spin_lock(&s3cfs_slot_lock);
+	ok = (unsigned int)atomic_read(&s3cfs_nr_pending) <
+		READ_ONCE(max_pending) &&
+	     (unsigned int)atomic_read(&sbi->nr_pending) <
+		READ_ONCE(max_pending_mount);
+	if (ok) {
+		atomic_inc(&s3cfs_nr_pending);
+		atomic_inc(&sbi->nr_pending);
+	}
+	spin_unlock(&s3cfs_slot_lock);
+	return ok;
+}
+
+/* s3cfs_req_submit()'s wait condition: a slot, or the mount is going. */
+static bool s3cfs_slot_ready(struct s3cfs_sb_info *sbi, bool *taken)
+{
+	if (READ_ONCE(sbi->dying))
+		return true;
+	*taken = s3cfs_slot_get(sbi);
+	return *taken;
+}
+
 static void s3cfs_account_latency(struct s3cfs_req *req)
 {
 	unsigned int ms = jiffies_to_msecs(jiffies - req->sent_at);
@@ -183,28 +233,44 @@ void s3cfs_req_complete(struct s3cfs_req *req, int status)
 	smp_mb__before_atomic();
 	complete_all(&req->done);
 	wake_up_all(&req->wait);
-	if (test_bit(S3CFS_REQ_QUEUED, &req->flags)) {
-		atomic_dec(&s3cfs_nr_pending);
-		wake_up(&s3cfs_pending_wq);
-	}
+	if (test_bit(S3CFS_REQ_QUEUED, &req->flags))
+		s3cfs_slot_put(req->sbi);
 }
 
+/*
+ * Send @req to the daemon unless it is sent already. SENT is claimed before
+ * the unicast, so that a daemon death during the unicast (which clears
+ * SENT on every pending request) cannot be overwritten by the sender:
+ *
+ *   CPU0 (s3cfs_req_send)             CPU1 (daemon socket released)
+ *   test_and_set_bit(SENT)
+ *   genlmsg_unicast() -> 0
+ *                                     s3cfs_upcall_daemon_gone()
+ *                                       clear_bit(SENT)
+ *   (nothing more to do)              next REGISTER resends it
+ *
+ * Setting SENT after the unicast (as before) lost the request: CPU1's
+ * clear_bit came first, and CPU0 then marked as sent a request that no
+ * living daemon had. A unicast that fails clears SENT again and retries
+ * shortly; at worst a request reaches one daemon twice (its second answer
+ * finds no request: -ENOENT), never zero times.
+ */
 static void s3cfs_req_send(struct s3cfs_req *req)
 {
 	u32 portid = s3cfs_daemon();
 	int err;
 
-	if (!portid || test_bit(S3CFS_REQ_DONE, &req->flags))
+	if (!portid || test_bit(S3CFS_REQ_DONE, &req->flags) ||
+	    test_and_set_bit(S3CFS_REQ_SENT, &req->flags))
 		return;
 	err = s3cfs_nl_send(req, portid);
+	s3cfs_fault("send");
 	if (!err) {
-		if (!req->sent_at)
-			req->sent_at = jiffies;
-		set_bit(S3CFS_REQ_SENT, &req->flags);
 		S3CFS_TRACE(s3cfs_req_send, req, 0);
 		return;
 	}
-	pr_debug("send req %llu to port %u: %d\n", req->id, portid, err);
+	clear_bit(S3CFS_REQ_SENT, &req->flags);
+	pr_debug("send req %u to port %u: %d\n", req->id, portid, err);
 	/* Socket full or gone: try again shortly (or after REGISTER). */
 	schedule_delayed_work(&s3cfs_resend_work, msecs_to_jiffies(10));
 }
@@ -212,35 +278,77 @@ static void s3cfs_req_send(struct s3cfs_req *req)
 /**
  * s3cfs_req_submit() - queue a request and send it to the daemon
  * @req: the request; the table takes its own reference
+ * @nowait: fail at once when no slot is free (prefetch) instead of waiting
  *
- * Waits (killable) while max_pending requests are queued.
+ * A request needs a slot: at most max_pending requests are queued over
+ * all mounts, and at most max_pending_mount per mount, so that one mount
+ * (one user's readahead(2) of big files, or a mount whose requests the
+ * daemon does not answer) cannot keep another mount's readers out. Waits
+ * (killable) at most the mount's fetch timeout for one. The request then
+ * has a deadline: the fetch timeout, counted again from each progress
+ * report; a request that nobody waits for is failed with -ETIMEDOUT once
+ * it passes (s3cfs_expire_workfn()), a waited-for one ends when its last
+ * waiter gives up.
  *
- * Return: 0 when queued (sent or waiting for a daemon), or a negative errno.
+ * Return: 0 when queued (sent or waiting for a daemon), -EAGAIN (@nowait,
+ * no slot), -EIO (no slot in time, or the mount is being unmounted),
+ * -EINTR, -ENOMEM, -EBUSY.
  */
-int s3cfs_req_submit(struct s3cfs_req *req)
+int s3cfs_req_submit(struct s3cfs_req *req, bool nowait)
 {
-	u32 id;
+	struct s3cfs_sb_info *sbi = req->sbi;
+	unsigned long timeout =
+		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
+	bool taken = false;
+	long left;
 	int err;
 
-	err = wait_event_killable(s3cfs_pending_wq,
-				  atomic_read(&s3cfs_nr_pending) <
-				  READ_ONCE(max_pending));
-	if (err)
-		return err;
-	atomic_inc(&s3cfs_nr_pending);
+	if (!s3cfs_slot_get(sbi)) {
+		if (nowait)
+			return -EAGAIN;
+		left = wait_event_killable_timeout(s3cfs_pending_wq,
+						   s3cfs_slot_ready(sbi, &taken),
+						   timeout);
+		if (!taken) {
+			if (left < 0)
+				return -EINTR;
+			if (!READ_ONCE(sbi->dying))
+				pr_warn_ratelimited("mount %u: no free request slot in %u ms (max_pending %u, max_pending_mount %u)\n",
+						    sbi->mount_id,
+						    jiffies_to_msecs(timeout),
+						    READ_ONCE(max_pending),
+						    READ_ONCE(max_pending_mount));
+			return -EIO;
+		}
+	}
 	set_bit(S3CFS_REQ_QUEUED, &req->flags);
 	refcount_inc(&req->ref);
 	req->sent_at = jiffies;
-	/* Visible to replies and flushes from here on. */
-	err = xa_alloc_cyclic(&s3cfs_reqs, &id, req, xa_limit_32b,
-			      &s3cfs_next_id, GFP_KERNEL);
+	req->timeout = timeout;
+	req->deadline = jiffies + timeout;
+	/*
+	 * The id is stored in @req before the entry becomes visible (both
+	 * under the table lock), and a mount being unmounted takes no new
+	 * request: s3cfs_upcall_flush() sets @dying under the same lock, so
+	 * either it finds this request in the table or we find @dying here.
+	 */
+	xa_lock(&s3cfs_reqs);
+	err = __xa_alloc_cyclic(&s3cfs_reqs, &req->id, req, xa_limit_32b,
+				&s3cfs_next_id, GFP_KERNEL);
+	if (err >= 0 && READ_ONCE(sbi->dying)) {
+		__xa_erase(&s3cfs_reqs, req->id);
+		err = -EIO;
+	} else if (err >= 0) {
+		/* Under the lock: flush cancels it after setting @dying. */
+		schedule_delayed_work(&sbi->expire_work, S3CFS_EXPIRE_PERIOD);
+	}
+	xa_unlock(&s3cfs_reqs);
 	if (err < 0) {
 		refcount_dec(&req->ref);
 		clear_bit(S3CFS_REQ_QUEUED, &req->flags);
-		atomic_dec(&s3cfs_nr_pending);
+		s3cfs_slot_put(sbi);
 		return err;
 	}
-	req->id = id;
 	S3CFS_TRACE(s3cfs_req_queue, req, 0);
 	s3cfs_req_send(req);
 	return 0;
@@ -356,7 +464,7 @@ int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 			goto out;
 	}
 	atomic_set(&req->waiters, 1);
-	err = s3cfs_req_submit(req);
+	err = s3cfs_req_submit(req, false);
 	if (err)
 		goto out;
 	err = s3cfs_req_wait(req, deadline, timeout, NULL, NULL);
@@ -569,12 +677,65 @@ static bool s3cfs_want_mount(struct s3cfs_req *req, void *arg)
 	return req->sbi == arg;
 }
 
+static bool s3cfs_want_expired(struct s3cfs_req *req, void *arg)
+{
+	unsigned long deadline, progress;
+
+	if (req->sbi != arg || atomic_read(&req->waiters))
+		return false;
+	deadline = req->deadline;
+	progress = READ_ONCE(req->progress_at);
+	if (progress && time_after(progress + req->timeout, deadline))
+		deadline = progress + req->timeout;
+	return time_after_eq(jiffies, deadline);
+}
+
+/*
+ * Fail the requests of a mount that nobody waits for (prefetch, or whose
+ * readers got their part) and that passed their deadline: a daemon that
+ * never answers them must not hold slots and inode references for ever.
+ */
+static void s3cfs_expire_workfn(struct work_struct *work)
+{
+	struct s3cfs_sb_info *sbi = container_of(to_delayed_work(work),
+						 struct s3cfs_sb_info,
+						 expire_work);
+	struct s3cfs_req *batch[S3CFS_BATCH];
+	unsigned long start = 0;
+	unsigned int i, n;
+
+	while (start != ULONG_MAX) {
+		n = s3cfs_reqs_grab(&start, batch, s3cfs_want_expired, sbi);
+		for (i = 0; i < n; i++) {
+			S3CFS_TRACE(s3cfs_req_timeout, batch[i], -ETIMEDOUT);
+			atomic64_inc(&sbi->stats.expired);
+			s3cfs_req_unqueue(batch[i]);
+			s3cfs_req_complete(batch[i], -ETIMEDOUT);
+			s3cfs_req_put(batch[i]);
+		}
+		cond_resched();
+	}
+	if (atomic_read(&sbi->nr_pending) && !READ_ONCE(sbi->dying))
+		schedule_delayed_work(&sbi->expire_work, S3CFS_EXPIRE_PERIOD);
+}
+
+/**
+ * s3cfs_upcall_init_mount() - set up a mount's request state
+ * @sbi: the mount
+ */
+void s3cfs_upcall_init_mount(struct s3cfs_sb_info *sbi)
+{
+	INIT_DELAYED_WORK(&sbi->expire_work, s3cfs_expire_workfn);
+}
+
 /**
  * s3cfs_upcall_flush() - fail every request of a mount that is going away
  * @sbi: the mount
  *
  * Called at unmount before the inodes are evicted: requests hold inode
- * references, and their waiters get -EIO.
+ * references, and their waiters get -EIO. From here on the mount takes no
+ * new request (@dying, set under the request table's lock, which
+ * s3cfs_req_submit() checks under the same lock).
  */
 void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi)
 {
@@ -582,6 +743,11 @@ void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi)
 	unsigned long start = 0;
 	unsigned int i, n;
 
+	xa_lock(&s3cfs_reqs);
+	WRITE_ONCE(sbi->dying, true);
+	xa_unlock(&s3cfs_reqs);
+	/* Submitters waiting for a slot see @dying. */
+	wake_up_all(&s3cfs_pending_wq);
 	while (start != ULONG_MAX) {
 		n = s3cfs_reqs_grab(&start, batch, s3cfs_want_mount, sbi);
 		for (i = 0; i < n; i++) {
@@ -591,6 +757,7 @@ void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi)
 			s3cfs_req_put(batch[i]);
 		}
 	}
+	cancel_delayed_work_sync(&sbi->expire_work);
 }
 
 /**

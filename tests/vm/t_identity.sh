@@ -81,9 +81,8 @@ check "b.bin: read whole" cmp "$MNT/b.bin" "$WORK/b1"
 # A fresh listing: the open below looks b.bin up in the cache, at once.
 python3 -c 'import os, sys; os.listdir(sys.argv[1])' "$MNT"
 drop_caches	# no upper inode left for b.bin
-echo 0 >"$PARAMS/fault_points"
 echo 6000 >"$PARAMS/fault_delay_ms"
-echo 1 >"$PARAMS/fault_points"	# BIT(S3CFS_FAULT_EVICT)
+echo evict >"$PARAMS/fault_points"
 dmesg -c >/dev/null
 # EVICT by cache path, as the daemon sends it (no lookup through the mount);
 # the first open is made once the module says EVICT is held.
@@ -105,7 +104,7 @@ fd = os.open(path, os.O_RDONLY)
 head = os.pread(fd, 4096, 0)
 print("first read:", head == want[:4096])
 ev.wait()
-open("/sys/module/s3cachefs/parameters/fault_points", "w").write("0")
+open("/sys/module/s3cachefs/parameters/fault_points", "w").write("\n")
 with open("/proc/sys/vm/drop_caches", "w") as f:
     f.write("1")
 got = os.pread(fd, len(want), 0)
@@ -113,7 +112,7 @@ zeros = sum(1 for i in range(0, len(got), 4096) if not any(got[i:i + 4096]))
 print("after the punch, the open reads right:", got == want, "(%d zero pages)" % zeros)
 EOF
 )
-echo 0 >"$PARAMS/fault_points"
+echo >"$PARAMS/fault_points"
 diag "$out"
 diag "$(cat "$WORK/evict.out")"
 check "b.bin: EVICT was held at the delay point while the file was first opened" \

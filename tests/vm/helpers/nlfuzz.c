@@ -9,7 +9,7 @@
  *                        valid one, then replies with unknown ids, missing,
  *                        mistyped, oversized and unknown attributes, unknown
  *                        commands, a truncated attribute: all refused
- *   nlfuzz fake-daemon [--seconds N] [--stall]
+ *   nlfuzz fake-daemon [--seconds N] [--stall | --stall-fetch | --exit-on-fetch]
  *                        (root) register and serve requests for N seconds
  *                        (default 60, or until SIGTERM): MOUNT is accepted;
  *                        every LOOKUP/LIST/FETCH first gets replies that do
@@ -19,6 +19,9 @@
  *                        LIST and FETCH -EIO), which must be taken, then the
  *                        same reply again, which must be refused. --stall:
  *                        accept MOUNTs, never answer anything else.
+ *                        --stall-fetch: never answer a FETCH (the rest as
+ *                        above). --exit-on-fetch: exit, releasing the
+ *                        socket, as soon as a FETCH arrives.
  *   nlfuzz evict MOUNT_ID PATH OFFSET LENGTH
  *                        (root) send one EVICT the way the daemon does: by
  *                        path in the cache directory, with no lookup
@@ -375,7 +378,13 @@ static void on_term(int sig)
 	stop = 1;
 }
 
-static int mode_fake_daemon(int seconds, int stall)
+/*
+ * fake-daemon: @stall answers nothing but MOUNT; @stall_fetch answers
+ * everything but FETCH; @exit_on_fetch exits (its socket released) as soon
+ * as a FETCH arrives.
+ */
+static int mode_fake_daemon(int seconds, int stall, int stall_fetch,
+			    int exit_on_fetch)
 {
 	struct nl_sock *sk = open_sock();
 	time_t end = time(NULL) + seconds;
@@ -416,7 +425,12 @@ static int mode_fake_daemon(int seconds, int stall)
 			report(err == 0, "MOUNT: a valid reply is accepted", err);
 			continue;
 		}
-		if (stall)
+		if (q.cmd == S3CFS_CMD_FETCH && exit_on_fetch) {
+			printf("info: FETCH received: exiting\n");
+			fflush(stdout);
+			break;
+		}
+		if (stall || (stall_fetch && q.cmd == S3CFS_CMD_FETCH))
 			continue;
 		served++;
 		final = q.cmd == S3CFS_CMD_LOOKUP ? -ENOENT : -EIO;
@@ -500,7 +514,7 @@ static int mode_evict(char **argv)
 
 int main(int argc, char **argv)
 {
-	int seconds = 60, stall = 0, i;
+	int seconds = 60, stall = 0, stall_fetch = 0, exit_on_fetch = 0, i;
 
 	if (argc == 6 && !strcmp(argv[1], "evict"))
 		return mode_evict(argv + 2);
@@ -511,6 +525,10 @@ int main(int argc, char **argv)
 			seconds = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--stall"))
 			stall = 1;
+		else if (!strcmp(argv[i], "--stall-fetch"))
+			stall_fetch = 1;
+		else if (!strcmp(argv[i], "--exit-on-fetch"))
+			exit_on_fetch = 1;
 		else
 			goto usage;
 	}
@@ -519,9 +537,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "malformed"))
 		return mode_malformed();
 	if (!strcmp(argv[1], "fake-daemon"))
-		return mode_fake_daemon(seconds, stall) > 99 ? 99 : failures;
+		return mode_fake_daemon(seconds, stall, stall_fetch,
+					exit_on_fetch) > 99 ? 99 : failures;
 usage:
-	fprintf(stderr, "usage: nlfuzz unpriv | malformed | fake-daemon [--seconds N] [--stall] |\n"
+	fprintf(stderr, "usage: nlfuzz unpriv | malformed | fake-daemon [--seconds N] [--stall | --stall-fetch | --exit-on-fetch] |\n"
 		"       evict MOUNT_ID PATH OFFSET LENGTH\n");
 	return 100;
 }
