@@ -121,22 +121,21 @@ module_param(ra_max_active, uint, 0444);
 MODULE_PARM_DESC(ra_max_active, "Tests only: most s3cfs_ra work items run at once (default 0: the workqueue default)");
 
 /**
- * s3cfs_fill_lock() - make [pos, pos + len) present and hold it present
+ * s3cfs_fill_hold() - make [pos, pos + len) present and keep it present
  * @inode: upper inode
  * @pos: start
  * @len: length
  *
- * On success data_sem is held for reading, taken as a non-owner lock: an
- * asynchronous read releases it from its completion, in interrupt context.
- * Eviction and refresh take it for writing, so no hole is punched and no
- * lower file replaced under a read in flight.
+ * On success a lower read is counted in flight (s3cfs_chunks_hold()) until
+ * s3cfs_chunks_unhold(), which an asynchronous read calls from its
+ * completion: eviction waits for it before punching, so no hole is
+ * punched under a read in flight.
  *
- * Return: 0 with data_sem held, or a negative errno without it.
+ * Return: 0 with the read counted, or a negative errno without it.
  */
-static int s3cfs_fill_lock(struct inode *inode, loff_t pos, size_t len)
+static int s3cfs_fill_hold(struct inode *inode, loff_t pos, size_t len)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	loff_t end = min_t(loff_t, pos + len, i_size_read(inode));
 	int tries, ret;
 
@@ -144,23 +143,20 @@ static int s3cfs_fill_lock(struct inode *inode, loff_t pos, size_t len)
 		ret = s3cfs_chunks_ensure(inode, pos, len);
 		if (ret < 0)
 			return ret;
-		down_read_non_owner(&si->data_sem);
-		if (s3cfs_chunks_present(inode, pos, len)) {
+		if (s3cfs_chunks_hold(inode, pos, len)) {
 			if (!ret && pos < end)
 				atomic64_add(((end - 1) >> sbi->chunk_shift) -
 					     (pos >> sbi->chunk_shift) + 1,
 					     &sbi->stats.chunk_hits);
 			return 0;
 		}
-		/* Invalidated between the fetch and now. */
-		up_read_non_owner(&si->data_sem);
+		/* Evicted between the fetch and now. */
 	}
 	return -EIO;
 }
 
 /* Direct read of [pos, pos + len) of the lower file into our page cache. */
 static ssize_t s3cfs_read_lower(struct inode *inode, loff_t pos, size_t len)
-	__must_hold(&S3CFS_I(inode)->data_sem)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -189,16 +185,15 @@ static ssize_t s3cfs_read_lower(struct inode *inode, loff_t pos, size_t len)
  */
 static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len)
 {
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	ssize_t ret;
 
 	if (pos >= i_size_read(inode))
 		return 0;
-	ret = s3cfs_fill_lock(inode, pos, len);
+	ret = s3cfs_fill_hold(inode, pos, len);
 	if (ret)
 		return ret;
 	ret = s3cfs_read_lower(inode, pos, len);
-	up_read_non_owner(&si->data_sem);
+	s3cfs_chunks_unhold(inode);
 	return ret;
 }
 
@@ -269,11 +264,11 @@ static void s3cfs_rd_put(struct s3cfs_rd *rd)
 
 /*
  * Completion of a lower read, usually in the block layer's completion
- * (interrupt) context: release data_sem first, while the still locked
- * folios pin the inode, then finish the folios. An IOCB_NOWAIT read that
- * would have blocked (-EAGAIN, or a short read below EOF: the lower
- * filesystem may stop a nowait read part way) changes nothing yet: data_sem
- * stays held and the folios locked for the blocking read.
+ * (interrupt) context: end the read's hold on its chunks first, while the
+ * still locked folios pin the inode, then finish the folios. An IOCB_NOWAIT
+ * read that would have blocked (-EAGAIN, or a short read below EOF: the
+ * lower filesystem may stop a nowait read part way) changes nothing yet:
+ * the hold stays and the folios locked for the blocking read.
  */
 static void s3cfs_rd_done(struct kiocb *iocb, long ret)
 {
@@ -291,7 +286,7 @@ static void s3cfs_rd_done(struct kiocb *iocb, long ret)
 		s3cfs_rd_put(rd);	/* the last put queues the retry */
 		return;
 	}
-	up_read_non_owner(&S3CFS_I(inode)->data_sem);
+	s3cfs_chunks_unhold(inode);
 	for (i = 0; i < rd->nr; i++)
 		s3cfs_folio_done(rd->folios[i], filled_to, err);
 	s3cfs_rd_put(rd);
@@ -305,7 +300,6 @@ static void s3cfs_rd_done(struct kiocb *iocb, long ret)
  * caller holds our invalidate_lock (see the top of this file).
  */
 static void s3cfs_rd_submit(struct s3cfs_rd *rd, bool nowait)
-	__releases(&S3CFS_I(rd->inode)->data_sem)
 {
 	struct inode *inode = rd->inode;
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
@@ -385,7 +379,7 @@ static void s3cfs_ra_workfn(struct work_struct *work)
 	list_for_each_entry_safe(rd, tmp, &w->rds, list) {
 		list_del(&rd->list);
 		if (!err)
-			err = s3cfs_fill_lock(rd->inode, rd->pos,
+			err = s3cfs_fill_hold(rd->inode, rd->pos,
 					      rd->end - rd->pos);
 		if (err)
 			s3cfs_rd_fail(rd, err);
@@ -470,7 +464,7 @@ static void s3cfs_readahead(struct readahead_control *rac)
 			continue;
 		}
 		/* Present (or no memory for the worker: wait here). */
-		err = s3cfs_fill_lock(inode, rd->pos, rd->end - rd->pos);
+		err = s3cfs_fill_hold(inode, rd->pos, rd->end - rd->pos);
 		if (err) {
 			s3cfs_rd_fail(rd, err);
 			break;	/* the rest is dropped; read_folio reports */
@@ -506,7 +500,7 @@ static int s3cfs_read_folio(struct file *file, struct folio *folio)
 		return s3cfs_fill_folio(inode, folio);
 	rd->folios[rd->nr++] = folio;
 	rd->end = pos + folio_size(folio);
-	err = s3cfs_fill_lock(inode, pos, folio_size(folio));
+	err = s3cfs_fill_hold(inode, pos, folio_size(folio));
 	if (err) {
 		s3cfs_rd_fail(rd, err);
 		return err;

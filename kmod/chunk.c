@@ -159,31 +159,85 @@ static bool s3cfs_range_present(struct s3cfs_inode_info *si, u64 c0, u64 c1)
 	return find_next_zero_bit(si->present, c1, c0) >= c1;
 }
 
+/* Are all chunks of [pos, pos + len) below EOF present? @hold: count a read. */
+static bool s3cfs_check_present(struct inode *inode, loff_t pos, size_t len,
+				bool hold)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	loff_t end = min_t(loff_t, pos + len, i_size_read(inode));
+	bool ret = true;
+
+	spin_lock(&si->chunk_lock);
+	if (pos < end)
+		ret = s3cfs_range_present(si, pos >> sbi->chunk_shift,
+					  ((u64)(end - 1) >> sbi->chunk_shift) + 1);
+	if (ret && hold)
+		atomic_inc(&si->reads);
+	spin_unlock(&si->chunk_lock);
+	return ret;
+}
+
 /**
  * s3cfs_chunks_present() - are all chunks of a byte range present?
  * @inode: upper inode
  * @pos: start of the range
  * @len: length of the range
  *
- * Call with data_sem held so that the answer stays true while reading.
+ * A hint: an eviction may take them away at once. A read of them must use
+ * s3cfs_chunks_hold().
  *
  * Return: true if every chunk overlapping [pos, pos + len) below EOF is
  * present in the lower file.
  */
 bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len)
 {
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	loff_t end = min_t(loff_t, pos + len, i_size_read(inode));
-	bool ret;
+	return s3cfs_check_present(inode, pos, len, false);
+}
 
-	if (pos >= end)
-		return true;
-	spin_lock(&si->chunk_lock);
-	ret = s3cfs_range_present(si, pos >> sbi->chunk_shift,
-				  ((u64)(end - 1) >> sbi->chunk_shift) + 1);
-	spin_unlock(&si->chunk_lock);
-	return ret;
+/**
+ * s3cfs_chunks_hold() - keep a byte range present for a lower read
+ * @inode: upper inode
+ * @pos: start of the range
+ * @len: length of the range
+ *
+ * If every chunk of the range is present, counts a read in flight: an
+ * EVICT that clears presence bits after this waits for the count to drop
+ * (s3cfs_chunks_drain()) before it punches, so no hole is punched under a
+ * read that found its chunks present. Any context but interrupt.
+ *
+ * Return: true, and the read counted (release it with
+ * s3cfs_chunks_unhold()), or false if a chunk is missing.
+ */
+bool s3cfs_chunks_hold(struct inode *inode, loff_t pos, size_t len)
+{
+	return s3cfs_check_present(inode, pos, len, true);
+}
+
+/**
+ * s3cfs_chunks_unhold() - a lower read counted by s3cfs_chunks_hold() is over
+ * @inode: upper inode (pinned by the caller, e.g. by locked folios)
+ *
+ * Any context, the lower read's completion (interrupt) included.
+ */
+void s3cfs_chunks_unhold(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+
+	if (atomic_dec_and_test(&si->reads))
+		wake_up_all(&si->reads_wq);
+}
+
+/**
+ * s3cfs_chunks_drain() - wait until no lower read is in flight
+ * @inode: upper inode whose presence bits for the range to punch were
+ *	cleared (under chunk_lock), so that no new read can be counted for it
+ */
+void s3cfs_chunks_drain(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+
+	wait_event(si->reads_wq, !atomic_read(&si->reads));
 }
 
 /**
@@ -382,8 +436,7 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 	u64 c, limit, e;
 	int err;
 
-	if (pos >= end || !s3cfs_daemon_present() || s3cfs_inode_stale(inode) ||
-	    s3cfs_chunks_load(inode))
+	if (pos >= end || !s3cfs_daemon_present() || s3cfs_inode_stale(inode))
 		return;
 	c = pos >> sbi->chunk_shift;
 	limit = ((u64)(end - 1) >> sbi->chunk_shift) + 1;
@@ -490,10 +543,6 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 	bool created;
 	loff_t end;
 
-again:
-	err = s3cfs_chunks_load(inode);
-	if (err)
-		goto out;
 	end = min_t(loff_t, pos + len, i_size_read(inode));
 	if (pos >= end)
 		goto out;
@@ -503,9 +552,10 @@ again:
 		created = false;
 		spin_lock(&si->chunk_lock);
 		if (!si->present) {
-			/* Not built yet (no memory at open): build it now. */
+			/* Built by every open (and never dropped). */
 			spin_unlock(&si->chunk_lock);
-			goto again;
+			err = -EIO;
+			goto out;
 		}
 		lim = min(c1, si->nr_chunks);
 		c = find_next_zero_bit(si->present, lim, c0);

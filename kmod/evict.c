@@ -3,9 +3,12 @@
  * s3cachefs: eviction, on the daemon's request, and the LRU clock.
  *
  * The daemon decides what to evict (cache limits, free space) but only the
- * kernel punches holes: with data_sem held for writing no reader is between
- * "chunk present" and "chunk read", and chunks with a fetch in flight are
- * refused, so eviction never pulls data from under a reader.
+ * kernel punches holes: the chunks' presence bits are cleared first (under
+ * chunk_lock, where a read checks them and counts itself in flight), the
+ * reads in flight are waited for, and only then is the range punched, all
+ * with data_sem held for writing so that no extent scan runs meanwhile.
+ * Chunks with a fetch in flight are refused. So eviction never pulls data
+ * from under a reader, and no scan sees data the punch then removes.
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
@@ -178,6 +181,8 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 				  ((off + len - 1) >> sbi->chunk_shift) + 1);
 	if (err)
 		goto out_inode;
+	/* Reads that found these chunks present before they were forgotten. */
+	s3cfs_chunks_drain(inode);
 	s3cfs_fault("evict");
 	/*
 	 * Punch to the chunk's end even past EOF: a punch that stops at an

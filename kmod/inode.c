@@ -34,6 +34,7 @@ struct inode *s3cfs_alloc_inode(struct super_block *sb)
 	si->flags = 0;
 	si->lower_file = NULL;
 	si->present = NULL;
+	atomic_set(&si->reads, 0);
 	si->nr_chunks = 0;
 	si->etag[0] = '\0';
 	si->listed_at = 0;
@@ -70,6 +71,7 @@ static void s3cfs_inode_once(void *obj)
 	inode_init_once(&si->vfs_inode);
 	init_rwsem(&si->data_sem);
 	spin_lock_init(&si->chunk_lock);
+	init_waitqueue_head(&si->reads_wq);
 }
 
 int s3cfs_inode_cache_init(void)

@@ -145,15 +145,18 @@ struct s3cfs_sb_info {
  * @lower: the lower dentry and mount this inode stands on, set when the
  *	inode is created and never changed
  * @flags: S3CFS_I_* bits
- * @data_sem: shared while reading lower data or checking presence for a
- *	read, and around every scan of the lower extent map; exclusive while
- *	punching lower data (EVICT)
+ * @data_sem: shared around every scan of the lower extent map (and while
+ *	opening @lower_file); exclusive while punching lower data (EVICT)
  * @lower_file: the lower file opened O_DIRECT, read-only, shared by all
  *	openers (regular files; set once under @data_sem, then stable until
  *	eviction)
- * @chunk_lock: protects @present, @nr_chunks and @fetches
+ * @chunk_lock: protects @present, @nr_chunks and @fetches, and the
+ *	presence check that counts a read in @reads
  * @present: bitmap of chunks known present in the lower file, NULL until
- *	the first read scans the lower extent map
+ *	the first open scans the lower extent map
+ * @reads: lower reads in flight, counted from the presence check of their
+ *	chunks to their completion (s3cfs_chunks_hold(), s3cfs_chunks_unhold())
+ * @reads_wq: woken when @reads drops to 0 (EVICT waits there)
  * @nr_chunks: number of bits in @present
  * @fetches: FETCH requests in flight for this inode (struct s3cfs_req)
  * @etag: ETag of the object version the lower file holds
@@ -171,6 +174,8 @@ struct s3cfs_inode_info {
 	struct file *lower_file;
 	spinlock_t chunk_lock;	/* see @chunk_lock above */
 	unsigned long *present;
+	atomic_t reads;
+	wait_queue_head_t reads_wq;
 	u64 nr_chunks;
 	struct list_head fetches;
 	char etag[S3CFS_ETAG_MAX + 1];
@@ -326,6 +331,9 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len);
 void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len);
 loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end);
 bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len);
+bool s3cfs_chunks_hold(struct inode *inode, loff_t pos, size_t len);
+void s3cfs_chunks_unhold(struct inode *inode);
+void s3cfs_chunks_drain(struct inode *inode);
 int s3cfs_chunks_fetched(struct s3cfs_req *req);
 void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done);
 
