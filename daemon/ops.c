@@ -1314,7 +1314,7 @@ static int fetch_get_prepare(struct s3d_xfer *x)
 static bool fetch_vet(struct fetch_op *op, struct s3d_xfer *x)
 {
 	op->checked = true;
-	if (!x->has_etag || strcmp(x->etag, op->r->etag)) {
+	if (!x->has_etag || !s3d_etag_eq(x->etag, op->r->etag)) {
 		op->etag_bad = true;
 		return false;
 	}
@@ -1480,7 +1480,7 @@ static int fetch_head_done(struct s3d_xfer *x)
 		fetch_finish(op, err);
 		return 0;
 	}
-	if (!op->renew && !strcmp(meta.etag, op->r->etag)) {
+	if (!op->renew && s3d_etag_eq(meta.etag, op->r->etag)) {
 		/*
 		 * S3 says the object is the version we asked for, yet the GET
 		 * disagreed. Renewing the file would only send the kernel
@@ -1550,7 +1550,7 @@ static int fetch_open(struct fetch_op *op)
 		return -ENOENT;		/* not one of ours: renew it */
 	if (err)
 		return err;
-	if (strcmp(etag, op->r->etag))
+	if (!s3d_etag_eq(etag, op->r->etag))
 		return -ESTALE;		/* already replaced by a newer one */
 	if (fstat(op->fd, &st))
 		return -errno;

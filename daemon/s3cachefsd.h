@@ -147,6 +147,7 @@ int s3d_parse_size(const char *s, uint64_t *out);
 struct s3d_cache_policy;
 int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 void s3d_hex(const unsigned char *in, size_t n, char *out);
+bool s3d_etag_eq(const char *a, const char *b);
 
 /* ---- path.c ---- */
 bool s3d_name_valid(const char *name, size_t len, bool at_root);

@@ -203,8 +203,23 @@ static void test_time(void)
 	   "iso8601: empty fraction refused");
 }
 
+/* ETags name versions; quotes and a weak marker are not part of the name. */
+static void test_etag_eq(void)
+{
+	ok(s3d_etag_eq("\"abc\"", "\"abc\""), "etag: same quoted");
+	ok(s3d_etag_eq("\"abc\"", "abc"), "etag: quoted GET vs unquoted listing");
+	ok(s3d_etag_eq("abc", "\"abc\""), "etag: unquoted vs quoted");
+	ok(s3d_etag_eq("W/\"abc\"", "\"abc\""), "etag: weak vs strong");
+	ok(s3d_etag_eq("W/\"abc-3\"", "abc-3"), "etag: weak quoted vs bare");
+	ok(!s3d_etag_eq("\"abc\"", "\"abd\""), "etag: different values differ");
+	ok(!s3d_etag_eq("\"abc\"", "\"abc"), "etag: an unbalanced quote is kept");
+	ok(!s3d_etag_eq("\"\"", "\"x\""), "etag: empty vs non-empty");
+	ok(!s3d_etag_eq(NULL, "\"abc\""), "etag: NULL equals nothing");
+}
+
 int main(void)
 {
+	test_etag_eq();
 	test_page();
 	test_last_page();
 	test_url_encoded();

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# resilience.sh - s3cachefsd against S3 behaviour that real fleets meet
+# (tests/host/fake_s3.py): listings whose ETags are quoted differently from
+# HEAD and GET (or weak), listing pages with a broken key, servers that
+# ignore Range or send a wrong Content-Range, seconds of 503 SlowDown, an
+# endpoint down for good, a server that always fails (the retry budget),
+# and a body that trickles a byte every 20 s. Host only, no module: the
+# daemon's --selftest cache drives the request handlers (ops.c) exactly as
+# netlink.c would, and prints each reply and each progress report.
+# Prints TAP; exit 1 if anything failed. Needs python3, and root for the
+# trusted.* xattrs of the cache files.
+#
+#   tests/host/resilience.sh [PORT]      (make -C daemon smoke; tests/run.sh)
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+port=${1:-4612}
+work=$(mktemp -d "${TMPDIR:-/tmp}/s3d-resil.XXXXXX")
+daemon=${S3CFSD:-$repo/daemon/s3cachefsd}
+reqlog=$work/requests.jsonl
+MIB=1048576
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
+	return 0
+}
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
+want: $2"; return 1; fi; }
+le() { if [ "$1" -le "$2" ]; then ok "$3 ($1 <= $2)"; else not_ok "$3" "got $1, want <= $2"; fi; }
+diag() { sed 's/^/# /' <<<"$*"; }
+
+srv=
+cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+# cache DIR ENDPOINT-PORT LOG [DAEMON OPTIONS...] -- REQUEST-GROUPS...:
+# the replies (and progress reports, "PROGRESS ...") of the selftest.
+cache() {
+	local dir=$1 p=$2 log=$3 opts=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
+		"$daemon" --endpoint "http://127.0.0.1:$p" --path-style "${opts[@]}" \
+		--selftest cache fake "" "$dir" "$@" 2>>"$log" |
+		grep -E '^(REPLY|PROGRESS)' | grep -v '^REPLY mount -> 0$'
+}
+expect() {	# KEY OFFSET LENGTH: the bytes fake_s3.py serves
+	python3 -c 'import sys, importlib.util
+spec = importlib.util.spec_from_file_location("f", sys.argv[1]); f = importlib.util.module_from_spec(spec); spec.loader.exec_module(f)
+size = f.OBJECTS[sys.argv[2]][0]
+sys.stdout.buffer.write(f.body_of(sys.argv[2], size)[int(sys.argv[3]):int(sys.argv[3]) + int(sys.argv[4])])' \
+		"$here/fake_s3.py" "$@"
+}
+cached() {	# FILE OFFSET LENGTH: the bytes in a cache file
+	tail -c +$(($2 + 1)) "$1" | head -c "$3"
+}
+xattr() {
+	python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], sys.argv[2]).decode())' "$1" "$2" 2>/dev/null
+}
+# Bytes of FILE that are data (not holes).
+data_bytes() {
+	python3 -c 'import os,sys
+fd = os.open(sys.argv[1], os.O_RDONLY); end = os.fstat(fd).st_size; off = 0; n = 0
+while off < end:
+    try: d = os.lseek(fd, off, os.SEEK_DATA)
+    except OSError: break
+    h = os.lseek(fd, d, os.SEEK_HOLE); n += h - d; off = h
+print(n)' "$1"
+}
+# Logged requests for paths matching RE (method GET unless given).
+nreqs() {
+	python3 - "$reqlog" "$1" "${2:-GET}" <<'PY'
+import json, re, sys
+log, rx, method = sys.argv[1:4]
+n = 0
+for line in open(log):
+    r = json.loads(line)
+    if r["method"] == method and re.search(rx, r["path"]):
+        n += 1
+print(n)
+PY
+}
+now() { date +%s.%N; }
+secs() { printf '%.0f' "$(echo "$(now) - $1" | bc)"; }
+
+[ -x "$daemon" ] || { echo "Bail out! no $daemon (make -C daemon)"; exit 1; }
+echo "TAP version 13"
+: >"$reqlog"
+python3 "$here/fake_s3.py" "$port" "$reqlog" >"$work/server.out" 2>&1 &
+srv=$!
+for ((i = 0; i < 50; i++)); do
+	grep -q ready "$work/server.out" 2>/dev/null && break
+	sleep 0.1
+done
+
+# --- ETags: listings that quote differently keep cached files -------------------
+c=$work/etag
+mkdir -p "$c/et"
+out=$(cache "$c" "$port" "$work/etag.log" -- "lookup:et:quoted.bin,lookup:et:weak.bin" \
+	"fetch:et/quoted.bin:0:$MIB,fetch:et/weak.bin:0:$MIB")
+is "$(grep -c -- '-> 0$' <<<"$out")" 4 "etag: LOOKUP (HEAD, quoted ETag) and FETCH of two files"
+d0q=$(data_bytes "$c/et/quoted.bin") d0w=$(data_bytes "$c/et/weak.bin")
+is "$d0q $d0w" "$MIB $MIB" "etag: one chunk of each cached"
+out=$(cache "$c" "$port" "$work/etag.log" -- "list:et")
+is "$out" "REPLY list:et -> 0" "etag: LIST whose ETags are unquoted or W/"
+is "$(data_bytes "$c/et/quoted.bin") $(data_bytes "$c/et/weak.bin")" "$MIB $MIB" \
+	"etag: the listing kept both cached files (and their chunks)"
+is "$(xattr "$c/et/quoted.bin" trusted.s3cachefs.etag)" '"v1-etq"' \
+	"etag: the file keeps the ETag as HEAD gave it"
+: >"$reqlog"
+out=$(cache "$c" "$port" "$work/etag.log" -- "fetch:et/quoted.bin:$MIB:$MIB")
+is "$out" "REPLY fetch:et/quoted.bin:$MIB:$MIB -> 0" "etag: the next chunk fetches"
+check "etag: bytes right" cmp <(cached "$c/et/quoted.bin" 0 $((MIB + 9))) <(expect et/quoted.bin 0 $((MIB + 9)))
+# A file made by a listing (unquoted): the GET answers quoted, no ESTALE.
+c2=$work/etag2
+mkdir -p "$c2"
+: >"$reqlog"
+out=$(cache "$c2" "$port" "$work/etag.log" -- "list:et" "fetch:et/quoted.bin:0:$MIB")
+is "$out" "REPLY list:et -> 0
+REPLY fetch:et/quoted.bin:0:$MIB -> 0" "etag: a file listed unquoted fetches from a quoted GET"
+is "$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["method"] == "GET" and r["path"].endswith("/et/quoted.bin"): print(r["headers"].get("if-match"))' "$reqlog")" \
+	"v1-etq" "etag: If-Match is sent as the server gave it (the listing's, unquoted)"
+is "$(nreqs '/et/quoted.bin$' HEAD)" 0 "etag: no HEAD (the GET was not taken for a changed object)"
+
+echo "1..$n"
+[ $failed = 0 ] || { echo "# $failed failed; daemon logs:"; tail -n 20 "$work"/*.log | sed 's/^/# /'; }
+[ $failed = 0 ]
