@@ -613,11 +613,13 @@ static int split_path(const char *path, char **parent, const char **name)
 static void log_skip(const struct s3d_mount *m, const char *key,
 		     const char *why)
 {
-	char once[S3D_KEY_MAX + 32];
+	char once[S3D_KEY_MAX + 32], esc[4 * S3D_KEY_MAX / 2];
 
 	snprintf(once, sizeof(once), "%u:%s", m->id, key);
-	if (s3d_log_once(once))
-		s3d_warn("s3://%s/%s: %s", m->bucket, key, why);
+	if (!s3d_log_once(once))
+		return;
+	s3d_escape(key, esc, sizeof(esc));
+	s3d_warn("s3://%s/%s: %s", m->bucket, esc, why);
 }
 
 static int list_prepare(struct s3d_xfer *x, struct s3d_ctx *ctx,

@@ -148,6 +148,7 @@ struct s3d_cache_policy;
 int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 void s3d_hex(const unsigned char *in, size_t n, char *out);
 bool s3d_etag_eq(const char *a, const char *b);
+void s3d_escape(const char *s, char *out, size_t outlen);
 
 /* ---- path.c ---- */
 bool s3d_name_valid(const char *name, size_t len, bool at_root);
@@ -249,6 +250,7 @@ struct s3d_list_page {
 	size_t nobjs;
 	char **prefixes;
 	size_t nprefixes;
+	size_t nskipped;	/* entries left out: unusable (logged) */
 };
 
 struct s3d_s3error {

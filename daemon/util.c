@@ -339,6 +339,44 @@ bool s3d_etag_eq(const char *a, const char *b)
 	return na == nb && !memcmp(pa, pb, na);
 }
 
+/**
+ * s3d_escape() - @s fit for a log line
+ * @s: text from outside (an S3 key: any bytes but NUL)
+ * @out: the result, always NUL terminated
+ * @outlen: its size (at least 4)
+ *
+ * Control characters (below 0x20, and 0x7f) and the backslash become
+ * \xNN, so a key cannot forge or garble log lines (or drive a terminal);
+ * what does not fit is cut and marked with "...".
+ */
+void s3d_escape(const char *s, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		size_t need = c < 0x20 || c == 0x7f || c == '\\' ? 4 : 1;
+
+		if (o + need + 4 > outlen) {
+			if (o + 4 <= outlen) {
+				memcpy(out + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		if (need == 4) {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+}
+
 void s3d_hex(const unsigned char *in, size_t n, char *out)
 {
 	static const char digits[] = "0123456789abcdef";

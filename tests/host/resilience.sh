@@ -133,6 +133,20 @@ for l in open(sys.argv[1]):
 	"v1-etq" "etag: If-Match is sent as the server gave it (the listing's, unquoted)"
 is "$(nreqs '/et/quoted.bin$' HEAD)" 0 "etag: no HEAD (the GET was not taken for a changed object)"
 
+# --- one bad key does not fail its listing page -------------------------------
+c=$work/badkeys
+mkdir -p "$c"
+out=$(cache "$c" "$port" "$work/badkeys.log" -- "list:bad")
+is "$out" "REPLY list:bad -> 0" "bad keys: the listing of a page with five broken entries succeeds"
+is "$(cd "$c/bad" 2>/dev/null && ls | tr '\n' ' ')" "good1.bin good2.bin " \
+	"bad keys: the good entries are there, the broken ones are not"
+is "$(xattr "$c/bad/good2.bin" trusted.s3cachefs.etag) $(stat -c %s "$c/bad/good2.bin")" \
+	'"v1-g2" 200' "bad keys: a good entry has its ETag and size"
+is "$(grep -c 'listing: key .* skipped' "$work/badkeys.log")" 5 "bad keys: each broken key logged"
+check "bad keys: control characters in a logged key are escaped" \
+	grep -qF "key 'bad/ctl\x1b[31m.bin' skipped: bad Size 'nope'" "$work/badkeys.log"
+check "bad keys: no raw escape character in the log" bash -c "! grep -q \$'\\x1b' '$work/badkeys.log'"
+
 echo "1..$n"
 [ $failed = 0 ] || { echo "# $failed failed; daemon logs:"; tail -n 20 "$work"/*.log | sed 's/^/# /'; }
 [ $failed = 0 ]
