@@ -209,7 +209,7 @@ static void reset_outcome(struct s3d_xfer *x)
 	x->etag[0] = '\0';
 	x->has_etag = false;
 	x->content_length = -1;
-	x->range_start = -1;
+	x->range_start = x->range_end = x->range_total = -1;
 	x->last_modified = 0;
 	x->request_id[0] = '\0';
 	x->body_bytes = 0;
@@ -254,7 +254,7 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 		x->has_etag = false;
 		x->etag[0] = '\0';
 		x->content_length = -1;
-		x->range_start = -1;
+		x->range_start = x->range_end = x->range_total = -1;
 		x->last_modified = 0;
 		x->request_id[0] = '\0';
 		return len;
@@ -268,10 +268,22 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 		if (!s3d_parse_u64(v, &u) && u <= INT64_MAX)
 			x->content_length = (int64_t)u;
 	} else if (header_value(buf, len, "Content-Range", v, sizeof(v))) {
-		unsigned long long a;
+		unsigned long long a, b;
+		uint64_t t;
+		int n = 0;
 
-		if (sscanf(v, "bytes %llu-", &a) == 1 && a <= INT64_MAX)
+		/* "bytes A-B/T", or a star for T; anything else stays -1. */
+		if (sscanf(v, "bytes %llu-%llu/%n", &a, &b, &n) == 2 && n &&
+		    a <= b && b <= INT64_MAX) {
 			x->range_start = (int64_t)a;
+			x->range_end = (int64_t)b;
+			if (!strcmp(v + n, "*"))
+				x->range_total = -1;
+			else if (!s3d_parse_u64(v + n, &t) && t <= INT64_MAX)
+				x->range_total = (int64_t)t;
+			else
+				x->range_start = x->range_end = -1;
+		}
 	} else if (header_value(buf, len, "Last-Modified", v, sizeof(v))) {
 		time_t t = curl_getdate(v, NULL);
 
@@ -556,7 +568,7 @@ void s3d_xfer_init(struct s3d_xfer *x, const struct s3d_xfer_ops *ops,
 	s3d_list_init(&x->node);
 	s3d_list_init(&x->backoff.node);
 	x->content_length = -1;
-	x->range_start = -1;
+	x->range_start = x->range_end = x->range_total = -1;
 }
 
 /**

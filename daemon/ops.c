@@ -1226,11 +1226,12 @@ struct fetch_op {
 	uint64_t done;		/* [start, start + done) is written */
 	char *buf;		/* 4096-aligned piece buffer */
 	size_t bufsz;
-	size_t fill;		/* buf holds [start + done, ... + fill) */
-	uint64_t skip;		/* 200 reply: bytes before our range */
+	uint64_t pos;		/* file offset of the next body byte */
+	size_t fill;		/* buf holds [pos - fill, pos) */
 	bool checked;		/* response headers vetted this attempt */
 	bool etag_bad;		/* response ETag is not the one we want */
-	bool full;		/* got it all from a 200, aborted the rest */
+	bool whole;		/* this attempt: a 200, the whole object */
+	bool whole_counted;	/* the cache tracker knows of the rest */
 	bool renew;		/* stale path: the cache file itself was bad */
 	bool counted;		/* the cache tracker knows of this fetch */
 	struct s3d_xfer x;	/* the GET, then the HEAD if stale */
@@ -1259,23 +1260,22 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 }
 
 /*
- * Write @len bytes of the buffer at start + done. Only the very last piece
- * of the object may be unaligned: it is written rounded up to the block
- * size and the file truncated back to the object size afterwards.
+ * Write the @len bytes of the buffer at file offset @off. Only the very
+ * last piece of the object may be unaligned: it is written rounded up to
+ * the block size and the file truncated back to the object size afterwards.
  *
  * No fdatasync: on ext4 and xfs a direct write into a hole allocates
  * unwritten extents and converts them to written only when the write has
  * completed, so after a crash the range reads back as a hole (missing, to
  * be fetched again), never as garbage presented as data.
  */
-static int fetch_write(struct fetch_op *op, size_t len)
+static int fetch_write(struct fetch_op *op, uint64_t off, size_t len)
 {
-	uint64_t off = op->start + op->done;
 	size_t alen = round_up(len, S3D_DIO_ALIGN), put = 0;
 	ssize_t n;
 
-	if (alen != len && off + len != op->size)
-		return -EINVAL;		/* cannot happen: ranges are aligned */
+	if (off % S3D_DIO_ALIGN || (alen != len && off + len != op->size))
+		return -EINVAL;		/* cannot happen: pieces are aligned */
 	memset(op->buf + len, 0, alen - len);
 	while (put < alen) {
 		n = pwrite(op->fd, op->buf + put, alen - put, (off_t)(off + put));
@@ -1300,103 +1300,146 @@ static int fetch_get_prepare(struct s3d_xfer *x)
 
 	/* A retry resumes after the pieces already written. */
 	op->fill = 0;
-	op->skip = 0;
+	op->pos = op->start + op->done;
 	op->checked = false;
-	op->full = false;
+	op->whole = false;
 	snprintf(range, sizeof(range), "bytes=%llu-%llu",
 		 (unsigned long long)(op->start + op->done),
 		 (unsigned long long)(op->end - 1));
 	h[0] = (struct s3d_kv){ "Range", range };
+	/* Exactly as the server gave it (RGW compares If-Match verbatim). */
 	h[1] = (struct s3d_kv){ "If-Match", op->r->etag };
 	return s3d_s3_build(&op->ctx->s3, "GET", op->m->bucket, op->key, NULL, 0, h, 2,
 			    time(NULL), &x->req);
 }
 
-/* First body bytes of an attempt: is this the response we asked for? */
+/*
+ * First body bytes of an attempt: is this the response we asked for? A
+ * 206 must say, in Content-Range and Content-Length, exactly the bytes we
+ * asked for, of an object of the size we know; a 200 (Range ignored) must
+ * be the whole object. Anything else is an error, not data.
+ */
 static bool fetch_vet(struct fetch_op *op, struct s3d_xfer *x)
 {
+	uint64_t from = op->start + op->done;
+
 	op->checked = true;
 	if (!x->has_etag || !s3d_etag_eq(x->etag, op->r->etag)) {
 		op->etag_bad = true;
 		return false;
 	}
 	if (x->status == 206) {
-		if (x->range_start != (int64_t)(op->start + op->done)) {
-			s3d_err("GET s3://%s/%s: asked for bytes from %llu, got a range from %lld",
-				op->m->bucket, op->key,
-				(unsigned long long)(op->start + op->done),
-				(long long)x->range_start);
+		if (x->range_start != (int64_t)from ||
+		    x->range_end != (int64_t)(op->end - 1) ||
+		    (x->range_total >= 0 && x->range_total != (int64_t)op->size) ||
+		    (x->content_length >= 0 &&
+		     x->content_length != (int64_t)(op->end - from))) {
+			s3d_err("GET s3://%s/%s: asked for bytes %llu-%llu of %llu, got Content-Range %lld-%lld/%lld, Content-Length %lld",
+				op->m->bucket, op->key, (unsigned long long)from,
+				(unsigned long long)(op->end - 1),
+				(unsigned long long)op->size,
+				(long long)x->range_start, (long long)x->range_end,
+				(long long)x->range_total,
+				(long long)x->content_length);
 			x->err = -EIO;
 			return false;
 		}
 		return true;
 	}
-	/* 200: the server ignored Range and sends the whole object. */
-	op->skip = op->start + op->done;
+	if (x->status != 200 ||
+	    (x->content_length >= 0 && x->content_length != (int64_t)op->size)) {
+		s3d_err("GET s3://%s/%s: HTTP %ld with %lld bytes for an object of %llu",
+			op->m->bucket, op->key, x->status,
+			(long long)x->content_length,
+			(unsigned long long)op->size);
+		x->err = -EIO;
+		return false;
+	}
+	/*
+	 * 200: the server ignored Range and sends the whole object. Every
+	 * byte of it is valid for this ETag: keep it all (the chunks before
+	 * and after ours are found on disk by the FETCHes that follow), so
+	 * a sequential reader costs one GET, not one whole object per chunk.
+	 */
+	if (!op->whole_counted) {
+		s3d_cache_fetching(op->m->cache, op->size - (op->end - op->start));
+		op->whole_counted = true;
+	}
+	op->whole = true;
+	op->pos = 0;
 	return true;
 }
 
 /*
  * Whole chunks written since the last report: tell the kernel now, so that
  * a reader waiting for the first chunk of a long range goes on while the
- * rest streams in. The answer covers the last chunk.
+ * rest streams in. The answer covers the last chunk, unless the rest of a
+ * whole object is still to be written after our range (then all of it).
  */
 static void fetch_report_landed(struct fetch_op *op)
 {
-	uint64_t chunk = op->m->chunk;
+	uint64_t chunk = op->m->chunk, len = op->end - op->start;
 	uint64_t upto = (op->start + op->done) / chunk * chunk - op->start;
 
-	if (upto <= op->r->done || op->start + op->done >= op->end)
+	if (op->done >= len && op->whole && op->pos < op->size)
+		upto = len;
+	else if (op->start + op->done >= op->end)
+		return;
+	if (upto <= op->r->done)
 		return;
 	op->r->done = upto;
 	report_progress(op->r);
+}
+
+/* The buffer holds [pos - fill, pos): write it out. */
+static int fetch_flush(struct fetch_op *op, struct s3d_xfer *x)
+{
+	uint64_t off = op->pos - op->fill;
+	int err;
+
+	err = fetch_write(op, off, op->fill);
+	if (err) {
+		s3d_err("GET s3://%s/%s: writing to the cache file: %s",
+			op->m->bucket, op->key, strerror(-err));
+		x->err = err;
+		return err;
+	}
+	op->fill = 0;
+	/* Everything below pos is written (a 206 resumes at start + done). */
+	if (op->pos > op->start + op->done && off <= op->start + op->done) {
+		op->done = S3D_MIN(op->pos, op->end) - op->start;
+		fetch_report_landed(op);
+	}
+	return 0;
 }
 
 static size_t fetch_body(struct s3d_xfer *x, const char *p, size_t n)
 {
 	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
 	size_t taken = n, c;
-	uint64_t want;
-	int err;
+	uint64_t limit;
 
 	if (!op->checked && !fetch_vet(op, x))
 		return 0;
+	limit = op->whole ? op->size : op->end;
 	while (n) {
-		if (op->skip) {
-			c = S3D_MIN((uint64_t)n, op->skip);
-			op->skip -= c;
-			p += c;
-			n -= c;
-			continue;
-		}
-		want = op->end - op->start - op->done - op->fill;
-		if (!want) {
-			if (x->status == 200) {
-				op->full = true;	/* rest is not ours */
-				return 0;
-			}
-			s3d_err("GET s3://%s/%s: response longer than the range asked for",
-				op->m->bucket, op->key);
+		if (op->pos >= limit) {
+			s3d_err("GET s3://%s/%s: response longer than %s",
+				op->m->bucket, op->key,
+				op->whole ? "the object" : "the range asked for");
 			x->err = -EIO;
 			return 0;
 		}
-		c = S3D_MIN(S3D_MIN((uint64_t)n, want), op->bufsz - op->fill);
+		c = S3D_MIN(S3D_MIN((uint64_t)n, limit - op->pos),
+			    op->bufsz - op->fill);
 		memcpy(op->buf + op->fill, p, c);
 		op->fill += c;
+		op->pos += c;
 		p += c;
 		n -= c;
-		if (op->fill == op->bufsz) {
-			err = fetch_write(op, op->fill);
-			if (err) {
-				s3d_err("GET s3://%s/%s: writing to the cache file: %s",
-					op->m->bucket, op->key, strerror(-err));
-				x->err = err;
-				return 0;
-			}
-			op->done += op->fill;
-			op->fill = 0;
-			fetch_report_landed(op);
-		}
+		if ((op->fill == op->bufsz || op->pos == limit) &&
+		    fetch_flush(op, x))
+			return 0;
 	}
 	return taken;
 }
@@ -1406,7 +1449,7 @@ static void fetch_stale(struct fetch_op *op, const char *why);
 static int fetch_get_done(struct s3d_xfer *x)
 {
 	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
-	uint64_t got = op->done + op->fill, total = op->end - op->start;
+	uint64_t total = op->end - op->start;
 	int err;
 
 	if (op->etag_bad) {
@@ -1423,31 +1466,27 @@ static int fetch_get_done(struct s3d_xfer *x)
 		fetch_finish(op, x->err);
 		return 0;
 	}
-	if (!op->full) {
-		err = s3d_xfer_errno(x, op->m->bucket);
-		if (err) {
-			fetch_finish(op, err);
-			return 0;
-		}
-	}
-	if (got != total) {
-		if (x->can_retry)
-			return S3D_XFER_RETRY;
-		s3d_err("GET s3://%s/%s: body ended after %llu of %llu bytes, giving up",
-			op->m->bucket, op->key, (unsigned long long)got,
-			(unsigned long long)total);
-		fetch_finish(op, -EIO);
+	if (op->done >= total) {
+		/* Our range is in (of a whole object, maybe not all the rest). */
+		s3d_dbg("GET s3://%s/%s: %llu bytes at %llu cached%s",
+			op->m->bucket, op->key, (unsigned long long)total,
+			(unsigned long long)op->start,
+			op->whole ? " (the server sent the whole object)" : "");
+		fetch_finish(op, 0);
 		return 0;
 	}
-	err = op->fill ? fetch_write(op, op->fill) : 0;
-	if (err)
-		s3d_err("GET s3://%s/%s: writing to the cache file: %s",
-			op->m->bucket, op->key, strerror(-err));
-	else
-		s3d_dbg("GET s3://%s/%s: %llu bytes at %llu cached",
-			op->m->bucket, op->key, (unsigned long long)total,
-			(unsigned long long)op->start);
-	fetch_finish(op, err);
+	err = s3d_xfer_errno(x, op->m->bucket);
+	if (err) {
+		fetch_finish(op, err);
+		return 0;
+	}
+	if (x->can_retry)
+		return S3D_XFER_RETRY;
+	s3d_err("GET s3://%s/%s: body ended after %llu of %llu bytes, giving up",
+		op->m->bucket, op->key,
+		(unsigned long long)(op->done + op->fill),
+		(unsigned long long)total);
+	fetch_finish(op, -EIO);
 	return 0;
 }
 
@@ -1560,6 +1599,18 @@ static int fetch_open(struct fetch_op *op)
 	return 0;
 }
 
+/*
+ * [start, end) is data in the lower file already: written whole by this
+ * daemon for this ETag (pieces are written whole, and a FETCH's range is
+ * only complete when all of its pieces are), so nothing is to be fetched.
+ */
+static bool fetch_present(const struct fetch_op *op)
+{
+	off_t hole = lseek(op->fd, (off_t)op->start, SEEK_HOLE);
+
+	return hole >= 0 && (uint64_t)hole >= op->end;
+}
+
 static void do_fetch(struct s3d_req *r, struct s3d_mount *m,
 		    struct s3d_ctx *ctx)
 {
@@ -1615,6 +1666,14 @@ static void do_fetch(struct s3d_req *r, struct s3d_mount *m,
 		s3d_err("FETCH %s: length %llu is not a whole number of chunks",
 			op->key, (unsigned long long)r->len);
 		fetch_finish(op, -EINVAL);
+		return;
+	}
+	if (fetch_present(op)) {
+		/* Another FETCH's whole-object 200 brought it already. */
+		s3d_dbg("FETCH %s: bytes %llu-%llu already in the cache file",
+			op->key, (unsigned long long)op->start,
+			(unsigned long long)(op->end - 1));
+		fetch_finish(op, 0);
 		return;
 	}
 	len = op->end - op->start;

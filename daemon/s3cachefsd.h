@@ -312,7 +312,9 @@ struct s3d_xfer {
 	char etag[S3CFS_ETAG_MAX + 1];
 	bool has_etag;
 	int64_t content_length;
-	int64_t range_start;		/* from Content-Range, or -1 */
+	int64_t range_start;		/* Content-Range: first byte, or -1 */
+	int64_t range_end;		/* ... last byte, or -1 */
+	int64_t range_total;		/* ... object size, or -1 ("*") */
 	time_t last_modified;
 	char request_id[128];
 	struct s3d_buf resp;		/* body (XML) or error body */

@@ -147,6 +147,33 @@ check "bad keys: control characters in a logged key are escaped" \
 	grep -qF "key 'bad/ctl\x1b[31m.bin' skipped: bad Size 'nope'" "$work/badkeys.log"
 check "bad keys: no raw escape character in the log" bash -c "! grep -q \$'\\x1b' '$work/badkeys.log'"
 
+# --- servers that ignore Range, or label a range wrongly ----------------------------
+c=$work/range
+mkdir -p "$c"
+size=$((4 * MIB + 7))
+cache "$c" "$port" "$work/range.log" -- "lookup::whole.bin,lookup::crstart.bin,lookup::crend.bin,lookup::crtotal.bin,lookup::wholelen.bin" >/dev/null
+: >"$reqlog"
+out=$(cache "$c" "$port" "$work/range.log" -- "fetch:whole.bin:$MIB:$MIB")
+is "$out" "REPLY fetch:whole.bin:$MIB:$MIB -> 0" "Range ignored (200): the FETCH succeeds"
+is "$(data_bytes "$c/whole.bin")" "$size" "Range ignored: the whole body is kept, not just the chunk asked for"
+check "Range ignored: every byte right" cmp "$c/whole.bin" <(expect whole.bin 0 "$size")
+out=$(cache "$c" "$port" "$work/range.log" -- \
+	"fetch:whole.bin:0:$MIB,fetch:whole.bin:$((2 * MIB)):$MIB,fetch:whole.bin:$((4 * MIB)):$MIB")
+is "$(grep -c -- '-> 0$' <<<"$out")" 3 "Range ignored: the other chunks are answered"
+is "$(nreqs '/whole.bin$')" 1 "Range ignored: from the cache file, one GET in all (not one whole object per chunk)"
+for k in crstart:"start" crend:"end" crtotal:"total"; do
+	f=${k%%:*}.bin what=${k#*:}
+	: >"$reqlog"
+	out=$(cache "$c" "$port" "$work/range.log" -- "fetch:$f:$MIB:$MIB")
+	is "$out" "REPLY fetch:$f:$MIB:$MIB -> -5 Input/output error" "Content-Range with a wrong $what: EIO"
+	is "$(data_bytes "$c/$f")" 0 "... nothing of it cached"
+done
+check "Content-Range: the mismatch is logged" \
+	grep -q 'crend.bin: asked for bytes 1048576-2097151 of 2097152, got Content-Range 1048576-2093055/2097152' "$work/range.log"
+out=$(cache "$c" "$port" "$work/range.log" -- "fetch:wholelen.bin:0:$MIB")
+is "$out" "REPLY fetch:wholelen.bin:0:$MIB -> -5 Input/output error" "200 shorter than the object: EIO"
+is "$(data_bytes "$c/wholelen.bin")" 0 "... nothing of it cached"
+
 echo "1..$n"
 [ $failed = 0 ] || { echo "# $failed failed; daemon logs:"; tail -n 20 "$work"/*.log | sed 's/^/# /'; }
 [ $failed = 0 ]
