@@ -48,6 +48,11 @@ struct s3d_mount {
  * @inflight: slots held (requests queued in the engine, in flight or
  *	waiting for a retry)
  * @waiting: transfers waiting for a slot (s3d_xfer.ctx_node), FIFO
+ * @budget: its retry budget (retry.c): a dead endpoint is not asked ten
+ *	times for each request
+ * @limit: while throttled, slots at most (below @max); 0: not throttled
+ * @ok_streak: requests answered since @limit last moved
+ * @throttled_ms: when @limit was last lowered
  *
  * A reload makes a new table; contexts of the old one live on until the
  * last operation using them finishes, so nothing in flight is dropped.
@@ -60,6 +65,10 @@ struct s3d_ctx {
 	unsigned int max;
 	unsigned int inflight;
 	struct s3d_list waiting;
+	struct s3d_retry_budget budget;
+	unsigned int limit;
+	unsigned int ok_streak;
+	uint64_t throttled_ms;
 };
 
 static const struct s3d_conf *conf;
@@ -233,6 +242,7 @@ static struct s3d_ctx *ctx_new(const char *section, int *err)
 	c->refs = 1;		/* the table's */
 	c->max = b ? b->max_concurrency : 0;
 	s3d_list_init(&c->waiting);
+	s3d_retry_budget_init(&c->budget, s3d_loop_retry()->budget);
 	s3d_list_add_tail(&c->node, &ctxs);
 	s3d_info("%s: %s://%s, region %s, %s%s%s%s%s", section ?: "[global]",
 		 c->s3.scheme, c->s3.authority, c->s3.region,
@@ -282,6 +292,60 @@ unsigned int s3d_ctx_inflight(const struct s3d_ctx *c)
 	return c->inflight;
 }
 
+/* Slots at most now: the throttled limit, else max_concurrency; 0: none. */
+static unsigned int ctx_cap(const struct s3d_ctx *c)
+{
+	return c->limit ?: c->max;
+}
+
+static bool ctx_has_slot(const struct s3d_ctx *c)
+{
+	return !ctx_cap(c) || c->inflight < ctx_cap(c);
+}
+
+/*
+ * The server said "slow down" (503 SlowDown, 429): halve the requests of
+ * this context in flight (at most once a second, down to 1), so the
+ * sender slows down; transfers already admitted finish (or back off),
+ * new ones wait for a slot.
+ */
+static void ctx_throttled(struct s3d_xfer *x)
+{
+	struct s3d_ctx *c = x->ctx;
+	uint64_t now = s3d_now_ms();
+	unsigned int cur;
+
+	if (!c || (c->limit && now - c->throttled_ms < 1000))
+		return;
+	cur = c->limit ?: (c->max ? S3D_MIN(c->max, c->inflight) : c->inflight);
+	c->limit = S3D_MAX(cur / 2, 1U);
+	c->ok_streak = 0;
+	c->throttled_ms = now;
+	s3d_info("%s: throttled (HTTP %ld): %u request%s in flight at most for now",
+		 c->bucket ?: "[global]", x->status, c->limit,
+		 c->limit == 1 ? "" : "s");
+}
+
+/*
+ * A request answered: after as many answers as the limit, one slot more
+ * (additive increase); past max_concurrency (or max_inflight) the limit
+ * is lifted.
+ */
+static void ctx_answered(struct s3d_ctx *c)
+{
+	unsigned int top;
+
+	if (!c->limit || ++c->ok_streak < c->limit)
+		return;
+	c->ok_streak = 0;
+	c->limit++;
+	top = c->max ?: (conf && conf->max_inflight ? conf->max_inflight : 64);
+	if (c->limit >= top) {
+		c->limit = 0;
+		s3d_info("%s: no longer throttled", c->bucket ?: "[global]");
+	}
+}
+
 static void ctx_admit(struct s3d_ctx *c, struct s3d_xfer *x)
 {
 	c->inflight++;
@@ -292,7 +356,7 @@ static void ctx_admit(struct s3d_ctx *c, struct s3d_xfer *x)
 /* Hand free slots to the transfers waiting longest. */
 static void ctx_pump(struct s3d_ctx *c)
 {
-	while (!s3d_list_empty(&c->waiting) && (!c->max || c->inflight < c->max)) {
+	while (!s3d_list_empty(&c->waiting) && ctx_has_slot(c)) {
 		struct s3d_xfer *x = s3d_container_of(c->waiting.next,
 						      struct s3d_xfer, ctx_node);
 
@@ -319,11 +383,13 @@ static const struct s3d_xfer_ops ctx_ops_body = {
 	.prepare = ctx_prepare,
 	.body = ctx_body,
 	.done = ctx_done,
+	.throttled = ctx_throttled,
 };
 
 static const struct s3d_xfer_ops ctx_ops_nobody = {
 	.prepare = ctx_prepare,
 	.done = ctx_done,
+	.throttled = ctx_throttled,
 };
 
 static void ctx_enter(struct s3d_ctx *c, struct s3d_xfer *x)
@@ -331,6 +397,7 @@ static void ctx_enter(struct s3d_ctx *c, struct s3d_xfer *x)
 	x->ctx = c;
 	x->ctx_ops = x->ops;
 	x->ops = x->ops->body ? &ctx_ops_body : &ctx_ops_nobody;
+	x->budget = &c->budget;
 }
 
 /* @x leaves @c's admission; returns @c, whose reference the caller drops. */
@@ -340,6 +407,7 @@ static struct s3d_ctx *ctx_leave(struct s3d_xfer *x)
 
 	x->ops = x->ctx_ops;
 	x->ctx = NULL;
+	x->budget = NULL;
 	if (x->ctx_waiting)
 		s3d_list_del(&x->ctx_node);
 	x->ctx_waiting = false;
@@ -359,6 +427,9 @@ static int ctx_done(struct s3d_xfer *x)
 	struct s3d_ctx *c = ctx_leave(x);
 	int ret;
 
+	if (s3d_xfer_ok(x) || (x->cres == CURLE_OK && x->status < 500 &&
+			       x->status != 429))
+		ctx_answered(c);
 	ret = x->ops->done(x);
 	if (ret == S3D_XFER_RETRY && x->can_retry) {
 		ctx_enter(c, x);	/* keeps the reference */
@@ -384,7 +455,7 @@ void s3d_ctx_submit(struct s3d_ctx *c, struct s3d_xfer *x)
 {
 	c->refs++;
 	ctx_enter(c, x);
-	if (s3d_list_empty(&c->waiting) && (!c->max || c->inflight < c->max)) {
+	if (s3d_list_empty(&c->waiting) && ctx_has_slot(c)) {
 		ctx_admit(c, x);
 		return;
 	}

@@ -36,8 +36,6 @@
  * the daemon's RSS); a direct write of 128 KiB costs NVMe little extra.
  */
 #define S3D_PIECE_MAX		(128U << 10)
-/* Attempts per S3 request (first try included) on transient errors. */
-#define S3D_ATTEMPTS		3
 /* S3 keys are at most 1024 bytes. */
 #define S3D_KEY_MAX		1024
 /* Largest XML body (listing page or error) we accept. */
@@ -264,6 +262,47 @@ int s3d_xml_parse_list(const char *xml, size_t len, struct s3d_list_page *pg,
 void s3d_list_page_free(struct s3d_list_page *pg);
 int s3d_xml_parse_error(const char *xml, size_t len, struct s3d_s3error *e);
 
+/* ---- retry.c: the retry policy (pure) ---- */
+/**
+ * struct s3d_retry_policy - how transient failures are retried
+ * @attempts: attempts per request at most, the first included
+ * @max_time_s: no retry starts later than this after the request's first
+ *	attempt (or its last progress: a piece of a FETCH written)
+ * @base_ms: back-off base (throttling answers: five times it)
+ * @max_delay_ms: back-off cap
+ * @budget: retry tokens per S3 context (struct s3d_retry_budget)
+ */
+struct s3d_retry_policy {
+	unsigned int attempts;
+	unsigned int max_time_s;
+	unsigned int base_ms;
+	unsigned int max_delay_ms;
+	unsigned int budget;
+};
+
+#define S3D_RETRY_ATTEMPTS_DEFAULT	10
+#define S3D_RETRY_MAX_TIME_DEFAULT	35
+#define S3D_RETRY_BASE_MS_DEFAULT	200
+#define S3D_RETRY_MAX_DELAY_MS_DEFAULT	10000
+#define S3D_RETRY_BUDGET_DEFAULT	500
+#define S3D_RETRY_COST			5
+#define S3D_RETRY_COST_TIMEOUT		10
+
+/* A token bucket of retries (SDK "retry quota"); see retry.c. */
+struct s3d_retry_budget {
+	unsigned int tokens;
+	unsigned int capacity;
+};
+
+unsigned int s3d_retry_backoff(const struct s3d_retry_policy *p, int attempt,
+			       bool throttled, uint32_t rnd);
+void s3d_retry_budget_init(struct s3d_retry_budget *b, unsigned int capacity);
+bool s3d_retry_budget_has(const struct s3d_retry_budget *b, unsigned int cost);
+bool s3d_retry_budget_take(struct s3d_retry_budget *b, unsigned int cost);
+void s3d_retry_budget_success(struct s3d_retry_budget *b, unsigned int spent);
+long s3d_retry_after_ms(const char *v, time_t now);
+bool s3d_retry_throttled(long status, const char *code);
+
 /* ---- fetch.c: the event loop and the S3 transfer engine ---- */
 struct s3d_timer {
 	struct s3d_list node;
@@ -290,11 +329,15 @@ struct s3d_xfer;
  * @done: the attempt is over (see @x->cres, @x->status, @x->err). Return
  *	S3D_XFER_RETRY to ask for another attempt (only while @x->can_retry),
  *	0 when finished; the engine never touches @x after that.
+ * @throttled: optional; the server answered "slow down" (503 SlowDown,
+ *	429, ...): called before the retry is planned (ops.c lowers the
+ *	bucket's concurrency for a while)
  */
 struct s3d_xfer_ops {
 	int (*prepare)(struct s3d_xfer *x);
 	size_t (*body)(struct s3d_xfer *x, const char *p, size_t n);
 	int (*done)(struct s3d_xfer *x);
+	void (*throttled)(struct s3d_xfer *x);
 };
 
 #define S3D_XFER_RETRY	1
@@ -322,6 +365,13 @@ struct s3d_xfer {
 	int err;			/* set by a body sink: -errno */
 	int attempt;			/* 1-based */
 	bool can_retry;			/* done() may return S3D_XFER_RETRY */
+	bool throttled;			/* the answer was a "slow down" */
+	long retry_after_ms;		/* Retry-After, or -1 */
+
+	/* Retries: struct s3d_retry_policy, retry.c. */
+	uint64_t window_ms;		/* first attempt or last progress */
+	unsigned int spent;		/* retry tokens taken */
+	struct s3d_retry_budget *budget;	/* NULL: the loop's own */
 
 	/* Per-bucket admission ahead of the engine (ops.c, s3d_ctx_submit). */
 	struct s3d_ctx *ctx;		/* NULL: submitted straight */
@@ -377,13 +427,21 @@ struct s3d_stats {
 
 extern struct s3d_stats s3d_stats;
 
-/* A transfer that gets no byte for this long is dropped and retried. */
-#define S3D_STALL_DEFAULT	30
+/*
+ * A transfer that moves fewer than S3D_MIN_RATE_DEFAULT bytes/s (min_rate)
+ * for this long is dropped and retried.
+ */
+#define S3D_STALL_DEFAULT	20
 #define S3D_STALL_MIN		1
 #define S3D_STALL_MAX		3600
+#define S3D_MIN_RATE_DEFAULT	1024
 
 int s3d_loop_init(unsigned int max_inflight, const char *ca_bundle);
 void s3d_loop_set_stall_timeout(unsigned int seconds);
+void s3d_loop_set_min_rate(unsigned int bytes_per_s);
+void s3d_loop_set_retry(const struct s3d_retry_policy *p);
+const struct s3d_retry_policy *s3d_loop_retry(void);
+void s3d_xfer_progress(struct s3d_xfer *x);
 void s3d_loop_fini(void);
 int s3d_loop_watch(struct s3d_watch *w, int fd, uint32_t events,
 		   void (*cb)(struct s3d_watch *w, uint32_t events));

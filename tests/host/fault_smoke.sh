@@ -106,7 +106,9 @@ for ((i = 0; i < 50; i++)); do
 	grep -q ready "$work/server.out" 2>/dev/null && break
 	sleep 0.1
 done
-opts=(--path-style)
+# Three attempts (the default is ten, over up to a minute): quick, and the
+# counts below.
+opts=(--path-style --retry-attempts 3)
 
 keys="ok.bin flaky.bin short.bin short2.bin norange.bin changed.bin lying.bin denied.bin gone.bin big.bin"
 spec=$(for k in $keys; do printf 'lookup::%s,' "$k"; done)
@@ -201,7 +203,7 @@ uncache "$c/ok.bin"
 cache "fetch:ok.bin:0:$MIB" "fetch:ok.bin:$MIB:$MIB" "fetch:ok.bin:$((2 * MIB)):$MIB" >/dev/null
 is "$(reqs ok.bin conn | sort -u | wc -l)" 1 "keep-alive: sequential requests share one connection"
 : >"$reqlog"
-opts=(--path-style --max-inflight 1)
+opts=(--path-style --retry-attempts 3 --max-inflight 1)
 out=$(cache "fetch:big.bin:0:$MIB,fetch:big.bin:$MIB:$MIB,fetch:big.bin:$((2 * MIB)):$MIB,fetch:big.bin:$((3 * MIB)):$MIB")
 is "$(grep -c -- '-> 0$' <<<"$out")" 4 "--max-inflight 1: four requests queue and finish"
 is "$(reqs big.bin conn | sort -u | wc -l)" 1 "--max-inflight 1: one connection at a time"

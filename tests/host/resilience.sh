@@ -174,6 +174,49 @@ out=$(cache "$c" "$port" "$work/range.log" -- "fetch:wholelen.bin:0:$MIB")
 is "$out" "REPLY fetch:wholelen.bin:0:$MIB -> -5 Input/output error" "200 shorter than the object: EIO"
 is "$(data_bytes "$c/wholelen.bin")" 0 "... nothing of it cached"
 
+# --- retries: a brown-out, a dead endpoint, the retry budget ---------------------
+# Three runs at once (each a daemon of its own): the time is the longest.
+c=$work/retry
+mkdir -p "$c/slow"
+cache "$c" "$port" "$work/slow.log" -- "lookup:slow:s0.bin,lookup:slow:s1.bin,lookup::always500.bin,lookup::ok.bin" >/dev/null
+curl -sf -o /dev/null "http://127.0.0.1:$port/_ctl?slowdown=10"
+t0=$(now)
+(
+	spec=
+	for k in s0 s1; do
+		for i in 0 1; do spec+="fetch:slow/$k.bin:$((i * MIB)):$MIB,"; done
+	done
+	cache "$c" "$port" "$work/slow.log" -- "${spec%,}" >"$work/slow.out"
+	secs "$t0" >"$work/slow.secs"
+) &
+p1=$!
+(
+	# Nothing listens on port + 1: every attempt is refused.
+	cache "$c" $((port + 1)) "$work/dead.log" -- "fetch:ok.bin:0:$MIB" >"$work/dead.out"
+	secs "$t0" >"$work/dead.secs"
+) &
+p2=$!
+(
+	spec=
+	for ((i = 0; i < 40; i++)); do spec+="fetch:always500.bin:$((i * MIB)):$MIB,"; done
+	cache "$c" "$port" "$work/budget.log" -- "${spec%,}" >"$work/budget.out"
+	secs "$t0" >"$work/budget.secs"
+) &
+p3=$!
+wait $p1 $p2 $p3
+
+is "$(grep -c -- '-> 0$' "$work/slow.out")" 4 "10 s of 503 SlowDown: every FETCH succeeds ($(cat "$work/slow.secs") s)"
+check "SlowDown: bytes right" cmp <(cached "$c/slow/s1.bin" 0 $((2 * MIB))) <(expect slow/s1.bin 0 $((2 * MIB)))
+le "$(cat "$work/slow.secs")" 45 "SlowDown: done soon after the 10 s (within the retry bound)"
+check "SlowDown: the bucket's concurrency was lowered" grep -q 'throttled (HTTP 503): . request.* in flight at most' "$work/slow.log"
+is "$(cat "$work/dead.out")" "REPLY fetch:ok.bin:0:$MIB -> -5 Input/output error" "endpoint down for good: EIO"
+le "$(cat "$work/dead.secs")" 55 "endpoint down: within the documented bound (retry_max_time 35 + stall_timeout 20)"
+is "$(data_bytes "$c/ok.bin")" 0 "endpoint down: nothing cached"
+check "endpoint down: retried, then given up (logged)" grep -q 'giving up after .* attempts' "$work/dead.log"
+is "$(grep -c -- '-> -5 Input/output error$' "$work/budget.out")" 40 "500 always: all 40 FETCHes fail with EIO"
+le "$(nreqs '/always500.bin$')" 150 "500 always: the retry budget bounds the load (40 requests, 100 retries; 400 without a budget)"
+check "500 always: 'retry budget exhausted' logged" grep -q 'retry budget exhausted' "$work/budget.log"
+
 echo "1..$n"
 [ $failed = 0 ] || { echo "# $failed failed; daemon logs:"; tail -n 20 "$work"/*.log | sed 's/^/# /'; }
 [ $failed = 0 ]
