@@ -102,8 +102,17 @@ static void progress_tick(struct s3d_timer *t)
 	for (pos = active.next; pos != &active; pos = pos->next) {
 		struct s3d_req *a = s3d_container_of(pos, struct s3d_req, active);
 
-		if (now - a->reported_ms >= S3D_PROGRESS_MS)
+		/*
+		 * Only while bytes move, or while it waits for a slot (the
+		 * daemon's own queue, not S3's fault): a transfer that is
+		 * stuck, or backing off, must not keep the kernel waiting past
+		 * fetch_timeout; the retry policy bounds it below that.
+		 */
+		if (now - a->reported_ms >= S3D_PROGRESS_MS &&
+		    (a->moved || !a->started)) {
+			a->moved = false;
 			report_progress(a);
+		}
 	}
 	if (!s3d_list_empty(&active))
 		s3d_timer_arm(t, S3D_PROGRESS_TICK_MS);
@@ -812,6 +821,7 @@ static int list_page_prepare(struct s3d_xfer *x)
 {
 	struct list_op *op = s3d_container_of(x, struct list_op, x);
 
+	op->r->started = true;
 	return list_prepare(x, op->ctx, op->m, op->lp, op->token, false);
 }
 
@@ -1116,6 +1126,7 @@ static int lookup_head_prepare(struct s3d_xfer *x)
 {
 	struct lookup_op *op = s3d_container_of(x, struct lookup_op, head);
 
+	op->r->started = true;
 	return head_prepare(x, op->ctx, op->m, op->key);
 }
 
@@ -1123,6 +1134,7 @@ static int lookup_list_prepare(struct s3d_xfer *x)
 {
 	struct lookup_op *op = s3d_container_of(x, struct lookup_op, list);
 
+	op->r->started = true;
 	return list_prepare(x, op->ctx, op->m, op->dirprefix, NULL, true);
 }
 
@@ -1370,6 +1382,7 @@ static int fetch_get_prepare(struct s3d_xfer *x)
 	struct s3d_kv h[2];
 
 	/* A retry resumes after the pieces already written. */
+	op->r->started = true;
 	op->fill = 0;
 	op->pos = op->start + op->done;
 	op->checked = false;
@@ -1476,6 +1489,7 @@ static int fetch_flush(struct fetch_op *op, struct s3d_xfer *x)
 		return err;
 	}
 	op->fill = 0;
+	s3d_xfer_progress(x);	/* the retry clock starts again */
 	/* Everything below pos is written (a 206 resumes at start + done). */
 	if (op->pos > op->start + op->done && off <= op->start + op->done) {
 		op->done = S3D_MIN(op->pos, op->end) - op->start;
@@ -1493,6 +1507,8 @@ static size_t fetch_body(struct s3d_xfer *x, const char *p, size_t n)
 	if (!op->checked && !fetch_vet(op, x))
 		return 0;
 	limit = op->whole ? op->size : op->end;
+	if (n)
+		op->r->moved = true;
 	while (n) {
 		if (op->pos >= limit) {
 			s3d_err("GET s3://%s/%s: response longer than %s",
@@ -1571,6 +1587,7 @@ static int fetch_head_prepare(struct s3d_xfer *x)
 {
 	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
 
+	op->r->started = true;
 	return head_prepare(x, op->ctx, op->m, op->key);
 }
 

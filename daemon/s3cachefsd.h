@@ -543,7 +543,10 @@ struct s3d_ctx;
  * @reply: called exactly once with 0 or -errno; owns freeing @r after.
  * @progress: if set, sends a progress report (STATUS -EINPROGRESS) for a
  *	request still in progress; @r stays ours. Called after each listing
- *	page and at least every S3D_PROGRESS_MS for any pending request.
+ *	page, each whole chunk of a FETCH written, and every S3D_PROGRESS_MS
+ *	while bytes move for it (or while it waits for its first attempt, for
+ *	a slot): never for a request whose S3 transfer is stuck or backing
+ *	off, so the kernel's fetch_timeout bounds those.
  */
 struct s3d_req {
 	int cmd;
@@ -565,6 +568,8 @@ struct s3d_req {
 	void *priv;
 	/* ops.c private */
 	uint64_t reported_ms;		/* start or last progress report */
+	bool moved;			/* body bytes arrived since then */
+	bool started;			/* its first S3 attempt has begun */
 	struct s3d_list active;		/* on the in-progress list */
 	struct s3d_req *riders;		/* identical requests answered with it */
 	struct s3d_req *rider_next;
@@ -572,9 +577,10 @@ struct s3d_req {
 
 /*
  * The kernel restarts a request's wait (fetch_timeout) on each progress
- * report: report a pending request when this long has passed since its
- * start or its last report (checked every S3D_PROGRESS_TICK_MS), so two
- * reports are never more than 4 s apart.
+ * report: report a pending request that moved bytes (or has not started
+ * yet) when this long has passed since its start or its last report
+ * (checked every S3D_PROGRESS_TICK_MS), so while bytes move two reports
+ * are never more than 4 s apart.
  */
 #define S3D_PROGRESS_MS		3000
 #define S3D_PROGRESS_TICK_MS	1000

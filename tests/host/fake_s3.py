@@ -51,7 +51,7 @@ OBJECTS = {
     "bad/good2.bin": (200, '"v1-g2"', "normal"),
     "slow/s0.bin": (2 * MIB, '"v1-s0"', "normal"),
     "slow/s1.bin": (2 * MIB, '"v1-s1"', "normal"),
-    "always500.bin": (64 * MIB, '"v1-a500"', "500 always"),
+    "always500.bin": (40 * MIB, '"v1-a500"', "500 always"),
     "trickle.bin": (MIB, '"v1-trickle"', "trickle"),
     "whole.bin": (4 * MIB + 7, '"v1-whole"', "ignores Range"),
     "crstart.bin": (2 * MIB, '"v1-crs"', "Content-Range start wrong"),
@@ -68,8 +68,9 @@ BAD_KEYS = [
     ("bad/longetag.bin", "10", '"' + "e" * 300 + '"'),  # ETag too long
     ("bad/ctl%1B%5B31m.bin", "nope", '"x5"'),  # control bytes and a bad size
 ]
-# /_ctl?slowdown=S[&retry_after=N]: every S3 request is answered 503
-# SlowDown for S seconds from now (with Retry-After: N if given).
+# /_ctl?slowdown=S[&retry_after=N]: every request for a key under slow/
+# is answered 503 SlowDown for S seconds from now (with Retry-After: N if
+# given).
 SLOWDOWN = {"until": 0.0, "retry_after": None}
 TRICKLE_S = float(os.environ.get("FAKE_TRICKLE_S", "20"))
 lock = threading.Lock()
@@ -115,6 +116,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def slowdown(self):
         """503 SlowDown while a slowdown is on; True if answered."""
+        if "/slow/" not in self.path:
+            return False
         with lock:
             on = time.monotonic() < SLOWDOWN["until"]
             ra = SLOWDOWN["retry_after"]
@@ -187,13 +190,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             counts[key] = counts.get(key, 0) + 1
             n = counts[key]
+        if how == "500 always":
+            return self.send(500, error_xml("InternalError", "We encountered an internal error.", "RID500-%d" % n))
         data = body_of(key, size)
         if how == "403":
             return self.send(403, error_xml("AccessDenied", "Access Denied", "RID403"))
         if how == "404 on GET":
             return self.send(404, error_xml("NoSuchKey", "The specified key does not exist.", "RIDGONE"))
-        if how == "500 always":
-            return self.send(500, error_xml("InternalError", "We encountered an internal error.", "RID500-%d" % n))
         if how == "503 twice" and n <= 2:
             return self.send(503, error_xml("SlowDown", "Please reduce your request rate.", "RID503-%d" % n))
         if how.startswith("412") and self.headers.get("If-Match") != etag:
@@ -254,6 +257,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 if __name__ == "__main__":
     LOG = sys.argv[2]
+    # A listen backlog for 64 connections at once (the default, 5, makes
+    # a burst of requests wait for connect timeouts).
+    http.server.ThreadingHTTPServer.request_queue_size = 128
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
     srv.daemon_threads = True
     print("ready", flush=True)

@@ -37,11 +37,12 @@ le() { if [ "$1" -le "$2" ]; then ok "$3 ($1 <= $2)"; else not_ok "$3" "got $1, 
 diag() { sed 's/^/# /' <<<"$*"; }
 
 srv=
-cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$work"; }
+cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"; }
 trap cleanup EXIT
 
 # cache DIR ENDPOINT-PORT LOG [DAEMON OPTIONS...] -- REQUEST-GROUPS...:
-# the replies (and progress reports, "PROGRESS ...") of the selftest.
+# the replies of the selftest; its progress reports ("PROGRESS SPEC done
+# N") and replies go to LOG.out too, with the time they came.
 cache() {
 	local dir=$1 p=$2 log=$3 opts=()
 	shift 3
@@ -50,7 +51,10 @@ cache() {
 	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
 		"$daemon" --endpoint "http://127.0.0.1:$p" --path-style "${opts[@]}" \
 		--selftest cache fake "" "$dir" "$@" 2>>"$log" |
-		grep -E '^(REPLY|PROGRESS)' | grep -v '^REPLY mount -> 0$'
+		while IFS= read -r line; do
+			echo "$(date +%s) $line" >>"$log.out"
+			echo "$line"
+		done | grep '^REPLY' | grep -v '^REPLY mount -> 0$'
 }
 expect() {	# KEY OFFSET LENGTH: the bytes fake_s3.py serves
 	python3 -c 'import sys, importlib.util
@@ -178,7 +182,7 @@ is "$(data_bytes "$c/wholelen.bin")" 0 "... nothing of it cached"
 # Three runs at once (each a daemon of its own): the time is the longest.
 c=$work/retry
 mkdir -p "$c/slow"
-cache "$c" "$port" "$work/slow.log" -- "lookup:slow:s0.bin,lookup:slow:s1.bin,lookup::always500.bin,lookup::ok.bin" >/dev/null
+cache "$c" "$port" "$work/slow.log" -- "lookup:slow:s0.bin,lookup:slow:s1.bin,lookup::always500.bin,lookup::ok.bin,lookup::trickle.bin" >/dev/null
 curl -sf -o /dev/null "http://127.0.0.1:$port/_ctl?slowdown=10"
 t0=$(now)
 (
@@ -203,7 +207,13 @@ p2=$!
 	secs "$t0" >"$work/budget.secs"
 ) &
 p3=$!
-wait $p1 $p2 $p3
+(
+	# One byte every 20 s: too slow (min_rate over stall_timeout).
+	cache "$c" "$port" "$work/trickle.log" -- "fetch:trickle.bin:0:$MIB" >"$work/trickle.out"
+	secs "$t0" >"$work/trickle.secs"
+) &
+p4=$!
+wait $p1 $p2 $p3 $p4
 
 is "$(grep -c -- '-> 0$' "$work/slow.out")" 4 "10 s of 503 SlowDown: every FETCH succeeds ($(cat "$work/slow.secs") s)"
 check "SlowDown: bytes right" cmp <(cached "$c/slow/s1.bin" 0 $((2 * MIB))) <(expect slow/s1.bin 0 $((2 * MIB)))
@@ -213,6 +223,13 @@ is "$(cat "$work/dead.out")" "REPLY fetch:ok.bin:0:$MIB -> -5 Input/output error
 le "$(cat "$work/dead.secs")" 55 "endpoint down: within the documented bound (retry_max_time 35 + stall_timeout 20)"
 is "$(data_bytes "$c/ok.bin")" 0 "endpoint down: nothing cached"
 check "endpoint down: retried, then given up (logged)" grep -q 'giving up after .* attempts' "$work/dead.log"
+is "$(grep -c ' PROGRESS ' "$work/dead.log.out")" 0 \
+	"endpoint down: no progress report while no byte moves (the kernel's fetch_timeout stays armed)"
+is "$(cat "$work/trickle.out")" "REPLY fetch:trickle.bin:0:$MIB -> -5 Input/output error" \
+	"trickle (a byte every 20 s): EIO, not a read blocked for ever"
+le "$(cat "$work/trickle.secs")" 58 "trickle: within the bound (retry_max_time 35 + stall_timeout 20, and slack)"
+check "trickle: dropped as too slow and retried" grep -q 'trickle.bin: .*too slow.*retrying' "$work/trickle.log"
+is "$(data_bytes "$c/trickle.bin")" 0 "trickle: nothing cached"
 is "$(grep -c -- '-> -5 Input/output error$' "$work/budget.out")" 40 "500 always: all 40 FETCHes fail with EIO"
 le "$(nreqs '/always500.bin$')" 150 "500 always: the retry budget bounds the load (40 requests, 100 retries; 400 without a budget)"
 check "500 always: 'retry budget exhausted' logged" grep -q 'retry budget exhausted' "$work/budget.log"
