@@ -351,6 +351,10 @@ static void conf_apply_now(const struct s3d_conf *c)
 	s3d_loop_set_min_rate(c->tune[S3D_TUNE_MIN_RATE]);
 	s3d_conf_retry_policy(c, &rp);
 	s3d_loop_set_retry(&rp);
+	rp = *s3d_loop_retry();
+	if (rp.max_time_s <= (c->stall_timeout ?: S3D_STALL_DEFAULT))
+		s3d_warn("retry_max_time (%u s) is not above stall_timeout (%u s): a stalled transfer is never retried",
+			 rp.max_time_s, c->stall_timeout ?: S3D_STALL_DEFAULT);
 }
 
 /*
