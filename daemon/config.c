@@ -53,7 +53,8 @@ enum key {
 	K_LOG_LEVEL,
 	K_METRICS,
 	K_STALL_TIMEOUT,
-	K_NR,
+	K_TUNE,				/* S3D_TUNE_NR keys from here */
+	K_NR = K_TUNE + S3D_TUNE_NR,
 };
 
 #define G	(1U << SEC_GLOBAL)
@@ -76,7 +77,62 @@ static const struct {
 	[K_LOG_LEVEL] = { "log_level", G },
 	[K_METRICS] = { "metrics", G },
 	[K_STALL_TIMEOUT] = { "stall_timeout", G },
+	[K_TUNE + S3D_TUNE_RETRY_ATTEMPTS] = { "retry_attempts", G },
+	[K_TUNE + S3D_TUNE_RETRY_MAX_TIME] = { "retry_max_time", G },
+	[K_TUNE + S3D_TUNE_RETRY_BASE_MS] = { "retry_base_ms", G },
+	[K_TUNE + S3D_TUNE_RETRY_MAX_DELAY_MS] = { "retry_max_delay_ms", G },
+	[K_TUNE + S3D_TUNE_RETRY_BUDGET] = { "retry_budget", G },
+	[K_TUNE + S3D_TUNE_MIN_RATE] = { "min_rate", G },
 };
+
+const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
+	[S3D_TUNE_RETRY_ATTEMPTS] = { "retry_attempts", "retry-attempts",
+		1, 100, S3D_RETRY_ATTEMPTS_DEFAULT },
+	[S3D_TUNE_RETRY_MAX_TIME] = { "retry_max_time", "retry-max-time",
+		1, 3600, S3D_RETRY_MAX_TIME_DEFAULT },
+	[S3D_TUNE_RETRY_BASE_MS] = { "retry_base_ms", "retry-base-ms",
+		1, 60000, S3D_RETRY_BASE_MS_DEFAULT },
+	[S3D_TUNE_RETRY_MAX_DELAY_MS] = { "retry_max_delay_ms",
+		"retry-max-delay-ms", 1, 600000, S3D_RETRY_MAX_DELAY_MS_DEFAULT },
+	[S3D_TUNE_RETRY_BUDGET] = { "retry_budget", "retry-budget",
+		1, 1000000, S3D_RETRY_BUDGET_DEFAULT },
+	[S3D_TUNE_MIN_RATE] = { "min_rate", "min-rate",
+		1, 1U << 30, S3D_MIN_RATE_DEFAULT },
+};
+
+/**
+ * s3d_conf_parse_tune() - a tunable's value
+ * @t: which
+ * @v: decimal, within its bounds (s3d_tunes)
+ * @out: set on success
+ *
+ * Return: 0, or -EINVAL.
+ */
+int s3d_conf_parse_tune(enum s3d_tune t, const char *v, unsigned int *out)
+{
+	uint64_t n;
+
+	if (s3d_parse_u64(v, &n) || n < s3d_tunes[t].min ||
+	    n > s3d_tunes[t].max)
+		return -EINVAL;
+	*out = (unsigned int)n;
+	return 0;
+}
+
+/**
+ * s3d_conf_retry_policy() - the retry policy @c asks for
+ * @c: the configuration
+ * @p: filled; unset fields 0 (s3d_loop_set_retry() defaults them)
+ */
+void s3d_conf_retry_policy(const struct s3d_conf *c,
+			   struct s3d_retry_policy *p)
+{
+	p->attempts = c->tune[S3D_TUNE_RETRY_ATTEMPTS];
+	p->max_time_s = c->tune[S3D_TUNE_RETRY_MAX_TIME];
+	p->base_ms = c->tune[S3D_TUNE_RETRY_BASE_MS];
+	p->max_delay_ms = c->tune[S3D_TUNE_RETRY_MAX_DELAY_MS];
+	p->budget = c->tune[S3D_TUNE_RETRY_BUDGET];
+}
 
 /* Requests in flight: the same bounds as --max-inflight. */
 #define INFLIGHT_MAX	4096
@@ -305,6 +361,15 @@ static int set_key(struct parse *p, enum key k, const char *name,
 	const char *why;
 	int n;
 
+	if (k >= K_TUNE && k < K_TUNE + S3D_TUNE_NR) {
+		const struct s3d_tune_info *t = &s3d_tunes[k - K_TUNE];
+
+		if (s3d_conf_parse_tune(k - K_TUNE, v,
+					&p->conf->tune[k - K_TUNE]))
+			bad(p, line, "%s '%s': want %u..%u", t->key, v, t->min,
+			    t->max);
+		return 0;
+	}
 	switch (k) {
 	case K_ENDPOINT:
 		if (s3d_endpoint_check(v, &why)) {
@@ -399,7 +464,7 @@ static int set_key(struct parse *p, enum key k, const char *name,
 			bad(p, line, "stall_timeout '%s': want seconds, %u..%u",
 			    v, S3D_STALL_MIN, S3D_STALL_MAX);
 		return 0;
-	case K_NR:
+	default:
 		break;
 	}
 	(void)name;
@@ -667,7 +732,7 @@ static int dup_over(char **dst, const char *src)
 int s3d_conf_override(struct s3d_conf *c, const struct s3d_conf *cli)
 {
 	const struct s3d_conf_s3 *s = &cli->global;
-	int err;
+	int err, n;
 
 	err = dup_over(&c->global.endpoint, s->endpoint);
 	err = err ?: dup_over(&c->global.region, s->region);
@@ -686,6 +751,9 @@ int s3d_conf_override(struct s3d_conf *c, const struct s3d_conf *cli)
 		c->log_level = cli->log_level;
 	if (cli->stall_timeout)
 		c->stall_timeout = cli->stall_timeout;
+	for (n = 0; n < S3D_TUNE_NR; n++)
+		if (cli->tune[n])
+			c->tune[n] = cli->tune[n];
 	if (cli->has_cache_limit) {
 		c->cache.limit = cli->cache.limit;
 		c->has_cache_limit = true;

@@ -49,14 +49,39 @@ struct s3d_conf_bucket {
 	struct s3d_cache_policy cache;
 };
 
+/*
+ * Numbers of [global] with a flag each (--retry-attempts N, ...): the
+ * retry policy (struct s3d_retry_policy) and the least transfer rate.
+ * In struct s3d_conf, 0 means not set (the default applies).
+ */
+enum s3d_tune {
+	S3D_TUNE_RETRY_ATTEMPTS,
+	S3D_TUNE_RETRY_MAX_TIME,
+	S3D_TUNE_RETRY_BASE_MS,
+	S3D_TUNE_RETRY_MAX_DELAY_MS,
+	S3D_TUNE_RETRY_BUDGET,
+	S3D_TUNE_MIN_RATE,
+	S3D_TUNE_NR,
+};
+
+/* A tunable's key, flag (without "--"), bounds and default. */
+struct s3d_tune_info {
+	const char *key;
+	const char *flag;
+	unsigned int min, max, def;
+};
+
+extern const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR];
+
 /**
  * struct s3d_conf - a whole configuration: the file's, with the command
  *	line's settings laid over its [global] section
  * @file: the file read, or NULL (none)
  * @global: daemon-wide S3 defaults
  * @max_inflight: S3 requests in flight at most (all buckets); 0: not set
- * @stall_timeout: seconds without a byte before a transfer is retried;
+ * @stall_timeout: seconds below min_rate before a transfer is retried;
  *	0: not set (S3D_STALL_DEFAULT)
+ * @tune: enum s3d_tune settings; 0: not set
  * @has_cache_limit: @cache.limit was set
  * @has_min_free: @cache.min_free/min_free_pct were set
  * @cache: default cache limits of a mount
@@ -69,6 +94,7 @@ struct s3d_conf {
 	struct s3d_conf_s3 global;
 	unsigned int max_inflight;
 	unsigned int stall_timeout;
+	unsigned int tune[S3D_TUNE_NR];
 	bool has_cache_limit;
 	bool has_min_free;
 	struct s3d_cache_policy cache;
@@ -96,5 +122,8 @@ int s3d_conf_s3_open(const struct s3d_conf *c, const char *bucket,
 		     char *why, size_t whylen);
 int s3d_conf_parse_log_level(const char *s);
 int s3d_conf_parse_stall_timeout(const char *v, unsigned int *out);
+int s3d_conf_parse_tune(enum s3d_tune t, const char *v, unsigned int *out);
+void s3d_conf_retry_policy(const struct s3d_conf *c,
+			   struct s3d_retry_policy *p);
 
 #endif /* S3D_CONFIG_H */

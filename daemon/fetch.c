@@ -12,9 +12,13 @@
  * Transfers (struct s3d_xfer) are admitted FIFO, at most max_inflight at a
  * time; the rest wait on a queue. Keep-alive comes from the multi handle's
  * connection cache, sized to the same cap. Transient failures (connection
- * errors, timeouts, 5xx, a body cut short) are retried with exponential
- * back-off up to S3D_ATTEMPTS attempts; each attempt calls ->prepare()
- * again, so signatures are fresh and a ranged GET can resume.
+ * errors, timeouts, too slow a transfer, 5xx, 429, a body cut short) are
+ * retried by the policy of retry.c: up to retry_attempts attempts, full
+ * jitter back-off, Retry-After, no retry starting past retry_max_time
+ * (counted from the first attempt or the last progress the operation
+ * reported with s3d_xfer_progress()), and a retry budget per S3 context.
+ * Each attempt calls ->prepare() again, so signatures are fresh and a
+ * ranged GET can resume.
  *
  * Nothing is started from inside s3d_xfer_submit(): submissions are queued
  * and started from the loop, so an operation's ->done() never runs while
@@ -29,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 
@@ -36,7 +41,6 @@
 
 #define CONNECT_TIMEOUT_MS	10000
 #define ERROR_BODY_MAX		(64U << 10)
-#define BACKOFF_BASE_MS		100
 #define CURL_BUFFER		(256 << 10)
 
 struct s3d_stats s3d_stats;
@@ -74,7 +78,10 @@ static struct {
 	struct s3d_curlm curl;	/* the S3 transfers */
 	char *ca_bundle;
 	unsigned int max_inflight;
-	unsigned int stall_s;	/* below 1 byte/s this long: timeout */
+	unsigned int stall_s;	/* below min_rate this long: timeout */
+	unsigned int min_rate;	/* bytes/s */
+	struct s3d_retry_policy retry;
+	struct s3d_retry_budget budget;	/* of transfers without a context */
 	unsigned int inflight;
 	struct s3d_list queue;	/* s3d_xfer.node: waiting for a slot */
 	struct s3d_list timers;	/* s3d_timer.node: armed, by due time */
@@ -83,6 +90,15 @@ static struct {
 } loop = {
 	.epfd = -1,
 	.stall_s = S3D_STALL_DEFAULT,
+	.min_rate = S3D_MIN_RATE_DEFAULT,
+	.retry = {
+		.attempts = S3D_RETRY_ATTEMPTS_DEFAULT,
+		.max_time_s = S3D_RETRY_MAX_TIME_DEFAULT,
+		.base_ms = S3D_RETRY_BASE_MS_DEFAULT,
+		.max_delay_ms = S3D_RETRY_MAX_DELAY_MS_DEFAULT,
+		.budget = S3D_RETRY_BUDGET_DEFAULT,
+	},
+	.budget = { S3D_RETRY_BUDGET_DEFAULT, S3D_RETRY_BUDGET_DEFAULT },
 	.timers = { &loop.timers, &loop.timers },
 };
 
@@ -209,11 +225,13 @@ static void reset_outcome(struct s3d_xfer *x)
 	x->etag[0] = '\0';
 	x->has_etag = false;
 	x->content_length = -1;
-	x->range_start = -1;
+	x->range_start = x->range_end = x->range_total = -1;
 	x->last_modified = 0;
 	x->request_id[0] = '\0';
 	x->body_bytes = 0;
 	x->err = 0;
+	x->throttled = false;
+	x->retry_after_ms = -1;
 	s3d_buf_reset(&x->resp);
 }
 
@@ -254,9 +272,10 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 		x->has_etag = false;
 		x->etag[0] = '\0';
 		x->content_length = -1;
-		x->range_start = -1;
+		x->range_start = x->range_end = x->range_total = -1;
 		x->last_modified = 0;
 		x->request_id[0] = '\0';
+		x->retry_after_ms = -1;
 		return len;
 	}
 	if (header_value(buf, len, "ETag", v, sizeof(v))) {
@@ -268,10 +287,24 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 		if (!s3d_parse_u64(v, &u) && u <= INT64_MAX)
 			x->content_length = (int64_t)u;
 	} else if (header_value(buf, len, "Content-Range", v, sizeof(v))) {
-		unsigned long long a;
+		unsigned long long a, b;
+		uint64_t t;
+		int n = 0;
 
-		if (sscanf(v, "bytes %llu-", &a) == 1 && a <= INT64_MAX)
+		/* "bytes A-B/T", or a star for T; anything else stays -1. */
+		if (sscanf(v, "bytes %llu-%llu/%n", &a, &b, &n) == 2 && n &&
+		    a <= b && b <= INT64_MAX) {
 			x->range_start = (int64_t)a;
+			x->range_end = (int64_t)b;
+			if (!strcmp(v + n, "*"))
+				x->range_total = -1;
+			else if (!s3d_parse_u64(v + n, &t) && t <= INT64_MAX)
+				x->range_total = (int64_t)t;
+			else
+				x->range_start = x->range_end = -1;
+		}
+	} else if (header_value(buf, len, "Retry-After", v, sizeof(v))) {
+		x->retry_after_ms = s3d_retry_after_ms(v, time(NULL));
 	} else if (header_value(buf, len, "Last-Modified", v, sizeof(v))) {
 		time_t t = curl_getdate(v, NULL);
 
@@ -339,7 +372,7 @@ static int easy_setup(struct s3d_xfer *x)
 	rc |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
 	rc |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 			       (long)CONNECT_TIMEOUT_MS);
-	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, (long)loop.min_rate);
 	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)loop.stall_s);
 	rc |= curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	rc |= curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)CURL_BUFFER);
@@ -374,13 +407,49 @@ static void backoff_fire(struct s3d_timer *t)
 	x->queued = true;
 }
 
-static void schedule_retry(struct s3d_xfer *x, const char *why)
+static struct s3d_retry_budget *budget_of(struct s3d_xfer *x)
 {
-	unsigned int ms = BACKOFF_BASE_MS << (2 * (x->attempt - 1));
+	return x->budget ?: &loop.budget;
+}
 
-	ms += (unsigned int)random() % (ms / 2 + 1);
-	s3d_warn("%s %s: %s; retrying in %u ms (attempt %d of %d)", x->what,
-		 x->key, why, ms, x->attempt + 1, S3D_ATTEMPTS);
+/* A connection error or a timeout costs more of the budget than an answer. */
+static unsigned int retry_cost(const struct s3d_xfer *x)
+{
+	return x->cres != CURLE_OK && x->cres != CURLE_PARTIAL_FILE ?
+	       S3D_RETRY_COST_TIMEOUT : S3D_RETRY_COST;
+}
+
+/*
+ * May @x have another attempt, and after how long? NULL and *@delay if
+ * so, else why not.
+ */
+static const char *retry_plan(struct s3d_xfer *x, unsigned int *delay)
+{
+	const struct s3d_retry_policy *p = &loop.retry;
+	uint64_t now = s3d_now_ms(), d;
+
+	if (x->attempt >= (int)p->attempts)
+		return "no attempts left";
+	if (!s3d_retry_budget_has(budget_of(x), retry_cost(x)))
+		return "retry budget exhausted";
+	d = s3d_retry_backoff(p, x->attempt, x->throttled, (uint32_t)random());
+	if (x->retry_after_ms >= 0 && (uint64_t)x->retry_after_ms > d)
+		d = (uint64_t)x->retry_after_ms;
+	if (now + d > x->window_ms + (uint64_t)p->max_time_s * 1000)
+		return "retry time used up";
+	*delay = (unsigned int)d;
+	return NULL;
+}
+
+static void schedule_retry(struct s3d_xfer *x, const char *why,
+			   unsigned int ms)
+{
+	unsigned int cost = retry_cost(x);
+
+	s3d_retry_budget_take(budget_of(x), cost);
+	x->spent += cost;
+	s3d_warn("%s %s: %s; retrying in %u ms (attempt %d of %u)", x->what,
+		 x->key, why, ms, x->attempt + 1, loop.retry.attempts);
 	s3d_stats.retries++;
 	s3d_stats.op[x->op].retries++;
 	x->backoff.fn = backoff_fire;
@@ -422,6 +491,7 @@ static const char *transient(struct s3d_xfer *x, char *buf, size_t len)
 		struct s3d_s3error e;
 
 		s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e);
+		x->throttled = s3d_retry_throttled(x->status, e.code);
 		snprintf(buf, len, "HTTP %ld %s (request id %s)", x->status,
 			 e.code[0] ? e.code : "-",
 			 e.request_id[0] ? e.request_id :
@@ -434,20 +504,29 @@ static const char *transient(struct s3d_xfer *x, char *buf, size_t len)
 static void xfer_finish(struct s3d_xfer *x)
 {
 	char why[CURL_ERROR_SIZE + 64];
-	const char *t;
+	unsigned int delay = 0;
+	const char *t, *no;
 
-	x->can_retry = x->attempt < S3D_ATTEMPTS;
 	t = transient(x, why, sizeof(why));
-	if (t && x->can_retry) {
-		schedule_retry(x, t);
+	if (x->throttled && x->ops->throttled)
+		x->ops->throttled(x);
+	no = retry_plan(x, &delay);
+	x->can_retry = !no;
+	if (t && !no) {
+		schedule_retry(x, t, delay);
 		return;
 	}
-	if (!s3d_xfer_ok(x)) {
+	if (t)
+		s3d_warn("%s %s: %s; giving up after %d attempt%s: %s", x->what,
+			 x->key, t, x->attempt, x->attempt == 1 ? "" : "s", no);
+	if (s3d_xfer_ok(x)) {
+		s3d_retry_budget_success(budget_of(x), x->spent);
+	} else {
 		s3d_stats.failures++;
 		s3d_stats.op[x->op].failures++;
 	}
 	if (x->ops->done(x) == S3D_XFER_RETRY && x->can_retry)
-		schedule_retry(x, "incomplete response");
+		schedule_retry(x, "incomplete response", delay);
 	/* else: @x may be gone */
 }
 
@@ -556,7 +635,7 @@ void s3d_xfer_init(struct s3d_xfer *x, const struct s3d_xfer_ops *ops,
 	s3d_list_init(&x->node);
 	s3d_list_init(&x->backoff.node);
 	x->content_length = -1;
-	x->range_start = -1;
+	x->range_start = x->range_end = x->range_total = -1;
 }
 
 /**
@@ -568,6 +647,8 @@ void s3d_xfer_init(struct s3d_xfer *x, const struct s3d_xfer_ops *ops,
 void s3d_xfer_submit(struct s3d_xfer *x)
 {
 	x->attempt = 0;
+	x->spent = 0;
+	x->window_ms = s3d_now_ms();
 	s3d_list_add_tail(&x->node, &loop.queue);
 	x->queued = true;
 }
@@ -641,6 +722,52 @@ int s3d_xfer_errno(struct s3d_xfer *x, const char *bucket)
 void s3d_loop_set_stall_timeout(unsigned int seconds)
 {
 	loop.stall_s = seconds ?: S3D_STALL_DEFAULT;
+}
+
+/**
+ * s3d_loop_set_min_rate() - the least a transfer must move: fewer than
+ *	@bytes_per_s bytes a second for the stall timeout, and it is dropped
+ *	and retried
+ * @bytes_per_s: 0 for the default (S3D_MIN_RATE_DEFAULT)
+ *
+ * Applies to transfers started from now on.
+ */
+void s3d_loop_set_min_rate(unsigned int bytes_per_s)
+{
+	loop.min_rate = bytes_per_s ?: S3D_MIN_RATE_DEFAULT;
+}
+
+/**
+ * s3d_loop_set_retry() - the retry policy from now on
+ * @p: the policy; fields left 0 take their defaults (S3D_RETRY_*_DEFAULT)
+ *
+ * The loop's own budget (of transfers without an S3 context) is resized;
+ * contexts size theirs from s3d_loop_retry() when they are made.
+ */
+void s3d_loop_set_retry(const struct s3d_retry_policy *p)
+{
+	loop.retry.attempts = p->attempts ?: S3D_RETRY_ATTEMPTS_DEFAULT;
+	loop.retry.max_time_s = p->max_time_s ?: S3D_RETRY_MAX_TIME_DEFAULT;
+	loop.retry.base_ms = p->base_ms ?: S3D_RETRY_BASE_MS_DEFAULT;
+	loop.retry.max_delay_ms = p->max_delay_ms ?:
+				  S3D_RETRY_MAX_DELAY_MS_DEFAULT;
+	loop.retry.budget = p->budget ?: S3D_RETRY_BUDGET_DEFAULT;
+	s3d_retry_budget_init(&loop.budget, loop.retry.budget);
+}
+
+const struct s3d_retry_policy *s3d_loop_retry(void)
+{
+	return &loop.retry;
+}
+
+/**
+ * s3d_xfer_progress() - @x moved forward (a FETCH wrote a piece): its
+ *	retry time (retry_max_time) starts again from now
+ * @x: the transfer
+ */
+void s3d_xfer_progress(struct s3d_xfer *x)
+{
+	x->window_ms = s3d_now_ms();
 }
 
 /**

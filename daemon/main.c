@@ -75,6 +75,7 @@ enum {
 	OPT_CONFIG,
 	OPT_CHECK_CONFIG,
 	OPT_STALL_TIMEOUT,
+	OPT_TUNE,	/* S3D_TUNE_NR options from here */
 };
 
 static const struct option long_opts[] = {
@@ -97,6 +98,13 @@ static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 	{ "stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT },
+	{ "retry-attempts", required_argument, NULL, OPT_TUNE + S3D_TUNE_RETRY_ATTEMPTS },
+	{ "retry-max-time", required_argument, NULL, OPT_TUNE + S3D_TUNE_RETRY_MAX_TIME },
+	{ "retry-base-ms", required_argument, NULL, OPT_TUNE + S3D_TUNE_RETRY_BASE_MS },
+	{ "retry-max-delay-ms", required_argument, NULL,
+	  OPT_TUNE + S3D_TUNE_RETRY_MAX_DELAY_MS },
+	{ "retry-budget", required_argument, NULL, OPT_TUNE + S3D_TUNE_RETRY_BUDGET },
+	{ "min-rate", required_argument, NULL, OPT_TUNE + S3D_TUNE_MIN_RATE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -122,8 +130,17 @@ static void usage(FILE *f)
 "  --ca-bundle PATH     CA certificates for TLS (default $AWS_CA_BUNDLE, else\n"
 "                       the system store)\n"
 "  --max-inflight N     S3 requests in flight at most (default 64)\n"
-"  --stall-timeout S    retry a transfer that receives nothing for S seconds\n"
-"                       (1..3600, default 30)\n"
+"  --stall-timeout S    retry a transfer that moves less than --min-rate for\n"
+"                       S seconds (1..3600, default 20)\n"
+"  --min-rate B         bytes/s a transfer must move (1..2^30, default 1024)\n"
+"  --retry-attempts N   attempts per S3 request at most (1..100, default 10)\n"
+"  --retry-max-time S   no retry starts later than S seconds after a request's\n"
+"                       first attempt or last progress (1..3600, default 35)\n"
+"  --retry-base-ms MS   back-off base, full jitter (default 200; throttled:\n"
+"                       five times it)\n"
+"  --retry-max-delay-ms MS  back-off cap (default 10000)\n"
+"  --retry-budget N     retry tokens per bucket context: a retry takes 5\n"
+"                       (10 after a timeout), a success gives back (default 500)\n"
 "  --cache-limit SIZE   per mount: evict least recently used files when its\n"
 "                       cache holds more (bytes, or K/M/G/T; default unlimited)\n"
 "  --min-free SIZE|N%%   per mount: also evict while the cache device has less\n"
@@ -244,6 +261,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 			}
 			break;
 		default:
+			if (c >= OPT_TUNE && c < OPT_TUNE + S3D_TUNE_NR) {
+				const struct s3d_tune_info *t = &s3d_tunes[c - OPT_TUNE];
+
+				if (s3d_conf_parse_tune(c - OPT_TUNE, optarg,
+							&o->cli.tune[c - OPT_TUNE])) {
+					fprintf(stderr, "s3cachefsd: --%s: want %u..%u, got '%s'\n",
+						t->flag, t->min, t->max, optarg);
+					return -EINVAL;
+				}
+				break;
+			}
 			usage(stderr);
 			return -EINVAL;
 		}
@@ -316,8 +344,17 @@ static void conf_restart_only(const struct s3d_conf *o,
 /* What a reload applies at once (to requests started after it). */
 static void conf_apply_now(const struct s3d_conf *c)
 {
+	struct s3d_retry_policy rp;
+
 	s3d_log_level = c->log_level >= 0 ? c->log_level : S3D_LOG_INFO;
 	s3d_loop_set_stall_timeout(c->stall_timeout);
+	s3d_loop_set_min_rate(c->tune[S3D_TUNE_MIN_RATE]);
+	s3d_conf_retry_policy(c, &rp);
+	s3d_loop_set_retry(&rp);
+	rp = *s3d_loop_retry();
+	if (rp.max_time_s <= (c->stall_timeout ?: S3D_STALL_DEFAULT))
+		s3d_warn("retry_max_time (%u s) is not above stall_timeout (%u s): a stalled transfer is never retried",
+			 rp.max_time_s, c->stall_timeout ?: S3D_STALL_DEFAULT);
 }
 
 /*

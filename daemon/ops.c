@@ -48,6 +48,11 @@ struct s3d_mount {
  * @inflight: slots held (requests queued in the engine, in flight or
  *	waiting for a retry)
  * @waiting: transfers waiting for a slot (s3d_xfer.ctx_node), FIFO
+ * @budget: its retry budget (retry.c): a dead endpoint is not asked ten
+ *	times for each request
+ * @limit: while throttled, slots at most (below @max); 0: not throttled
+ * @ok_streak: requests answered since @limit last moved
+ * @throttled_ms: when @limit was last lowered
  *
  * A reload makes a new table; contexts of the old one live on until the
  * last operation using them finishes, so nothing in flight is dropped.
@@ -60,6 +65,10 @@ struct s3d_ctx {
 	unsigned int max;
 	unsigned int inflight;
 	struct s3d_list waiting;
+	struct s3d_retry_budget budget;
+	unsigned int limit;
+	unsigned int ok_streak;
+	uint64_t throttled_ms;
 };
 
 static const struct s3d_conf *conf;
@@ -93,8 +102,17 @@ static void progress_tick(struct s3d_timer *t)
 	for (pos = active.next; pos != &active; pos = pos->next) {
 		struct s3d_req *a = s3d_container_of(pos, struct s3d_req, active);
 
-		if (now - a->reported_ms >= S3D_PROGRESS_MS)
+		/*
+		 * Only while bytes move, or while it waits for a slot (the
+		 * daemon's own queue, not S3's fault): a transfer that is
+		 * stuck, or backing off, must not keep the kernel waiting past
+		 * fetch_timeout; the retry policy bounds it below that.
+		 */
+		if (now - a->reported_ms >= S3D_PROGRESS_MS &&
+		    (a->moved || !a->started)) {
+			a->moved = false;
 			report_progress(a);
+		}
 	}
 	if (!s3d_list_empty(&active))
 		s3d_timer_arm(t, S3D_PROGRESS_TICK_MS);
@@ -233,6 +251,7 @@ static struct s3d_ctx *ctx_new(const char *section, int *err)
 	c->refs = 1;		/* the table's */
 	c->max = b ? b->max_concurrency : 0;
 	s3d_list_init(&c->waiting);
+	s3d_retry_budget_init(&c->budget, s3d_loop_retry()->budget);
 	s3d_list_add_tail(&c->node, &ctxs);
 	s3d_info("%s: %s://%s, region %s, %s%s%s%s%s", section ?: "[global]",
 		 c->s3.scheme, c->s3.authority, c->s3.region,
@@ -282,6 +301,60 @@ unsigned int s3d_ctx_inflight(const struct s3d_ctx *c)
 	return c->inflight;
 }
 
+/* Slots at most now: the throttled limit, else max_concurrency; 0: none. */
+static unsigned int ctx_cap(const struct s3d_ctx *c)
+{
+	return c->limit ?: c->max;
+}
+
+static bool ctx_has_slot(const struct s3d_ctx *c)
+{
+	return !ctx_cap(c) || c->inflight < ctx_cap(c);
+}
+
+/*
+ * The server said "slow down" (503 SlowDown, 429): halve the requests of
+ * this context in flight (at most once a second, down to 1), so the
+ * sender slows down; transfers already admitted finish (or back off),
+ * new ones wait for a slot.
+ */
+static void ctx_throttled(struct s3d_xfer *x)
+{
+	struct s3d_ctx *c = x->ctx;
+	uint64_t now = s3d_now_ms();
+	unsigned int cur;
+
+	if (!c || (c->limit && now - c->throttled_ms < 1000))
+		return;
+	cur = c->limit ?: (c->max ? S3D_MIN(c->max, c->inflight) : c->inflight);
+	c->limit = S3D_MAX(cur / 2, 1U);
+	c->ok_streak = 0;
+	c->throttled_ms = now;
+	s3d_info("%s: throttled (HTTP %ld): %u request%s in flight at most for now",
+		 c->bucket ?: "[global]", x->status, c->limit,
+		 c->limit == 1 ? "" : "s");
+}
+
+/*
+ * A request answered: after as many answers as the limit, one slot more
+ * (additive increase); past max_concurrency (or max_inflight) the limit
+ * is lifted.
+ */
+static void ctx_answered(struct s3d_ctx *c)
+{
+	unsigned int top;
+
+	if (!c->limit || ++c->ok_streak < c->limit)
+		return;
+	c->ok_streak = 0;
+	c->limit++;
+	top = c->max ?: (conf && conf->max_inflight ? conf->max_inflight : 64);
+	if (c->limit >= top) {
+		c->limit = 0;
+		s3d_info("%s: no longer throttled", c->bucket ?: "[global]");
+	}
+}
+
 static void ctx_admit(struct s3d_ctx *c, struct s3d_xfer *x)
 {
 	c->inflight++;
@@ -292,7 +365,7 @@ static void ctx_admit(struct s3d_ctx *c, struct s3d_xfer *x)
 /* Hand free slots to the transfers waiting longest. */
 static void ctx_pump(struct s3d_ctx *c)
 {
-	while (!s3d_list_empty(&c->waiting) && (!c->max || c->inflight < c->max)) {
+	while (!s3d_list_empty(&c->waiting) && ctx_has_slot(c)) {
 		struct s3d_xfer *x = s3d_container_of(c->waiting.next,
 						      struct s3d_xfer, ctx_node);
 
@@ -319,11 +392,13 @@ static const struct s3d_xfer_ops ctx_ops_body = {
 	.prepare = ctx_prepare,
 	.body = ctx_body,
 	.done = ctx_done,
+	.throttled = ctx_throttled,
 };
 
 static const struct s3d_xfer_ops ctx_ops_nobody = {
 	.prepare = ctx_prepare,
 	.done = ctx_done,
+	.throttled = ctx_throttled,
 };
 
 static void ctx_enter(struct s3d_ctx *c, struct s3d_xfer *x)
@@ -331,6 +406,7 @@ static void ctx_enter(struct s3d_ctx *c, struct s3d_xfer *x)
 	x->ctx = c;
 	x->ctx_ops = x->ops;
 	x->ops = x->ops->body ? &ctx_ops_body : &ctx_ops_nobody;
+	x->budget = &c->budget;
 }
 
 /* @x leaves @c's admission; returns @c, whose reference the caller drops. */
@@ -340,6 +416,7 @@ static struct s3d_ctx *ctx_leave(struct s3d_xfer *x)
 
 	x->ops = x->ctx_ops;
 	x->ctx = NULL;
+	x->budget = NULL;
 	if (x->ctx_waiting)
 		s3d_list_del(&x->ctx_node);
 	x->ctx_waiting = false;
@@ -359,6 +436,9 @@ static int ctx_done(struct s3d_xfer *x)
 	struct s3d_ctx *c = ctx_leave(x);
 	int ret;
 
+	if (s3d_xfer_ok(x) || (x->cres == CURLE_OK && x->status < 500 &&
+			       x->status != 429))
+		ctx_answered(c);
 	ret = x->ops->done(x);
 	if (ret == S3D_XFER_RETRY && x->can_retry) {
 		ctx_enter(c, x);	/* keeps the reference */
@@ -384,7 +464,7 @@ void s3d_ctx_submit(struct s3d_ctx *c, struct s3d_xfer *x)
 {
 	c->refs++;
 	ctx_enter(c, x);
-	if (s3d_list_empty(&c->waiting) && (!c->max || c->inflight < c->max)) {
+	if (s3d_list_empty(&c->waiting) && ctx_has_slot(c)) {
 		ctx_admit(c, x);
 		return;
 	}
@@ -613,11 +693,13 @@ static int split_path(const char *path, char **parent, const char **name)
 static void log_skip(const struct s3d_mount *m, const char *key,
 		     const char *why)
 {
-	char once[S3D_KEY_MAX + 32];
+	char once[S3D_KEY_MAX + 32], esc[4 * S3D_KEY_MAX / 2];
 
 	snprintf(once, sizeof(once), "%u:%s", m->id, key);
-	if (s3d_log_once(once))
-		s3d_warn("s3://%s/%s: %s", m->bucket, key, why);
+	if (!s3d_log_once(once))
+		return;
+	s3d_escape(key, esc, sizeof(esc));
+	s3d_warn("s3://%s/%s: %s", m->bucket, esc, why);
 }
 
 static int list_prepare(struct s3d_xfer *x, struct s3d_ctx *ctx,
@@ -739,6 +821,7 @@ static int list_page_prepare(struct s3d_xfer *x)
 {
 	struct list_op *op = s3d_container_of(x, struct list_op, x);
 
+	op->r->started = true;
 	return list_prepare(x, op->ctx, op->m, op->lp, op->token, false);
 }
 
@@ -1043,6 +1126,7 @@ static int lookup_head_prepare(struct s3d_xfer *x)
 {
 	struct lookup_op *op = s3d_container_of(x, struct lookup_op, head);
 
+	op->r->started = true;
 	return head_prepare(x, op->ctx, op->m, op->key);
 }
 
@@ -1050,6 +1134,7 @@ static int lookup_list_prepare(struct s3d_xfer *x)
 {
 	struct lookup_op *op = s3d_container_of(x, struct lookup_op, list);
 
+	op->r->started = true;
 	return list_prepare(x, op->ctx, op->m, op->dirprefix, NULL, true);
 }
 
@@ -1224,11 +1309,12 @@ struct fetch_op {
 	uint64_t done;		/* [start, start + done) is written */
 	char *buf;		/* 4096-aligned piece buffer */
 	size_t bufsz;
-	size_t fill;		/* buf holds [start + done, ... + fill) */
-	uint64_t skip;		/* 200 reply: bytes before our range */
+	uint64_t pos;		/* file offset of the next body byte */
+	size_t fill;		/* buf holds [pos - fill, pos) */
 	bool checked;		/* response headers vetted this attempt */
 	bool etag_bad;		/* response ETag is not the one we want */
-	bool full;		/* got it all from a 200, aborted the rest */
+	bool whole;		/* this attempt: a 200, the whole object */
+	bool whole_counted;	/* the cache tracker knows of the rest */
 	bool renew;		/* stale path: the cache file itself was bad */
 	bool counted;		/* the cache tracker knows of this fetch */
 	struct s3d_xfer x;	/* the GET, then the HEAD if stale */
@@ -1257,23 +1343,22 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 }
 
 /*
- * Write @len bytes of the buffer at start + done. Only the very last piece
- * of the object may be unaligned: it is written rounded up to the block
- * size and the file truncated back to the object size afterwards.
+ * Write the @len bytes of the buffer at file offset @off. Only the very
+ * last piece of the object may be unaligned: it is written rounded up to
+ * the block size and the file truncated back to the object size afterwards.
  *
  * No fdatasync: on ext4 and xfs a direct write into a hole allocates
  * unwritten extents and converts them to written only when the write has
  * completed, so after a crash the range reads back as a hole (missing, to
  * be fetched again), never as garbage presented as data.
  */
-static int fetch_write(struct fetch_op *op, size_t len)
+static int fetch_write(struct fetch_op *op, uint64_t off, size_t len)
 {
-	uint64_t off = op->start + op->done;
 	size_t alen = round_up(len, S3D_DIO_ALIGN), put = 0;
 	ssize_t n;
 
-	if (alen != len && off + len != op->size)
-		return -EINVAL;		/* cannot happen: ranges are aligned */
+	if (off % S3D_DIO_ALIGN || (alen != len && off + len != op->size))
+		return -EINVAL;		/* cannot happen: pieces are aligned */
 	memset(op->buf + len, 0, alen - len);
 	while (put < alen) {
 		n = pwrite(op->fd, op->buf + put, alen - put, (off_t)(off + put));
@@ -1297,104 +1382,151 @@ static int fetch_get_prepare(struct s3d_xfer *x)
 	struct s3d_kv h[2];
 
 	/* A retry resumes after the pieces already written. */
+	op->r->started = true;
 	op->fill = 0;
-	op->skip = 0;
+	op->pos = op->start + op->done;
 	op->checked = false;
-	op->full = false;
+	op->whole = false;
 	snprintf(range, sizeof(range), "bytes=%llu-%llu",
 		 (unsigned long long)(op->start + op->done),
 		 (unsigned long long)(op->end - 1));
 	h[0] = (struct s3d_kv){ "Range", range };
+	/* Exactly as the server gave it (RGW compares If-Match verbatim). */
 	h[1] = (struct s3d_kv){ "If-Match", op->r->etag };
 	return s3d_s3_build(&op->ctx->s3, "GET", op->m->bucket, op->key, NULL, 0, h, 2,
 			    time(NULL), &x->req);
 }
 
-/* First body bytes of an attempt: is this the response we asked for? */
+/*
+ * First body bytes of an attempt: is this the response we asked for? A
+ * 206 must say, in Content-Range and Content-Length, exactly the bytes we
+ * asked for, of an object of the size we know; a 200 (Range ignored) must
+ * be the whole object. Anything else is an error, not data.
+ */
 static bool fetch_vet(struct fetch_op *op, struct s3d_xfer *x)
 {
+	uint64_t from = op->start + op->done;
+
 	op->checked = true;
-	if (!x->has_etag || strcmp(x->etag, op->r->etag)) {
+	if (!x->has_etag || !s3d_etag_eq(x->etag, op->r->etag)) {
 		op->etag_bad = true;
 		return false;
 	}
 	if (x->status == 206) {
-		if (x->range_start != (int64_t)(op->start + op->done)) {
-			s3d_err("GET s3://%s/%s: asked for bytes from %llu, got a range from %lld",
-				op->m->bucket, op->key,
-				(unsigned long long)(op->start + op->done),
-				(long long)x->range_start);
+		if (x->range_start != (int64_t)from ||
+		    x->range_end != (int64_t)(op->end - 1) ||
+		    (x->range_total >= 0 && x->range_total != (int64_t)op->size) ||
+		    (x->content_length >= 0 &&
+		     x->content_length != (int64_t)(op->end - from))) {
+			s3d_err("GET s3://%s/%s: asked for bytes %llu-%llu of %llu, got Content-Range %lld-%lld/%lld, Content-Length %lld",
+				op->m->bucket, op->key, (unsigned long long)from,
+				(unsigned long long)(op->end - 1),
+				(unsigned long long)op->size,
+				(long long)x->range_start, (long long)x->range_end,
+				(long long)x->range_total,
+				(long long)x->content_length);
 			x->err = -EIO;
 			return false;
 		}
 		return true;
 	}
-	/* 200: the server ignored Range and sends the whole object. */
-	op->skip = op->start + op->done;
+	if (x->status != 200 ||
+	    (x->content_length >= 0 && x->content_length != (int64_t)op->size)) {
+		s3d_err("GET s3://%s/%s: HTTP %ld with %lld bytes for an object of %llu",
+			op->m->bucket, op->key, x->status,
+			(long long)x->content_length,
+			(unsigned long long)op->size);
+		x->err = -EIO;
+		return false;
+	}
+	/*
+	 * 200: the server ignored Range and sends the whole object. Every
+	 * byte of it is valid for this ETag: keep it all (the chunks before
+	 * and after ours are found on disk by the FETCHes that follow), so
+	 * a sequential reader costs one GET, not one whole object per chunk.
+	 */
+	if (!op->whole_counted) {
+		s3d_cache_fetching(op->m->cache, op->size - (op->end - op->start));
+		op->whole_counted = true;
+	}
+	op->whole = true;
+	op->pos = 0;
 	return true;
 }
 
 /*
  * Whole chunks written since the last report: tell the kernel now, so that
  * a reader waiting for the first chunk of a long range goes on while the
- * rest streams in. The answer covers the last chunk.
+ * rest streams in. The answer covers the last chunk, unless the rest of a
+ * whole object is still to be written after our range (then all of it).
  */
 static void fetch_report_landed(struct fetch_op *op)
 {
-	uint64_t chunk = op->m->chunk;
+	uint64_t chunk = op->m->chunk, len = op->end - op->start;
 	uint64_t upto = (op->start + op->done) / chunk * chunk - op->start;
 
-	if (upto <= op->r->done || op->start + op->done >= op->end)
+	if (op->done >= len && op->whole && op->pos < op->size)
+		upto = len;
+	else if (op->start + op->done >= op->end)
+		return;
+	if (upto <= op->r->done)
 		return;
 	op->r->done = upto;
 	report_progress(op->r);
+}
+
+/* The buffer holds [pos - fill, pos): write it out. */
+static int fetch_flush(struct fetch_op *op, struct s3d_xfer *x)
+{
+	uint64_t off = op->pos - op->fill;
+	int err;
+
+	err = fetch_write(op, off, op->fill);
+	if (err) {
+		s3d_err("GET s3://%s/%s: writing to the cache file: %s",
+			op->m->bucket, op->key, strerror(-err));
+		x->err = err;
+		return err;
+	}
+	op->fill = 0;
+	s3d_xfer_progress(x);	/* the retry clock starts again */
+	/* Everything below pos is written (a 206 resumes at start + done). */
+	if (op->pos > op->start + op->done && off <= op->start + op->done) {
+		op->done = S3D_MIN(op->pos, op->end) - op->start;
+		fetch_report_landed(op);
+	}
+	return 0;
 }
 
 static size_t fetch_body(struct s3d_xfer *x, const char *p, size_t n)
 {
 	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
 	size_t taken = n, c;
-	uint64_t want;
-	int err;
+	uint64_t limit;
 
 	if (!op->checked && !fetch_vet(op, x))
 		return 0;
+	limit = op->whole ? op->size : op->end;
+	if (n)
+		op->r->moved = true;
 	while (n) {
-		if (op->skip) {
-			c = S3D_MIN((uint64_t)n, op->skip);
-			op->skip -= c;
-			p += c;
-			n -= c;
-			continue;
-		}
-		want = op->end - op->start - op->done - op->fill;
-		if (!want) {
-			if (x->status == 200) {
-				op->full = true;	/* rest is not ours */
-				return 0;
-			}
-			s3d_err("GET s3://%s/%s: response longer than the range asked for",
-				op->m->bucket, op->key);
+		if (op->pos >= limit) {
+			s3d_err("GET s3://%s/%s: response longer than %s",
+				op->m->bucket, op->key,
+				op->whole ? "the object" : "the range asked for");
 			x->err = -EIO;
 			return 0;
 		}
-		c = S3D_MIN(S3D_MIN((uint64_t)n, want), op->bufsz - op->fill);
+		c = S3D_MIN(S3D_MIN((uint64_t)n, limit - op->pos),
+			    op->bufsz - op->fill);
 		memcpy(op->buf + op->fill, p, c);
 		op->fill += c;
+		op->pos += c;
 		p += c;
 		n -= c;
-		if (op->fill == op->bufsz) {
-			err = fetch_write(op, op->fill);
-			if (err) {
-				s3d_err("GET s3://%s/%s: writing to the cache file: %s",
-					op->m->bucket, op->key, strerror(-err));
-				x->err = err;
-				return 0;
-			}
-			op->done += op->fill;
-			op->fill = 0;
-			fetch_report_landed(op);
-		}
+		if ((op->fill == op->bufsz || op->pos == limit) &&
+		    fetch_flush(op, x))
+			return 0;
 	}
 	return taken;
 }
@@ -1404,7 +1536,7 @@ static void fetch_stale(struct fetch_op *op, const char *why);
 static int fetch_get_done(struct s3d_xfer *x)
 {
 	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
-	uint64_t got = op->done + op->fill, total = op->end - op->start;
+	uint64_t total = op->end - op->start;
 	int err;
 
 	if (op->etag_bad) {
@@ -1421,31 +1553,27 @@ static int fetch_get_done(struct s3d_xfer *x)
 		fetch_finish(op, x->err);
 		return 0;
 	}
-	if (!op->full) {
-		err = s3d_xfer_errno(x, op->m->bucket);
-		if (err) {
-			fetch_finish(op, err);
-			return 0;
-		}
-	}
-	if (got != total) {
-		if (x->can_retry)
-			return S3D_XFER_RETRY;
-		s3d_err("GET s3://%s/%s: body ended after %llu of %llu bytes, giving up",
-			op->m->bucket, op->key, (unsigned long long)got,
-			(unsigned long long)total);
-		fetch_finish(op, -EIO);
+	if (op->done >= total) {
+		/* Our range is in (of a whole object, maybe not all the rest). */
+		s3d_dbg("GET s3://%s/%s: %llu bytes at %llu cached%s",
+			op->m->bucket, op->key, (unsigned long long)total,
+			(unsigned long long)op->start,
+			op->whole ? " (the server sent the whole object)" : "");
+		fetch_finish(op, 0);
 		return 0;
 	}
-	err = op->fill ? fetch_write(op, op->fill) : 0;
-	if (err)
-		s3d_err("GET s3://%s/%s: writing to the cache file: %s",
-			op->m->bucket, op->key, strerror(-err));
-	else
-		s3d_dbg("GET s3://%s/%s: %llu bytes at %llu cached",
-			op->m->bucket, op->key, (unsigned long long)total,
-			(unsigned long long)op->start);
-	fetch_finish(op, err);
+	err = s3d_xfer_errno(x, op->m->bucket);
+	if (err) {
+		fetch_finish(op, err);
+		return 0;
+	}
+	if (x->can_retry)
+		return S3D_XFER_RETRY;
+	s3d_err("GET s3://%s/%s: body ended after %llu of %llu bytes, giving up",
+		op->m->bucket, op->key,
+		(unsigned long long)(op->done + op->fill),
+		(unsigned long long)total);
+	fetch_finish(op, -EIO);
 	return 0;
 }
 
@@ -1459,6 +1587,7 @@ static int fetch_head_prepare(struct s3d_xfer *x)
 {
 	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
 
+	op->r->started = true;
 	return head_prepare(x, op->ctx, op->m, op->key);
 }
 
@@ -1480,7 +1609,7 @@ static int fetch_head_done(struct s3d_xfer *x)
 		fetch_finish(op, err);
 		return 0;
 	}
-	if (!op->renew && !strcmp(meta.etag, op->r->etag)) {
+	if (!op->renew && s3d_etag_eq(meta.etag, op->r->etag)) {
 		/*
 		 * S3 says the object is the version we asked for, yet the GET
 		 * disagreed. Renewing the file would only send the kernel
@@ -1550,12 +1679,24 @@ static int fetch_open(struct fetch_op *op)
 		return -ENOENT;		/* not one of ours: renew it */
 	if (err)
 		return err;
-	if (strcmp(etag, op->r->etag))
+	if (!s3d_etag_eq(etag, op->r->etag))
 		return -ESTALE;		/* already replaced by a newer one */
 	if (fstat(op->fd, &st))
 		return -errno;
 	op->size = (uint64_t)st.st_size;
 	return 0;
+}
+
+/*
+ * [start, end) is data in the lower file already: written whole by this
+ * daemon for this ETag (pieces are written whole, and a FETCH's range is
+ * only complete when all of its pieces are), so nothing is to be fetched.
+ */
+static bool fetch_present(const struct fetch_op *op)
+{
+	off_t hole = lseek(op->fd, (off_t)op->start, SEEK_HOLE);
+
+	return hole >= 0 && (uint64_t)hole >= op->end;
 }
 
 static void do_fetch(struct s3d_req *r, struct s3d_mount *m,
@@ -1613,6 +1754,14 @@ static void do_fetch(struct s3d_req *r, struct s3d_mount *m,
 		s3d_err("FETCH %s: length %llu is not a whole number of chunks",
 			op->key, (unsigned long long)r->len);
 		fetch_finish(op, -EINVAL);
+		return;
+	}
+	if (fetch_present(op)) {
+		/* Another FETCH's whole-object 200 brought it already. */
+		s3d_dbg("FETCH %s: bytes %llu-%llu already in the cache file",
+			op->key, (unsigned long long)op->start,
+			(unsigned long long)(op->end - 1));
+		fetch_finish(op, 0);
 		return;
 	}
 	len = op->end - op->start;

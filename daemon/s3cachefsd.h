@@ -36,8 +36,6 @@
  * the daemon's RSS); a direct write of 128 KiB costs NVMe little extra.
  */
 #define S3D_PIECE_MAX		(128U << 10)
-/* Attempts per S3 request (first try included) on transient errors. */
-#define S3D_ATTEMPTS		3
 /* S3 keys are at most 1024 bytes. */
 #define S3D_KEY_MAX		1024
 /* Largest XML body (listing page or error) we accept. */
@@ -147,6 +145,8 @@ int s3d_parse_size(const char *s, uint64_t *out);
 struct s3d_cache_policy;
 int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 void s3d_hex(const unsigned char *in, size_t n, char *out);
+bool s3d_etag_eq(const char *a, const char *b);
+void s3d_escape(const char *s, char *out, size_t outlen);
 
 /* ---- path.c ---- */
 bool s3d_name_valid(const char *name, size_t len, bool at_root);
@@ -248,6 +248,7 @@ struct s3d_list_page {
 	size_t nobjs;
 	char **prefixes;
 	size_t nprefixes;
+	size_t nskipped;	/* entries left out: unusable (logged) */
 };
 
 struct s3d_s3error {
@@ -260,6 +261,47 @@ int s3d_xml_parse_list(const char *xml, size_t len, struct s3d_list_page *pg,
 		       char *why, size_t whylen);
 void s3d_list_page_free(struct s3d_list_page *pg);
 int s3d_xml_parse_error(const char *xml, size_t len, struct s3d_s3error *e);
+
+/* ---- retry.c: the retry policy (pure) ---- */
+/**
+ * struct s3d_retry_policy - how transient failures are retried
+ * @attempts: attempts per request at most, the first included
+ * @max_time_s: no retry starts later than this after the request's first
+ *	attempt (or its last progress: a piece of a FETCH written)
+ * @base_ms: back-off base (throttling answers: five times it)
+ * @max_delay_ms: back-off cap
+ * @budget: retry tokens per S3 context (struct s3d_retry_budget)
+ */
+struct s3d_retry_policy {
+	unsigned int attempts;
+	unsigned int max_time_s;
+	unsigned int base_ms;
+	unsigned int max_delay_ms;
+	unsigned int budget;
+};
+
+#define S3D_RETRY_ATTEMPTS_DEFAULT	10
+#define S3D_RETRY_MAX_TIME_DEFAULT	35
+#define S3D_RETRY_BASE_MS_DEFAULT	200
+#define S3D_RETRY_MAX_DELAY_MS_DEFAULT	10000
+#define S3D_RETRY_BUDGET_DEFAULT	500
+#define S3D_RETRY_COST			5
+#define S3D_RETRY_COST_TIMEOUT		10
+
+/* A token bucket of retries (SDK "retry quota"); see retry.c. */
+struct s3d_retry_budget {
+	unsigned int tokens;
+	unsigned int capacity;
+};
+
+unsigned int s3d_retry_backoff(const struct s3d_retry_policy *p, int attempt,
+			       bool throttled, uint32_t rnd);
+void s3d_retry_budget_init(struct s3d_retry_budget *b, unsigned int capacity);
+bool s3d_retry_budget_has(const struct s3d_retry_budget *b, unsigned int cost);
+bool s3d_retry_budget_take(struct s3d_retry_budget *b, unsigned int cost);
+void s3d_retry_budget_success(struct s3d_retry_budget *b, unsigned int spent);
+long s3d_retry_after_ms(const char *v, time_t now);
+bool s3d_retry_throttled(long status, const char *code);
 
 /* ---- fetch.c: the event loop and the S3 transfer engine ---- */
 struct s3d_timer {
@@ -287,11 +329,15 @@ struct s3d_xfer;
  * @done: the attempt is over (see @x->cres, @x->status, @x->err). Return
  *	S3D_XFER_RETRY to ask for another attempt (only while @x->can_retry),
  *	0 when finished; the engine never touches @x after that.
+ * @throttled: optional; the server answered "slow down" (503 SlowDown,
+ *	429, ...): called before the retry is planned (ops.c lowers the
+ *	bucket's concurrency for a while)
  */
 struct s3d_xfer_ops {
 	int (*prepare)(struct s3d_xfer *x);
 	size_t (*body)(struct s3d_xfer *x, const char *p, size_t n);
 	int (*done)(struct s3d_xfer *x);
+	void (*throttled)(struct s3d_xfer *x);
 };
 
 #define S3D_XFER_RETRY	1
@@ -309,7 +355,9 @@ struct s3d_xfer {
 	char etag[S3CFS_ETAG_MAX + 1];
 	bool has_etag;
 	int64_t content_length;
-	int64_t range_start;		/* from Content-Range, or -1 */
+	int64_t range_start;		/* Content-Range: first byte, or -1 */
+	int64_t range_end;		/* ... last byte, or -1 */
+	int64_t range_total;		/* ... object size, or -1 ("*") */
 	time_t last_modified;
 	char request_id[128];
 	struct s3d_buf resp;		/* body (XML) or error body */
@@ -317,6 +365,13 @@ struct s3d_xfer {
 	int err;			/* set by a body sink: -errno */
 	int attempt;			/* 1-based */
 	bool can_retry;			/* done() may return S3D_XFER_RETRY */
+	bool throttled;			/* the answer was a "slow down" */
+	long retry_after_ms;		/* Retry-After, or -1 */
+
+	/* Retries: struct s3d_retry_policy, retry.c. */
+	uint64_t window_ms;		/* first attempt or last progress */
+	unsigned int spent;		/* retry tokens taken */
+	struct s3d_retry_budget *budget;	/* NULL: the loop's own */
 
 	/* Per-bucket admission ahead of the engine (ops.c, s3d_ctx_submit). */
 	struct s3d_ctx *ctx;		/* NULL: submitted straight */
@@ -372,13 +427,21 @@ struct s3d_stats {
 
 extern struct s3d_stats s3d_stats;
 
-/* A transfer that gets no byte for this long is dropped and retried. */
-#define S3D_STALL_DEFAULT	30
+/*
+ * A transfer that moves fewer than S3D_MIN_RATE_DEFAULT bytes/s (min_rate)
+ * for this long is dropped and retried.
+ */
+#define S3D_STALL_DEFAULT	20
 #define S3D_STALL_MIN		1
 #define S3D_STALL_MAX		3600
+#define S3D_MIN_RATE_DEFAULT	1024
 
 int s3d_loop_init(unsigned int max_inflight, const char *ca_bundle);
 void s3d_loop_set_stall_timeout(unsigned int seconds);
+void s3d_loop_set_min_rate(unsigned int bytes_per_s);
+void s3d_loop_set_retry(const struct s3d_retry_policy *p);
+const struct s3d_retry_policy *s3d_loop_retry(void);
+void s3d_xfer_progress(struct s3d_xfer *x);
 void s3d_loop_fini(void);
 int s3d_loop_watch(struct s3d_watch *w, int fd, uint32_t events,
 		   void (*cb)(struct s3d_watch *w, uint32_t events));
@@ -480,7 +543,10 @@ struct s3d_ctx;
  * @reply: called exactly once with 0 or -errno; owns freeing @r after.
  * @progress: if set, sends a progress report (STATUS -EINPROGRESS) for a
  *	request still in progress; @r stays ours. Called after each listing
- *	page and at least every S3D_PROGRESS_MS for any pending request.
+ *	page, each whole chunk of a FETCH written, and every S3D_PROGRESS_MS
+ *	while bytes move for it (or while it waits for its first attempt, for
+ *	a slot): never for a request whose S3 transfer is stuck or backing
+ *	off, so the kernel's fetch_timeout bounds those.
  */
 struct s3d_req {
 	int cmd;
@@ -502,6 +568,8 @@ struct s3d_req {
 	void *priv;
 	/* ops.c private */
 	uint64_t reported_ms;		/* start or last progress report */
+	bool moved;			/* body bytes arrived since then */
+	bool started;			/* its first S3 attempt has begun */
 	struct s3d_list active;		/* on the in-progress list */
 	struct s3d_req *riders;		/* identical requests answered with it */
 	struct s3d_req *rider_next;
@@ -509,9 +577,10 @@ struct s3d_req {
 
 /*
  * The kernel restarts a request's wait (fetch_timeout) on each progress
- * report: report a pending request when this long has passed since its
- * start or its last report (checked every S3D_PROGRESS_TICK_MS), so two
- * reports are never more than 4 s apart.
+ * report: report a pending request that moved bytes (or has not started
+ * yet) when this long has passed since its start or its last report
+ * (checked every S3D_PROGRESS_TICK_MS), so while bytes move two reports
+ * are never more than 4 s apart.
  */
 #define S3D_PROGRESS_MS		3000
 #define S3D_PROGRESS_TICK_MS	1000

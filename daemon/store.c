@@ -463,8 +463,9 @@ int s3d_store_replace_file(int dirfd, const char *name,
  * @m: the object's metadata
  * @replace_dir: a directory in the way is removed (else -EISDIR)
  *
- * A regular file that already carries @m->etag is left untouched (it may
- * hold cached chunks); anything else is replaced by a new file.
+ * A regular file that already carries @m->etag (compared by s3d_etag_eq():
+ * quotes and W/ aside) is left untouched, ETag included (it may hold
+ * cached chunks); anything else is replaced by a new file.
  *
  * Return: 0 if kept, 1 if (re)created, or -errno.
  */
@@ -482,7 +483,7 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 			if (fd >= 0) {
 				err = s3d_store_get_etag(fd, etag, sizeof(etag));
 				close(fd);
-				if (!err && !strcmp(etag, m->etag))
+				if (!err && s3d_etag_eq(etag, m->etag))
 					return 0;
 			}
 		} else if (S_ISDIR(st.st_mode)) {

@@ -295,6 +295,88 @@ int s3d_parse_iso8601(const char *s, time_t *out)
 	return 0;
 }
 
+/*
+ * The opaque part of an entity tag: without a weak marker ("W/") and
+ * without the double quotes around it. S3 quotes ETags in headers and
+ * listings alike, but servers differ (some listings leave the quotes out,
+ * proxies mark responses weak), and they all name the same version.
+ */
+static void etag_core(const char *e, const char **p, size_t *n)
+{
+	size_t len;
+
+	if ((e[0] == 'W' || e[0] == 'w') && e[1] == '/')
+		e += 2;
+	len = strlen(e);
+	if (len >= 2 && e[0] == '"' && e[len - 1] == '"') {
+		e++;
+		len -= 2;
+	}
+	*p = e;
+	*n = len;
+}
+
+/**
+ * s3d_etag_eq() - do two ETags name the same object version?
+ * @a: an ETag as one response gave it (quoted or not, weak or not)
+ * @b: another
+ *
+ * Compares the values without a "W/" prefix and surrounding quotes, so
+ * abc, "abc" and W/"abc" are equal. NULL equals nothing. Requests
+ * still carry an ETag exactly as the server gave it (If-Match).
+ *
+ * Return: true if they are the same.
+ */
+bool s3d_etag_eq(const char *a, const char *b)
+{
+	const char *pa, *pb;
+	size_t na, nb;
+
+	if (!a || !b)
+		return false;
+	etag_core(a, &pa, &na);
+	etag_core(b, &pb, &nb);
+	return na == nb && !memcmp(pa, pb, na);
+}
+
+/**
+ * s3d_escape() - @s fit for a log line
+ * @s: text from outside (an S3 key: any bytes but NUL)
+ * @out: the result, always NUL terminated
+ * @outlen: its size (at least 4)
+ *
+ * Control characters (below 0x20, and 0x7f) and the backslash become
+ * \xNN, so a key cannot forge or garble log lines (or drive a terminal);
+ * what does not fit is cut and marked with "...".
+ */
+void s3d_escape(const char *s, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		size_t need = c < 0x20 || c == 0x7f || c == '\\' ? 4 : 1;
+
+		if (o + need + 4 > outlen) {
+			if (o + 4 <= outlen) {
+				memcpy(out + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		if (need == 4) {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	out[o] = '\0';
+}
+
 void s3d_hex(const unsigned char *in, size_t n, char *out)
 {
 	static const char digits[] = "0123456789abcdef";

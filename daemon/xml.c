@@ -31,6 +31,8 @@ struct xml_state {
 	struct s3d_list_page *pg;
 	size_t objs_cap, prefixes_cap;
 	struct s3d_obj cur;
+	const char *cur_bad;		/* why @cur is to be skipped, or NULL */
+	char cur_badbuf[96];
 	bool url_encoded;		/* <EncodingType>url</EncodingType> */
 	/* Error */
 	struct s3d_s3error *e;
@@ -144,6 +146,23 @@ static void obj_free(struct s3d_obj *o)
 	memset(o, 0, sizeof(*o));
 }
 
+/*
+ * One entry of a page cannot be used: log it (once per key, control
+ * characters escaped) and count it; the rest of the page stands.
+ */
+static void skip_entry(struct s3d_list_page *pg, const char *what,
+		       const char *key, const char *why)
+{
+	char esc[256], once[S3D_KEY_MAX + 16];
+
+	pg->nskipped++;
+	snprintf(once, sizeof(once), "xml:%s", key ?: "");
+	if (!s3d_log_once(once))
+		return;
+	s3d_escape(key ?: "", esc, sizeof(esc));
+	s3d_warn("listing: %s '%s' skipped: %s", what, esc, why);
+}
+
 static char *text_dup(struct xml_state *st)
 {
 	char *s = strdup(s3d_buf_str(&st->text));
@@ -153,12 +172,31 @@ static char *text_dup(struct xml_state *st)
 	return s;
 }
 
+static bool url_decode(char *s);
+
 static void list_add_obj(struct xml_state *st)
 {
 	struct s3d_list_page *pg = st->pg;
 
-	if (!st->cur.key || !st->cur.etag) {
-		xml_fail(st, "%s", "Contents without Key or ETag");
+	if (!st->cur_bad && !st->cur.key)
+		st->cur_bad = "Contents without Key";
+	if (!st->cur_bad && !st->cur.etag)
+		st->cur_bad = "no ETag";
+	if (st->cur_bad) {
+		/* Logged decoded, where it decodes (EncodingType comes first). */
+		if (st->url_encoded && st->cur.key) {
+			char *k = strdup(st->cur.key);
+
+			if (k && url_decode(k)) {
+				free(st->cur.key);
+				st->cur.key = k;
+			} else {
+				free(k);
+			}
+		}
+		skip_entry(pg, "key", st->cur.key, st->cur_bad);
+		obj_free(&st->cur);
+		st->cur_bad = NULL;
 		return;
 	}
 	if (pg->nobjs == st->objs_cap) {
@@ -208,10 +246,13 @@ static void list_obj_field(struct xml_state *st, const char *leaf)
 		free(st->cur.etag);
 		st->cur.etag = text_dup(st);
 		if (st->cur.etag && strlen(st->cur.etag) > S3CFS_ETAG_MAX)
-			xml_fail(st, "ETag too long: %.40s...", t);
+			st->cur_bad = "ETag too long";
 	} else if (!strcmp(leaf, "Size")) {
-		if (s3d_parse_u64(t, &st->cur.size))
-			xml_fail(st, "bad Size '%.40s'", t);
+		if (s3d_parse_u64(t, &st->cur.size)) {
+			snprintf(st->cur_badbuf, sizeof(st->cur_badbuf),
+				 "bad Size '%.40s'", t);
+			st->cur_bad = st->cur_badbuf;
+		}
 	} else if (!strcmp(leaf, "LastModified")) {
 		/* Not worth failing a listing over; 0 reads as "unknown". */
 		if (s3d_parse_iso8601(t, &st->cur.mtime))
@@ -279,26 +320,34 @@ static bool url_decode(char *s)
 	return true;
 }
 
-/* Keys and common prefixes of a page the server says it url-encoded. */
-static int list_decode(struct s3d_list_page *pg, char *why, size_t whylen)
+/*
+ * Keys and common prefixes of a page the server says it url-encoded; one
+ * that does not decode is dropped from the page (and logged).
+ */
+static void list_decode(struct s3d_list_page *pg)
 {
-	size_t i;
+	size_t i, j;
 
-	for (i = 0; i < pg->nobjs; i++) {
+	for (i = j = 0; i < pg->nobjs; i++) {
 		if (!url_decode(pg->objs[i].key)) {
-			snprintf(why, whylen, "bad url-encoded Key '%.60s'",
-				 pg->objs[i].key);
-			return -EINVAL;
+			skip_entry(pg, "key", pg->objs[i].key,
+				   "bad url encoding");
+			obj_free(&pg->objs[i]);
+			continue;
 		}
+		pg->objs[j++] = pg->objs[i];
 	}
-	for (i = 0; i < pg->nprefixes; i++) {
+	pg->nobjs = j;
+	for (i = j = 0; i < pg->nprefixes; i++) {
 		if (!url_decode(pg->prefixes[i])) {
-			snprintf(why, whylen, "bad url-encoded Prefix '%.60s'",
-				 pg->prefixes[i]);
-			return -EINVAL;
+			skip_entry(pg, "common prefix", pg->prefixes[i],
+				   "bad url encoding");
+			free(pg->prefixes[i]);
+			continue;
 		}
+		pg->prefixes[j++] = pg->prefixes[i];
 	}
-	return 0;
+	pg->nprefixes = j;
 }
 
 void s3d_list_page_free(struct s3d_list_page *pg)
@@ -324,9 +373,12 @@ void s3d_list_page_free(struct s3d_list_page *pg)
  * @whylen: size of @why
  *
  * Keys come back decoded: entities resolved, and url-decoded if the page
- * says <EncodingType>url</EncodingType>.
+ * says <EncodingType>url</EncodingType>. One entry that cannot be used (a
+ * bad url escape or an encoded NUL, a bad Size, no Key, no ETag or one too
+ * long) is left out of @pg, logged once (control characters escaped) and
+ * counted in @pg->nskipped: one bad key must not hide a directory.
  *
- * Return: 0 or -EINVAL (not a listing, malformed, refused) or -ENOMEM.
+ * Return: 0 or -EINVAL (not a listing, malformed XML, refused) or -ENOMEM.
  */
 int s3d_xml_parse_list(const char *xml, size_t len, struct s3d_list_page *pg,
 		       char *why, size_t whylen)
@@ -343,7 +395,7 @@ int s3d_xml_parse_list(const char *xml, size_t len, struct s3d_list_page *pg,
 	 * and their keys are taken as they are.
 	 */
 	if (!err && st.url_encoded)
-		err = list_decode(pg, st.why, sizeof(st.why));
+		list_decode(pg);
 	if (!err && pg->truncated && (!pg->next_token || !*pg->next_token)) {
 		snprintf(st.why, sizeof(st.why),
 			 "IsTruncated without NextContinuationToken");

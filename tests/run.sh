@@ -199,6 +199,10 @@ if [ -f daemon/Makefile ]; then
 else
 	echo "# SKIP host tests: daemon/Makefile is not there yet"
 fi
+# The daemon against a misbehaving fake S3 (retries, stalls, ETags, Range,
+# broken listing keys), host only.
+[ -f daemon/s3cachefsd ] &&
+	host_suite "tests/host/resilience.sh" "$logs/resilience.log" timeout 300 bash tests/host/resilience.sh
 [ -f tools/s3cachectl/Makefile ] &&
 	host_suite "make -C tools/s3cachectl test" "$logs/ctl.log" make -C tools/s3cachectl test
 # SigV4 against an independent signer (@smithy/signature-v4).

@@ -12,8 +12,11 @@ import http.server
 import json
 import re
 import sys
+import os
 import threading
+import time
 import urllib.parse
+from xml.sax.saxutils import escape
 
 MIB = 1 << 20
 
@@ -41,7 +44,35 @@ OBJECTS = {
     "denied.bin": (MIB, '"v1-denied"', "403"),
     "gone.bin": (MIB, '"v1-gone"', "404 on GET"),
     "big.bin": (20 * MIB + 3, '"v1-big"', "normal"),
+    # resilience.sh
+    "et/quoted.bin": (MIB + 9, '"v1-etq"', "listed unquoted"),
+    "et/weak.bin": (MIB + 9, '"v1-etw"', "listed weak"),
+    "bad/good1.bin": (100, '"v1-g1"', "normal"),
+    "bad/good2.bin": (200, '"v1-g2"', "normal"),
+    "slow/s0.bin": (2 * MIB, '"v1-s0"', "normal"),
+    "slow/s1.bin": (2 * MIB, '"v1-s1"', "normal"),
+    "always500.bin": (40 * MIB, '"v1-a500"', "500 always"),
+    "trickle.bin": (MIB, '"v1-trickle"', "trickle"),
+    "whole.bin": (4 * MIB + 7, '"v1-whole"', "ignores Range"),
+    "crstart.bin": (2 * MIB, '"v1-crs"', "Content-Range start wrong"),
+    "crend.bin": (2 * MIB, '"v1-cre"', "Content-Range end wrong"),
+    "crtotal.bin": (2 * MIB, '"v1-crt"', "Content-Range total wrong"),
+    "wholelen.bin": (2 * MIB, '"v1-wl"', "200 of the wrong length"),
 }
+# Listing entries that are not objects: (raw url-encoded Key, Size, ETag).
+# What a broken server or a corrupt index could send.
+BAD_KEYS = [
+    ("bad/pct%zz.bin", "10", '"x1"'),          # bad %-encoding
+    ("bad/nul%00.bin", "10", '"x2"'),          # a NUL byte
+    ("bad/size.bin", "12ab", '"x3"'),           # bad Size
+    ("bad/longetag.bin", "10", '"' + "e" * 300 + '"'),  # ETag too long
+    ("bad/ctl%1B%5B31m.bin", "nope", '"x5"'),  # control bytes and a bad size
+]
+# /_ctl?slowdown=S[&retry_after=N]: every request for a key under slow/
+# is answered 503 SlowDown for S seconds from now (with Retry-After: N if
+# given).
+SLOWDOWN = {"until": 0.0, "retry_after": None}
+TRICKLE_S = float(os.environ.get("FAKE_TRICKLE_S", "20"))
 lock = threading.Lock()
 counts = {}
 
@@ -83,7 +114,49 @@ class Handler(http.server.BaseHTTPRequestHandler):
         parts = urllib.parse.unquote(u.path).split("/", 2)
         return (parts[2] if len(parts) > 2 else ""), urllib.parse.parse_qs(u.query)
 
+    def slowdown(self):
+        """503 SlowDown while a slowdown is on; True if answered."""
+        if "/slow/" not in self.path:
+            return False
+        with lock:
+            on = time.monotonic() < SLOWDOWN["until"]
+            ra = SLOWDOWN["retry_after"]
+        if not on:
+            return False
+        hdrs = {"Retry-After": str(ra)} if ra is not None else {}
+        self.send(503, error_xml("SlowDown", "Please reduce your request rate.",
+                                 "RIDSLOW"), hdrs)
+        return True
+
+    def listing(self, q):
+        prefix = q.get("prefix", [""])[0]
+        url = q.get("encoding-type", [""])[0] == "url"
+        enc = (lambda k: urllib.parse.quote(k, safe="/")) if url else escape
+        out = ['<?xml version="1.0" encoding="UTF-8"?><ListBucketResult>',
+               "<IsTruncated>false</IsTruncated>"]
+        if url:
+            out.append("<EncodingType>url</EncodingType>")
+        for k in sorted(OBJECTS):
+            if not k.startswith(prefix) or "/" in k[len(prefix):]:
+                continue
+            size, etag, how = OBJECTS[k]
+            if how == "listed unquoted":
+                etag = etag.strip('"')
+            elif how == "listed weak":
+                etag = "W/" + etag
+            out.append("<Contents><Key>%s</Key><ETag>%s</ETag><Size>%d</Size>"
+                       "<LastModified>2009-10-12T17:50:30.000Z</LastModified>"
+                       "</Contents>" % (enc(k), escape(etag), size))
+        if prefix == "bad/":
+            for k, size, etag in BAD_KEYS:
+                out.append("<Contents><Key>%s</Key><ETag>%s</ETag><Size>%s</Size>"
+                           "</Contents>" % (k if url else escape(k), escape(etag), size))
+        out.append("</ListBucketResult>")
+        return self.send(200, "".join(out).encode(), {"Content-Type": "application/xml"})
+
     def do_HEAD(self):
+        if self.slowdown():
+            return
         key, _ = self.key()
         if key not in OBJECTS:
             return self.send(404)
@@ -93,19 +166,32 @@ class Handler(http.server.BaseHTTPRequestHandler):
                   length=size)
 
     def do_GET(self):
+        u = urllib.parse.urlsplit(self.path)
+        if u.path == "/_ctl":
+            q = urllib.parse.parse_qs(u.query)
+            with lock:
+                if "slowdown" in q:
+                    SLOWDOWN["until"] = time.monotonic() + float(q["slowdown"][0])
+                    SLOWDOWN["retry_after"] = q.get("retry_after", [None])[0]
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.slowdown():
+            return
         key, q = self.key()
         if key == "":
-            # ListObjectsV2: nothing is a directory here.
-            return self.send(200, b'<?xml version="1.0"?><ListBucketResult>'
-                             b'<IsTruncated>false</IsTruncated>'
-                             b'<KeyCount>0</KeyCount></ListBucketResult>',
-                             {"Content-Type": "application/xml"})
+            # ListObjectsV2: the objects directly under the prefix (no
+            # common prefixes), and for "bad/" some broken entries.
+            return self.listing(q)
         if key not in OBJECTS:
             return self.send(404, error_xml("NoSuchKey", "nope", "RID404"))
         size, etag, how = OBJECTS[key]
         with lock:
             counts[key] = counts.get(key, 0) + 1
             n = counts[key]
+        if how == "500 always":
+            return self.send(500, error_xml("InternalError", "We encountered an internal error.", "RID500-%d" % n))
         data = body_of(key, size)
         if how == "403":
             return self.send(403, error_xml("AccessDenied", "Access Denied", "RID403"))
@@ -118,12 +204,38 @@ class Handler(http.server.BaseHTTPRequestHandler):
         rng = self.headers.get("Range")
         if how == "ignores Range" or not rng:
             return self.send(200, data, {"ETag": etag})
+        if how == "200 of the wrong length":
+            return self.send(200, data[:-4096], {"ETag": etag})
         m = re.fullmatch(r"bytes=(\d+)-(\d+)", rng)
         if not m:
             return self.send(400, error_xml("InvalidRange", rng, "RIDRANGE"))
         a, b = int(m.group(1)), min(int(m.group(2)), size - 1)
         part = data[a:b + 1]
         hdrs = {"ETag": etag, "Content-Range": "bytes %d-%d/%d" % (a, b, size)}
+        if how == "Content-Range start wrong":
+            # The bytes asked for, labelled as if they began a page later.
+            hdrs["Content-Range"] = "bytes %d-%d/%d" % (a + 4096, b + 4096, size)
+        elif how == "Content-Range end wrong":
+            hdrs["Content-Range"] = "bytes %d-%d/%d" % (a, b - 4096, size)
+        elif how == "Content-Range total wrong":
+            hdrs["Content-Range"] = "bytes %d-%d/%d" % (a, b, size + 4096)
+        if how == "trickle":
+            # Headers, then one byte every TRICKLE_S seconds.
+            self.record(206)
+            self.send_response(206)
+            for k, v in hdrs.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(part)))
+            self.end_headers()
+            try:
+                for i in range(len(part)):
+                    self.wfile.write(part[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(TRICKLE_S)
+            except OSError:
+                pass
+            self.close_connection = True
+            return
         if how == "short body":
             # Promise the whole range, send half, hang up.
             self.record(206)
@@ -145,6 +257,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 if __name__ == "__main__":
     LOG = sys.argv[2]
+    # A listen backlog for 64 connections at once (the default, 5, makes
+    # a burst of requests wait for connect timeouts).
+    http.server.ThreadingHTTPServer.request_queue_size = 128
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
     srv.daemon_threads = True
     print("ready", flush=True)

@@ -140,22 +140,66 @@ static void test_refusals(void)
 	       "another document element", "unexpected document element");
 	refuse("<ListBucketResult><Contents><Key>a</Key>",
 	       "a truncated document", NULL);
-	refuse("<ListBucketResult><Contents><Key>a</Key><ETag>x</ETag>"
-	       "<Size>12ab</Size></Contents></ListBucketResult>",
-	       "a bad Size", "Size");
-	refuse("<ListBucketResult><Contents><Key>a</Key><Size>1</Size>"
-	       "</Contents></ListBucketResult>", "Contents without ETag", "ETag");
-	refuse("<ListBucketResult><Contents><ETag>x</ETag><Size>1</Size>"
-	       "</Contents></ListBucketResult>", "Contents without Key", "Key");
 	refuse("", "an empty body", NULL);
-	refuse("<ListBucketResult><EncodingType>url</EncodingType><Contents>"
-	       "<Key>a%zz</Key><ETag>e</ETag><Size>1</Size></Contents>"
-	       "</ListBucketResult>", "a malformed url escape", "url-encoded Key");
-	refuse("<ListBucketResult><EncodingType>url</EncodingType><Contents>"
-	       "<Key>a%00b</Key><ETag>e</ETag><Size>1</Size></Contents>"
-	       "</ListBucketResult>", "an encoded NUL", "url-encoded Key");
 	refuse("<ListBucketResult><Contents><Key>a\x01</Key></Contents>"
 	       "</ListBucketResult>", "characters XML 1.0 forbids", NULL);
+}
+
+/* One unusable entry is left out; the rest of the page stands. */
+static void skips(const char *entry, const char *what, bool url, size_t n)
+{
+	struct s3d_buf b;
+	struct s3d_list_page pg;
+	char why[160] = "";
+	int err;
+
+	s3d_buf_init(&b, 0);
+	s3d_buf_addf(&b, "<ListBucketResult>%s<IsTruncated>false</IsTruncated>"
+		     "<Contents><Key>d/good1</Key><ETag>\"g1\"</ETag><Size>1</Size></Contents>"
+		     "%s"
+		     "<Contents><Key>d/good2</Key><ETag>\"g2\"</ETag><Size>2</Size></Contents>"
+		     "<CommonPrefixes><Prefix>d/sub/</Prefix></CommonPrefixes>"
+		     "</ListBucketResult>",
+		     url ? "<EncodingType>url</EncodingType>" : "", entry);
+	err = s3d_xml_parse_list(b.p, b.len, &pg, why, sizeof(why));
+	ok(!err && pg.nobjs == 2 && pg.nprefixes == 1 && pg.nskipped == n &&
+	   !strcmp(pg.objs[0].key, "d/good1") && !strcmp(pg.objs[1].key, "d/good2") &&
+	   pg.objs[1].size == 2 && !strcmp(pg.objs[1].etag, "\"g2\""),
+	   "list: skips %s, keeps the rest of the page", what);
+	if (err || pg.nobjs != 2 || pg.nskipped != n)
+		printf("#   err %d (%s), %zu objects, %zu skipped\n", err, why,
+		       pg.nobjs, pg.nskipped);
+	s3d_list_page_free(&pg);
+	s3d_buf_free(&b);
+}
+
+static void test_skips(void)
+{
+	char esc[32];
+
+	skips("<Contents><Key>d/a</Key><ETag>x</ETag><Size>12ab</Size></Contents>",
+	      "a bad Size", false, 1);
+	skips("<Contents><Key>d/a</Key><Size>1</Size></Contents>",
+	      "Contents without ETag", false, 1);
+	skips("<Contents><ETag>x</ETag><Size>1</Size></Contents>",
+	      "Contents without Key", false, 1);
+	skips("<Contents><Key>d/a</Key><ETag>\"eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+	      "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+	      "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+	      "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+	      "\"</ETag><Size>1</Size></Contents>", "an ETag too long", false, 1);
+	skips("<Contents><Key>d/a%zz</Key><ETag>e</ETag><Size>1</Size></Contents>",
+	      "a malformed url escape", true, 1);
+	skips("<Contents><Key>d/a%00b</Key><ETag>e</ETag><Size>1</Size></Contents>",
+	      "an encoded NUL", true, 1);
+	skips("<CommonPrefixes><Prefix>d/x%G0/</Prefix></CommonPrefixes>"
+	      "<Contents><Key>d/c%1b%5B31m</Key><ETag>e</ETag><Size>-1</Size></Contents>",
+	      "a bad prefix and a bad key (one each)", true, 2);
+	s3d_escape("a\x1b[31m\\\n\x7f\xc3\xa9", esc, sizeof(esc));
+	is_str(esc, "a\\x1b[31m\\x5c\\x0a\\x7f\xc3\xa9",
+	       "escape: control bytes and backslash as \\xNN, UTF-8 kept");
+	s3d_escape("0123456789abcdefghij", esc, 12);
+	is_str(esc, "01234567...", "escape: cut to fit, marked");
 }
 
 static void test_error(void)
@@ -203,12 +247,28 @@ static void test_time(void)
 	   "iso8601: empty fraction refused");
 }
 
+/* ETags name versions; quotes and a weak marker are not part of the name. */
+static void test_etag_eq(void)
+{
+	ok(s3d_etag_eq("\"abc\"", "\"abc\""), "etag: same quoted");
+	ok(s3d_etag_eq("\"abc\"", "abc"), "etag: quoted GET vs unquoted listing");
+	ok(s3d_etag_eq("abc", "\"abc\""), "etag: unquoted vs quoted");
+	ok(s3d_etag_eq("W/\"abc\"", "\"abc\""), "etag: weak vs strong");
+	ok(s3d_etag_eq("W/\"abc-3\"", "abc-3"), "etag: weak quoted vs bare");
+	ok(!s3d_etag_eq("\"abc\"", "\"abd\""), "etag: different values differ");
+	ok(!s3d_etag_eq("\"abc\"", "\"abc"), "etag: an unbalanced quote is kept");
+	ok(!s3d_etag_eq("\"\"", "\"x\""), "etag: empty vs non-empty");
+	ok(!s3d_etag_eq(NULL, "\"abc\""), "etag: NULL equals nothing");
+}
+
 int main(void)
 {
+	test_etag_eq();
 	test_page();
 	test_last_page();
 	test_url_encoded();
 	test_refusals();
+	test_skips();
 	test_error();
 	test_time();
 	return tap_done();

@@ -7,7 +7,8 @@
 # reads a held response whole from s3rver first, 16 at a time, and under
 # TCG the last of 256 x 1 MiB waits there for more than the default 30 s
 # without a byte (the daemon then retries it, and the 256 are never all
-# held at once). With 256 requests held the daemon's VmRSS must stay under
+# held at once); the mount's fetch_timeout is 600 s to match (no byte, no
+# progress report). With 256 requests held the daemon's VmRSS must stay under
 # MEM_BOUND_MIB (the bound and where it comes from: tests/README.md,
 # "Daemon memory bound"), in two shapes:
 #   1. held right after the response head: 300 reads of 64 KiB objects;
@@ -116,7 +117,9 @@ fi
 ok "fault proxy starts"
 check_sh "daemon starts (--max-inflight $INFLIGHT)" start_daemon --max-inflight $INFLIGHT \
 	--stall-timeout 600
-if ! mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,readahead=0,meta_ttl=3600"; then
+# fetch_timeout 600 too: a held transfer moves no bytes, so the daemon
+# sends no progress report for it, and the reads must wait the hold out.
+if ! mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,readahead=0,meta_ttl=3600,fetch_timeout=600"; then
 	not_ok "mount"
 	tap_done
 fi
