@@ -99,6 +99,8 @@ struct s3cfs_mount_opts {
  * @chunk_shift: log2(@opts.chunk_size)
  * @mount_id: id in the upcall protocol (s3cfs_mount_ida)
  * @mounts_link: entry in the list of live mounts (s3cfs_mounts_lock)
+ * @cache_link: entry in the list of claimed cache directories
+ *	(s3cfs_mounts_lock), from s3cfs_open_cache() until the mount is freed
  * @stats: counters
  * @kobj: /sys/fs/s3cachefs/<MAJ:MIN>/
  * @kobj_unregister: completed by the kobject's release
@@ -115,6 +117,7 @@ struct s3cfs_sb_info {
 	unsigned int chunk_shift;
 	u32 mount_id;
 	struct list_head mounts_link;
+	struct list_head cache_link;
 	struct s3cfs_stats stats;
 	struct kobject kobj;
 	struct completion kobj_unregister;
