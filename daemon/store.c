@@ -506,7 +506,7 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 /**
  * s3d_store_prune() - remove what a listing did not mention
  * @dirfd: the directory
- * @at_root: it is the cache root (keep .s3cachefs)
+ * @at_root: it is the cache root (keep .s3cachefs and lost+found)
  * @keep: says whether a name was in the listing
  * @arg: its argument
  *
@@ -539,7 +539,8 @@ int s3d_store_prune(int dirfd, bool at_root,
 
 		if (!strcmp(nm, ".") || !strcmp(nm, ".."))
 			continue;
-		if (at_root && !strcmp(nm, S3CFS_META_DIR))
+		if (at_root && (!strcmp(nm, S3CFS_META_DIR) ||
+				!strcmp(nm, S3CFS_LOST_FOUND)))
 			continue;
 		if (strncmp(nm, S3CFS_HIDDEN_PREFIX, hl) && keep(nm, arg))
 			continue;

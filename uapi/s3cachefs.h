@@ -165,5 +165,12 @@ enum s3cfs_attr {
 #define S3CFS_FORMAT_FILE	".s3cachefs/format"	/* "version=1\nbucket=B\nprefix=P\n" */
 #define S3CFS_FORMAT_VERSION	1
 #define S3CFS_HIDDEN_PREFIX	".s3cfs"	/* daemon temporaries, hidden */
+/*
+ * At the cache root, the lower filesystem's own: a cache directory that is
+ * the root of an ext4 (or repaired xfs) has it. Never shown, looked up,
+ * created, listed into, pruned or evicted from, wherever the cache is (so an
+ * object of exactly this name at the top of the prefix is not served).
+ */
+#define S3CFS_LOST_FOUND	"lost+found"
 
 #endif /* _UAPI_LINUX_S3CACHEFS_H */

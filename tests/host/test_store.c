@@ -273,10 +273,14 @@ static void test_prune(void)
 	close(dfd);
 
 	s3d_store_open_dir(rootfd, "", false, &dfd);
+	mkdir(at("lost+found"), 0700);
+	close(open(at("lost+found/#1234"), O_CREAT | O_WRONLY, 0644));
 	is_int(s3d_store_prune(dfd, true, keep_listed, (void *)listed), 0,
 	       "prune: at the root");
 	ok(is_dir(".s3cachefs") && exists(".s3cachefs/format"),
 	   "prune: .s3cachefs survives at the root");
+	ok(is_dir("lost+found") && exists("lost+found/#1234"),
+	   "prune: lost+found and what it holds survive at the root");
 	ok(!exists("a") && !exists("f"), "prune: the rest of the root went");
 	close(dfd);
 }
