@@ -4,8 +4,9 @@
  * missing ones from the daemon.
  *
  * The lower filesystem's extent map is the durable record: a chunk is
- * present iff its whole range (clamped to the file size) is data, which the
- * daemon guarantees by writing whole chunks with O_DIRECT. We scan it once
+ * present iff its whole range (clamped to the object's size, which is not
+ * the lower i_size: see s3cfs_lower_size()) is data, which the daemon
+ * guarantees by writing whole chunks with O_DIRECT. We scan it once
  * per inode with SEEK_DATA/SEEK_HOLE into a bitmap and keep the bitmap up to
  * date as fetches complete. Concurrent readers of a missing chunk share one
  * FETCH: in-flight fetches sit on the inode's list and a reader that needs
@@ -34,13 +35,13 @@ static u64 s3cfs_size_to_chunks(const struct s3cfs_sb_info *sbi, loff_t size)
 
 /*
  * Set the bits of the chunks wholly covered by data in [start, end) of
- * @lower. @lock (if not NULL) is taken around each bitmap update.
+ * @lower, which caches an object of @size bytes (@nr chunks). @lock (if
+ * not NULL) is taken around each bitmap update.
  */
 static int s3cfs_scan_extents(struct s3cfs_sb_info *sbi, struct file *lower,
-			      loff_t start, loff_t end, unsigned long *bits,
-			      u64 nr, spinlock_t *lock)
+			      loff_t size, loff_t start, loff_t end,
+			      unsigned long *bits, u64 nr, spinlock_t *lock)
 {
-	loff_t size = i_size_read(file_inode(lower));
 	loff_t mask = sbi->opts.chunk_size - 1;
 	loff_t pos = start, data, hole;
 	u64 first, last;
@@ -80,7 +81,7 @@ static int s3cfs_scan_extents(struct s3cfs_sb_info *sbi, struct file *lower,
 static unsigned long *s3cfs_scan_file(struct s3cfs_sb_info *sbi,
 				      struct file *lower, u64 *nr)
 {
-	loff_t size = i_size_read(file_inode(lower));
+	loff_t size = s3cfs_lower_size(lower->f_path.dentry);
 	unsigned long *bits;
 	int err;
 
@@ -89,7 +90,7 @@ static unsigned long *s3cfs_scan_file(struct s3cfs_sb_info *sbi,
 			GFP_KERNEL);
 	if (!bits)
 		return ERR_PTR(-ENOMEM);
-	err = s3cfs_scan_extents(sbi, lower, 0, size, bits, *nr, NULL);
+	err = s3cfs_scan_extents(sbi, lower, size, 0, size, bits, *nr, NULL);
 	if (err) {
 		kvfree(bits);
 		return ERR_PTR(err);
@@ -214,7 +215,8 @@ int s3cfs_chunks_fetched(struct s3cfs_req *req)
 	spin_unlock(&si->chunk_lock);
 	if (err)
 		goto out;
-	err = s3cfs_scan_extents(sbi, si->lower_file, req->offset,
+	err = s3cfs_scan_extents(sbi, si->lower_file,
+				 i_size_read(req->inode), req->offset,
 				 req->offset + req->length, si->present,
 				 si->nr_chunks, &si->chunk_lock);
 	if (err)
@@ -254,6 +256,7 @@ void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done)
 		spin_unlock(&si->chunk_lock);
 		if (ok)
 			s3cfs_scan_extents(req->sbi, si->lower_file,
+					   i_size_read(req->inode),
 					   req->offset, req->offset + done,
 					   si->present, si->nr_chunks,
 					   &si->chunk_lock);

@@ -254,6 +254,7 @@ void s3cfs_free_inode(struct inode *inode);
 void s3cfs_evict_inode(struct inode *inode);
 struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower);
 void s3cfs_inode_load_meta(struct inode *inode);
+loff_t s3cfs_lower_size(struct dentry *lower);
 int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp);
 int s3cfs_inode_test(struct inode *inode, void *lower);
 extern const struct inode_operations s3cfs_file_iops;
