@@ -17,13 +17,25 @@ s3_put "$BUCKET" d/b.bin "$WORK/f.bin"
 cleanup_more() {
 	test_cleanup
 	mountpoint -q "$FSDIR" && umount "$FSDIR"
+	if [ -n "$RAM" ]; then
+		rmmod brd
+	elif [ -n "$DEV" ]; then
+		losetup -d "$DEV"
+	fi
 }
 trap cleanup_more EXIT
 
 mkdir -p "$FSDIR"
 truncate -s 64M "$WORK/fs.img"
-check "an ext4 with lost+found" bash -c "mkfs.ext4 -q -F '$WORK/fs.img' &&
-	mount -o loop '$WORK/fs.img' '$FSDIR' && [ -d '$FSDIR/lost+found' ]"
+modprobe loop 2>/dev/null
+DEV=$(losetup -f --show "$WORK/fs.img" 2>/dev/null) || DEV=
+RAM=
+if [ -z "$DEV" ] && modprobe brd rd_nr=1 rd_size=65536 2>/dev/null; then
+	DEV=/dev/ram0 RAM=1	# no loop device here: a RAM disk
+fi
+check "an ext4 with lost+found" \
+	bash -c "[ -n '$DEV' ] && mkfs.ext4 -q -F '$DEV' &&
+	mount '$DEV' '$FSDIR' && [ -d '$FSDIR/lost+found' ]"
 echo orphan >"$FSDIR/lost+found/#12"
 
 check "module loads" load_module
