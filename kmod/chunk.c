@@ -48,6 +48,8 @@ static int s3cfs_scan_extents(struct s3cfs_sb_info *sbi, struct file *lower,
 
 	end = min(end, size);
 	while (pos < end) {
+		/* A fragmented file of millions of extents: be fair. */
+		cond_resched();
 		data = vfs_llseek(lower, pos, SEEK_DATA);
 		if (data == -ENXIO || (data >= 0 && data >= end))
 			break;
@@ -76,7 +78,8 @@ static int s3cfs_scan_extents(struct s3cfs_sb_info *sbi, struct file *lower,
 
 /*
  * The presence bitmap of the whole of @lower, from its extent map: its
- * number of bits in *@nr. Return: the bitmap, or an ERR_PTR.
+ * number of bits in *@nr. Return: the bitmap, or an ERR_PTR (-EFBIG: more
+ * than S3CFS_CHUNKS_MAX chunks).
  */
 static unsigned long *s3cfs_scan_file(struct s3cfs_sb_info *sbi,
 				      struct file *lower, u64 *nr)
@@ -86,6 +89,13 @@ static unsigned long *s3cfs_scan_file(struct s3cfs_sb_info *sbi,
 	int err;
 
 	*nr = s3cfs_size_to_chunks(sbi, size);
+	if (*nr > S3CFS_CHUNKS_MAX) {
+		pr_warn_ratelimited("%pd: %lld bytes is %llu chunks of %u KiB, more than the %llu a file may have\n",
+				    lower->f_path.dentry, size, *nr,
+				    sbi->opts.chunk_size >> 10,
+				    S3CFS_CHUNKS_MAX);
+		return ERR_PTR(-EFBIG);
+	}
 	bits = kvcalloc(BITS_TO_LONGS(max_t(u64, *nr, 1)), sizeof(long),
 			GFP_KERNEL);
 	if (!bits)

@@ -30,6 +30,14 @@
 
 #define S3CFS_MAGIC		0x53334346	/* "S3CF" */
 
+/*
+ * Most chunks a file may have: its presence bitmap is at most 16 MiB, and
+ * bitmap_set() counts in unsigned int. At the smallest chunk (64 KiB) this
+ * is 8 TiB, above S3's largest object (5 TiB); a bigger size is refused
+ * (EFBIG) rather than allocated.
+ */
+#define S3CFS_CHUNKS_MAX	BIT_ULL(27)
+
 /* Upcall latency histogram: bucket i counts fetches under 2^i ms. */
 #define S3CFS_LAT_BUCKETS	16
 
