@@ -7,7 +7,7 @@
 # timeout: 300
 . "$(dirname "$0")/../lib/common.sh"
 test_init lostfound
-plan 9
+plan 10
 
 FSDIR=/mnt/lostfound-cache
 make_fixture "$WORK/f.bin" 100K >/dev/null
@@ -51,4 +51,8 @@ check_fails "lost+found cannot be looked up" stat "$MNT/lost+found"
 check "the files read right" cmp "$WORK/f.bin" "$MNT/a.bin"
 check "lost+found and its file are still there after the LISTs" \
 	bash -c "[ -d '$FSDIR/lost+found' ] && [ \"\$(cat '$FSDIR/lost+found/#12')\" = orphan ]"
+# No daemon: the lower root is listed as it is, so this is the module's doing.
+kill_daemon
+is "$(timeout 60 ls -a "$MNT" 2>&1 | tr '\n' ' ')" ". .. a.bin d " \
+	"with no daemon, the module does not list lost+found either"
 tap_done
