@@ -276,7 +276,8 @@ static int scan(struct s3d_cache *c, int dirfd, const char *rel, int depth)
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (!*rel && !strcmp(de->d_name, S3CFS_META_DIR))
+		if (!*rel && (!strcmp(de->d_name, S3CFS_META_DIR) ||
+			      !strcmp(de->d_name, S3CFS_LOST_FOUND)))
 			continue;
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;

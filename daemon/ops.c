@@ -1681,6 +1681,17 @@ static int fetch_open(struct fetch_op *op)
 		return err;
 	if (!s3d_etag_eq(etag, op->r->etag))
 		return -ESTALE;		/* already replaced by a newer one */
+	/*
+	 * The object's size: the file's i_size may be longer (a crash after
+	 * writing the last piece rounded up, before the truncate back); a
+	 * file of an older cache has no size stored and is its i_size long,
+	 * as the kernel takes it too.
+	 */
+	err = s3d_store_get_size(op->fd, &op->size);
+	if (err == -EINVAL)
+		return -ENOENT;		/* a bad size: renew it */
+	if (err != -ENODATA)
+		return err;
 	if (fstat(op->fd, &st))
 		return -errno;
 	op->size = (uint64_t)st.st_size;

@@ -19,10 +19,14 @@
 static bool is_reserved(const char *name, size_t len, bool at_root)
 {
 	size_t hl = strlen(S3CFS_HIDDEN_PREFIX), ml = strlen(S3CFS_META_DIR);
+	size_t ll = strlen(S3CFS_LOST_FOUND);
 
 	if (len >= hl && !memcmp(name, S3CFS_HIDDEN_PREFIX, hl))
 		return true;
-	return at_root && len == ml && !memcmp(name, S3CFS_META_DIR, ml);
+	if (!at_root)
+		return false;
+	return (len == ml && !memcmp(name, S3CFS_META_DIR, ml)) ||
+	       (len == ll && !memcmp(name, S3CFS_LOST_FOUND, ll));
 }
 
 /**
@@ -33,7 +37,7 @@ static bool is_reserved(const char *name, size_t len, bool at_root)
  *
  * Return: true for a non-empty name of at most 255 bytes without '/' or NUL
  * that is not ".", "..", a daemon temporary (".s3cfs*") or, at the root,
- * the metadata directory.
+ * the metadata directory or lost+found.
  */
 bool s3d_name_valid(const char *name, size_t len, bool at_root)
 {

@@ -532,6 +532,7 @@ int s3d_store_prune(int dirfd, bool at_root,
 		    bool (*keep)(const char *name, void *arg), void *arg);
 int s3d_store_set_listed(int dirfd, time_t when);
 int s3d_store_get_etag(int fd, char *buf, size_t len);
+int s3d_store_get_size(int fd, uint64_t *size);
 
 /* ---- ops.c: the mounts and the handling of kernel requests ---- */
 struct s3d_s3;

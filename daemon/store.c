@@ -12,6 +12,9 @@
  * object therefore gets a new file: O_TMPFILE in the directory, sized,
  * tagged, linked under a hidden temporary name and renamed over the old
  * one, so the kernel sees either the old file or the new, never a mix.
+ * The object's size is one of the tags (S3CFS_XATTR_SIZE): the file's
+ * i_size is longer after a crash between writing the last piece, rounded
+ * up to the block size, and truncating it back (ops.c fetch_write()).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -274,6 +277,42 @@ int s3d_store_open_file(int rootfd, const char *path, int flags, int *fd)
 	return 0;
 }
 
+/**
+ * s3d_store_get_size() - the object size stored on a lower file
+ * @fd: the file
+ * @size: set on success
+ *
+ * Return: 0, -ENODATA (a file of an older cache: no size stored; its
+ * i_size is the size), -EINVAL (not a number) or another -errno.
+ */
+int s3d_store_get_size(int fd, uint64_t *size)
+{
+	char buf[24], *end;
+	unsigned long long v;
+	ssize_t n;
+
+	n = fgetxattr(fd, S3CFS_XATTR_SIZE, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	if (n == 0 || buf[0] < '0' || buf[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || *end || v > INT64_MAX)
+		return -EINVAL;
+	*size = v;
+	return 0;
+}
+
+static int set_size(int fd, uint64_t size)
+{
+	char v[24];
+
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)size);
+	return fsetxattr(fd, S3CFS_XATTR_SIZE, v, strlen(v), 0) ? -errno : 0;
+}
+
 /* Read the ETag stored on a lower file. */
 int s3d_store_get_etag(int fd, char *buf, size_t len)
 {
@@ -415,6 +454,9 @@ static int new_file(int dirfd, const char *name, const struct s3d_meta *m,
 		err = -errno;
 		goto out;
 	}
+	err = set_size(fd, m->size);
+	if (err)
+		goto out;
 	if (absent) {
 		err = link_tmpfile(fd, dirfd, name);
 		if (err != -EEXIST)
@@ -456,6 +498,44 @@ int s3d_store_replace_file(int dirfd, const char *name,
 	return new_file(dirfd, name, m, false);
 }
 
+/*
+ * Is the regular file @name in @dirfd the lower file of @m already? It is
+ * if it carries @m's ETag and size. A file of an older cache, with no size
+ * stored, is one if its i_size is @m's size: it gets the size xattr now
+ * (the same value the kernel took from its i_size, so nothing the kernel
+ * knows changes); with another i_size (left rounded up by a crash) it is
+ * not, and is renewed.
+ */
+static bool file_is(int dirfd, const char *name, const struct s3d_meta *m)
+{
+	char etag[S3CFS_ETAG_MAX + 2];
+	struct stat st;
+	uint64_t size;
+	bool is = false;
+	int fd, err;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (s3d_store_get_etag(fd, etag, sizeof(etag)) ||
+	    !s3d_etag_eq(etag, m->etag))
+		goto out;
+	err = s3d_store_get_size(fd, &size);
+	if (!err) {
+		is = size == m->size;
+	} else if (err == -ENODATA && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		   (uint64_t)st.st_size == m->size) {
+		/* Needs no write access: xattrs are the inode's, not data. */
+		err = set_size(fd, m->size);
+		is = !err;
+		if (err)
+			s3d_warn("%s: storing its size: %s", name, strerror(-err));
+	}
+out:
+	close(fd);
+	return is;
+}
+
 /**
  * s3d_store_ensure_file() - make @name a lower file for the object @m
  * @dirfd: the directory
@@ -464,28 +544,21 @@ int s3d_store_replace_file(int dirfd, const char *name,
  * @replace_dir: a directory in the way is removed (else -EISDIR)
  *
  * A regular file that already carries @m->etag (compared by s3d_etag_eq():
- * quotes and W/ aside) is left untouched, ETag included (it may hold
- * cached chunks); anything else is replaced by a new file.
+ * quotes and W/ aside) and @m->size is left untouched, ETag included (it
+ * may hold cached chunks); anything else is replaced by a new file.
  *
  * Return: 0 if kept, 1 if (re)created, or -errno.
  */
 int s3d_store_ensure_file(int dirfd, const char *name,
 			  const struct s3d_meta *m, bool replace_dir)
 {
-	char etag[S3CFS_ETAG_MAX + 2];
 	struct stat st;
-	int fd, err;
+	int err;
 
 	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (S_ISREG(st.st_mode)) {
-			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW |
-				    O_NONBLOCK | O_CLOEXEC);
-			if (fd >= 0) {
-				err = s3d_store_get_etag(fd, etag, sizeof(etag));
-				close(fd);
-				if (!err && s3d_etag_eq(etag, m->etag))
-					return 0;
-			}
+			if (file_is(dirfd, name, m))
+				return 0;
 		} else if (S_ISDIR(st.st_mode)) {
 			if (!replace_dir)
 				return -EISDIR;
@@ -507,7 +580,7 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 /**
  * s3d_store_prune() - remove what a listing did not mention
  * @dirfd: the directory
- * @at_root: it is the cache root (keep .s3cachefs)
+ * @at_root: it is the cache root (keep .s3cachefs and lost+found)
  * @keep: says whether a name was in the listing
  * @arg: its argument
  *
@@ -540,7 +613,8 @@ int s3d_store_prune(int dirfd, bool at_root,
 
 		if (!strcmp(nm, ".") || !strcmp(nm, ".."))
 			continue;
-		if (at_root && !strcmp(nm, S3CFS_META_DIR))
+		if (at_root && (!strcmp(nm, S3CFS_META_DIR) ||
+				!strcmp(nm, S3CFS_LOST_FOUND)))
 			continue;
 		if (strncmp(nm, S3CFS_HIDDEN_PREFIX, hl) && keep(nm, arg))
 			continue;

@@ -4,8 +4,9 @@
  * missing ones from the daemon.
  *
  * The lower filesystem's extent map is the durable record: a chunk is
- * present iff its whole range (clamped to the file size) is data, which the
- * daemon guarantees by writing whole chunks with O_DIRECT. We scan it once
+ * present iff its whole range (clamped to the object's size, which is not
+ * the lower i_size: see s3cfs_lower_size()) is data, which the daemon
+ * guarantees by writing whole chunks with O_DIRECT. We scan it once
  * per inode with SEEK_DATA/SEEK_HOLE into a bitmap and keep the bitmap up to
  * date as fetches complete. Concurrent readers of a missing chunk share one
  * FETCH: in-flight fetches sit on the inode's list and a reader that needs
@@ -34,19 +35,21 @@ static u64 s3cfs_size_to_chunks(const struct s3cfs_sb_info *sbi, loff_t size)
 
 /*
  * Set the bits of the chunks wholly covered by data in [start, end) of
- * @lower. @lock (if not NULL) is taken around each bitmap update.
+ * @lower, which caches an object of @size bytes (@nr chunks). @lock (if
+ * not NULL) is taken around each bitmap update.
  */
 static int s3cfs_scan_extents(struct s3cfs_sb_info *sbi, struct file *lower,
-			      loff_t start, loff_t end, unsigned long *bits,
-			      u64 nr, spinlock_t *lock)
+			      loff_t size, loff_t start, loff_t end,
+			      unsigned long *bits, u64 nr, spinlock_t *lock)
 {
-	loff_t size = i_size_read(file_inode(lower));
 	loff_t mask = sbi->opts.chunk_size - 1;
 	loff_t pos = start, data, hole;
 	u64 first, last;
 
 	end = min(end, size);
 	while (pos < end) {
+		/* A fragmented file of millions of extents: be fair. */
+		cond_resched();
 		data = vfs_llseek(lower, pos, SEEK_DATA);
 		if (data == -ENXIO || (data >= 0 && data >= end))
 			break;
@@ -75,21 +78,29 @@ static int s3cfs_scan_extents(struct s3cfs_sb_info *sbi, struct file *lower,
 
 /*
  * The presence bitmap of the whole of @lower, from its extent map: its
- * number of bits in *@nr. Return: the bitmap, or an ERR_PTR.
+ * number of bits in *@nr. Return: the bitmap, or an ERR_PTR (-EFBIG: more
+ * than S3CFS_CHUNKS_MAX chunks).
  */
 static unsigned long *s3cfs_scan_file(struct s3cfs_sb_info *sbi,
 				      struct file *lower, u64 *nr)
 {
-	loff_t size = i_size_read(file_inode(lower));
+	loff_t size = s3cfs_lower_size(lower->f_path.dentry);
 	unsigned long *bits;
 	int err;
 
 	*nr = s3cfs_size_to_chunks(sbi, size);
+	if (*nr > S3CFS_CHUNKS_MAX) {
+		pr_warn_ratelimited("%pd: %lld bytes is %llu chunks of %u KiB, more than the %llu a file may have\n",
+				    lower->f_path.dentry, size, *nr,
+				    sbi->opts.chunk_size >> 10,
+				    S3CFS_CHUNKS_MAX);
+		return ERR_PTR(-EFBIG);
+	}
 	bits = kvcalloc(BITS_TO_LONGS(max_t(u64, *nr, 1)), sizeof(long),
 			GFP_KERNEL);
 	if (!bits)
 		return ERR_PTR(-ENOMEM);
-	err = s3cfs_scan_extents(sbi, lower, 0, size, bits, *nr, NULL);
+	err = s3cfs_scan_extents(sbi, lower, size, 0, size, bits, *nr, NULL);
 	if (err) {
 		kvfree(bits);
 		return ERR_PTR(err);
@@ -264,7 +275,8 @@ int s3cfs_chunks_fetched(struct s3cfs_req *req)
 	spin_unlock(&si->chunk_lock);
 	if (err)
 		goto out;
-	err = s3cfs_scan_extents(sbi, si->lower_file, req->offset,
+	err = s3cfs_scan_extents(sbi, si->lower_file,
+				 i_size_read(req->inode), req->offset,
 				 req->offset + req->length, si->present,
 				 si->nr_chunks, &si->chunk_lock);
 	if (err)
@@ -304,6 +316,7 @@ void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done)
 		spin_unlock(&si->chunk_lock);
 		if (ok)
 			s3cfs_scan_extents(req->sbi, si->lower_file,
+					   i_size_read(req->inode),
 					   req->offset, req->offset + done,
 					   si->present, si->nr_chunks,
 					   &si->chunk_lock);

@@ -4,7 +4,10 @@
  *
  * A directory is listed by the daemon into the lower directory (LIST) when
  * its listing is older than meta_ttl, at the start of a readdir; then the
- * lower directory is iterated and passed up, minus the names we hide.
+ * lower directory is iterated and passed up, minus the names we hide. With
+ * no daemon registered, the lower directory is served as it is, as lookups
+ * serve the entries already in the cache: a readdir does not wait out the
+ * fetch timeout for a daemon that is not there.
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
@@ -51,6 +54,11 @@ static int s3cfs_dir_list(struct file *file)
 	revert_creds(old_cred);
 	if (fresh)
 		return 0;
+	if (!s3cfs_daemon_present()) {
+		pr_debug("listing %pd from the cache: no daemon\n",
+			 file->f_path.dentry);
+		return 0;
+	}
 
 	err = s3cfs_inode_path(file->f_path.dentry, &buf, &path);
 	if (err)

@@ -9,8 +9,9 @@
  * gets a new lower file and so a new upper inode from the next lookup. The
  * old inode is marked stale (s3cfs_inode_set_stale()); it is dropped at its
  * last reference. Attributes come from the lower file and the daemon's
- * xattrs on it: size = lower size, mtime = the object's Last-Modified,
- * owner and mode from the mount options.
+ * xattrs on it: size = the object's size (S3CFS_XATTR_SIZE; not the lower
+ * i_size, which can be longer), mtime = the object's Last-Modified, owner
+ * and mode from the mount options.
  */
 #include "s3cachefs.h"
 #include <linux/slab.h>
@@ -102,6 +103,36 @@ static ssize_t s3cfs_get_xattr(struct dentry *lower, const char *name,
 	return n;
 }
 
+/**
+ * s3cfs_lower_size() - the size of the object a lower file caches
+ * @lower: a positive lower dentry of a regular file
+ *
+ * The daemon's S3CFS_XATTR_SIZE, written before the file was linked: the
+ * lower i_size can be longer (a crash between writing the last piece,
+ * rounded up to 4 KiB, and truncating it back). A file without the xattr
+ * (a cache written before it existed) or with an unreadable one is sized by
+ * its i_size, as it always was; the daemon adds the xattr or renews the
+ * file when it next meets it.
+ *
+ * Return: the size in bytes.
+ */
+loff_t s3cfs_lower_size(struct dentry *lower)
+{
+	struct inode *linode = d_inode(lower);
+	char buf[24];
+	ssize_t n;
+	s64 size;
+
+	n = s3cfs_get_xattr(lower, S3CFS_XATTR_SIZE, buf, sizeof(buf));
+	if (n > 0 && !kstrtos64(buf, 10, &size) && size >= 0 &&
+	    size <= MAX_LFS_FILESIZE)
+		return size;
+	if (n != -ENODATA)
+		pr_warn_ratelimited("%pd: bad %s (%zd): using the file's size\n",
+				    lower, S3CFS_XATTR_SIZE, n);
+	return i_size_read(linode);
+}
+
 /*
  * Attributes of a new inode from its lower inode and the daemon's xattrs.
  * Called with the mounter's credentials.
@@ -125,7 +156,7 @@ static void s3cfs_inode_load_meta(struct inode *inode)
 		if (s3cfs_get_xattr(lower, S3CFS_XATTR_ETAG, si->etag,
 				    sizeof(si->etag)) < 0)
 			si->etag[0] = '\0';
-		i_size_write(inode, i_size_read(linode));
+		i_size_write(inode, s3cfs_lower_size(lower));
 	}
 }
 

@@ -22,16 +22,21 @@
  * @len: its length
  *
  * Return: true for the daemon's temporaries and, at the root, the cache's
- * metadata directory.
+ * metadata directory and the lower filesystem's lost+found (a cache at the
+ * root of an ext4 has one).
  */
 bool s3cfs_name_hidden(bool in_root, const char *name, int len)
 {
 	size_t hl = sizeof(S3CFS_HIDDEN_PREFIX) - 1;
 	size_t ml = sizeof(S3CFS_META_DIR) - 1;
+	size_t ll = sizeof(S3CFS_LOST_FOUND) - 1;
 
 	if (len >= hl && !memcmp(name, S3CFS_HIDDEN_PREFIX, hl))
 		return true;
-	return in_root && len == ml && !memcmp(name, S3CFS_META_DIR, ml);
+	if (!in_root)
+		return false;
+	return (len == ml && !memcmp(name, S3CFS_META_DIR, ml)) ||
+	       (len == ll && !memcmp(name, S3CFS_LOST_FOUND, ll));
 }
 
 /**

@@ -31,6 +31,14 @@
 
 #define S3CFS_MAGIC		0x53334346	/* "S3CF" */
 
+/*
+ * Most chunks a file may have: its presence bitmap is at most 16 MiB, and
+ * bitmap_set() counts in unsigned int. At the smallest chunk (64 KiB) this
+ * is 8 TiB, above S3's largest object (5 TiB); a bigger size is refused
+ * (EFBIG) rather than allocated.
+ */
+#define S3CFS_CHUNKS_MAX	BIT_ULL(27)
+
 /* Upcall latency histogram: bucket i counts fetches under 2^i ms. */
 #define S3CFS_LAT_BUCKETS	16
 
@@ -102,6 +110,8 @@ struct s3cfs_mount_opts {
  * @chunk_shift: log2(@opts.chunk_size)
  * @mount_id: id in the upcall protocol (s3cfs_mount_ida)
  * @mounts_link: entry in the list of live mounts (s3cfs_mounts_lock)
+ * @cache_link: entry in the list of claimed cache directories
+ *	(s3cfs_mounts_lock), from s3cfs_open_cache() until the mount is freed
  * @stats: counters
  * @kobj: /sys/fs/s3cachefs/<MAJ:MIN>/
  * @kobj_unregister: completed by the kobject's release
@@ -127,6 +137,7 @@ struct s3cfs_sb_info {
 	unsigned int chunk_shift;
 	u32 mount_id;
 	struct list_head mounts_link;
+	struct list_head cache_link;
 	struct s3cfs_stats stats;
 	struct kobject kobj;
 	struct completion kobj_unregister;
@@ -282,6 +293,7 @@ void s3cfs_free_inode(struct inode *inode);
 void s3cfs_evict_inode(struct inode *inode);
 int s3cfs_drop_inode(struct inode *inode);
 struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower);
+loff_t s3cfs_lower_size(struct dentry *lower);
 int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp);
 void s3cfs_inode_set_stale(struct inode *inode);
 bool s3cfs_inode_stale(struct inode *inode);

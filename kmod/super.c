@@ -20,6 +20,11 @@
 
 /* Live mounts, announced to every daemon that registers. */
 static LIST_HEAD(s3cfs_mounts);
+/*
+ * Cache directories in use (struct s3cfs_sb_info @cache_link), under
+ * s3cfs_mounts_mutex: one cache directory, one mount (s3cfs_claim_cache).
+ */
+static LIST_HEAD(s3cfs_caches);
 static DEFINE_MUTEX(s3cfs_mounts_mutex);
 static DEFINE_IDA(s3cfs_mount_ida);
 
@@ -137,6 +142,11 @@ static const struct super_operations s3cfs_sops = {
 
 static void s3cfs_free_sbi(struct s3cfs_sb_info *sbi)
 {
+	if (!list_empty(&sbi->cache_link)) {
+		s3cfs_mounts_lock();
+		list_del(&sbi->cache_link);
+		s3cfs_mounts_unlock();
+	}
 	if (sbi->creds)
 		put_cred(sbi->creds);
 	path_put(&sbi->lower_root);
@@ -179,6 +189,46 @@ static int s3cfs_open_cache(struct fs_context *fc, struct s3cfs_sb_info *sbi)
 	if (IS_ERR(p))
 		return PTR_ERR(p);
 	return sbi->cache_path ? 0 : -ENOMEM;
+}
+
+/* Is one of the directories @a, @b inside the other (or the same)? */
+static bool s3cfs_paths_overlap(const struct path *a, const struct path *b)
+{
+	/* The dentries: bind mounts of one directory; the paths: mounts on top. */
+	return is_subdir(a->dentry, b->dentry) ||
+	       is_subdir(b->dentry, a->dentry) ||
+	       path_is_under(a, b) || path_is_under(b, a);
+}
+
+/*
+ * One cache directory, one mount. Each mount believes it alone changes its
+ * cache: it punches what the daemon evicts and trusts its presence bitmaps,
+ * and a LIST prunes every name S3 did not list. A second mount of the same
+ * directory, or of one inside it or around it (either order), would punch
+ * chunks under the other's readers or delete its files, so it is refused,
+ * as overlayfs refuses an upper or work directory in use. The claim lasts
+ * until the superblock is freed (s3cfs_free_sbi()).
+ */
+static int s3cfs_claim_cache(struct fs_context *fc, struct s3cfs_sb_info *sbi)
+{
+	struct s3cfs_sb_info *other;
+	int err = 0;
+
+	s3cfs_mounts_lock();
+	list_for_each_entry(other, &s3cfs_caches, cache_link) {
+		if (!s3cfs_paths_overlap(&sbi->lower_root, &other->lower_root))
+			continue;
+		err = -EBUSY;
+		errorfc(fc,
+			"cache=%s is in use: the mount of %s%s%s has cache %s (a cache directory, or one inside another, serves one mount)",
+			sbi->cache_path, other->bucket, *other->prefix ? ":" : "",
+			other->prefix, other->cache_path);
+		break;
+	}
+	if (!err)
+		list_add_tail(&sbi->cache_link, &s3cfs_caches);
+	s3cfs_mounts_unlock();
+	return err;
 }
 
 /* Tell the daemon about the mount; it checks the cache's format marker. */
@@ -226,6 +276,7 @@ int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		return -ENOMEM;
 	sbi->sb = sb;
 	INIT_LIST_HEAD(&sbi->mounts_link);
+	INIT_LIST_HEAD(&sbi->cache_link);
 	init_completion(&sbi->kobj_unregister);
 	s3cfs_upcall_init_mount(sbi);
 	s3cfs_take_opts(fc, &sbi->opts);
@@ -240,6 +291,9 @@ int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	if (err)
 		goto out;
 	err = s3cfs_open_cache(fc, sbi);
+	if (err)
+		goto out;
+	err = s3cfs_claim_cache(fc, sbi);
 	if (err)
 		goto out;
 	sbi->chunk_shift = ilog2(sbi->opts.chunk_size);

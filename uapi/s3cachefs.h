@@ -13,6 +13,15 @@
  *       S3CFS_GENL_VERSION; a daemon registered as version 1 never sends
  *       DONE (a kernel of version 1 refuses unknown attributes).
  *
+ * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
+ * keeps older caches working):
+ *   - S3CFS_XATTR_SIZE: the object's size, set on every lower file the
+ *     daemon creates; the kernel no longer takes the size from the lower
+ *     i_size, which a crash while finishing the last piece leaves rounded
+ *     up. A file without it (an older cache) is sized by its i_size, and
+ *     the daemon gives it the xattr when S3 agrees or renews it.
+ *   - S3CFS_LOST_FOUND at the cache root is the lower filesystem's.
+ *
  * Transport: one generic netlink family, S3CFS_GENL_NAME, in the initial
  * network namespace only. The daemon REGISTERs (needs CAP_SYS_ADMIN); from
  * then on the kernel unicasts requests to the registering socket. Every
@@ -144,8 +153,11 @@ enum s3cfs_attr {
  * The cache directory (lower filesystem, ext4 or xfs).
  *
  * Key PREFIX + "a/b/c.bin" lives at <cache>/a/b/c.bin, a sparse file whose
- * size is the object's size. A chunk [n * CHUNK, (n + 1) * CHUNK) clamped to
- * the size is present iff its whole range is data (SEEK_DATA/SEEK_HOLE).
+ * size (i_size) is the object's size, or more: the last piece of an object
+ * is written rounded up to 4 KiB and truncated back, and a crash between
+ * the two leaves it longer. The object's size is S3CFS_XATTR_SIZE, set
+ * before the file is linked. A chunk [n * CHUNK, (n + 1) * CHUNK) clamped
+ * to that size is present iff its whole range is data (SEEK_DATA/SEEK_HOLE).
  *
  * A lower file's data always belongs to the ETag stored on it: the daemon
  * never changes S3CFS_XATTR_ETAG of an existing file in place. A changed
@@ -159,11 +171,25 @@ enum s3cfs_attr {
 #define S3CFS_XATTR_ETAG	"trusted.s3cachefs.etag"
 /* Files: Last-Modified, decimal seconds since the epoch. */
 #define S3CFS_XATTR_MTIME	"trusted.s3cachefs.mtime"
+/*
+ * Files: the object's size, decimal bytes; set with the ETag, before the
+ * file has a name, and never changed. Files of older caches lack it: their
+ * size is their i_size, until the daemon next meets them (LOOKUP, LIST) and
+ * adds it (i_size equal to S3's size) or renews the file (not equal).
+ */
+#define S3CFS_XATTR_SIZE	"trusted.s3cachefs.size"
 /* Directories: decimal seconds (CLOCK_REALTIME) of the last full listing. */
 #define S3CFS_XATTR_LISTED	"trusted.s3cachefs.listed"
 #define S3CFS_META_DIR		".s3cachefs"	/* at the cache root: format marker, daemon state */
 #define S3CFS_FORMAT_FILE	".s3cachefs/format"	/* "version=1\nbucket=B\nprefix=P\n" */
 #define S3CFS_FORMAT_VERSION	1
 #define S3CFS_HIDDEN_PREFIX	".s3cfs"	/* daemon temporaries, hidden */
+/*
+ * At the cache root, the lower filesystem's own: a cache directory that is
+ * the root of an ext4 (or repaired xfs) has it. Never shown, looked up,
+ * created, listed into, pruned or evicted from, wherever the cache is (so an
+ * object of exactly this name at the top of the prefix is not served).
+ */
+#define S3CFS_LOST_FOUND	"lost+found"
 
 #endif /* _UAPI_LINUX_S3CACHEFS_H */

@@ -41,6 +41,9 @@ static void test_paths(void)
 	path(".", false);
 	path(".s3cachefs", false);
 	path(".s3cachefs/format", false);
+	path("lost+found", false);
+	path("lost+found/x", false);
+	path("sub/lost+found", true);
 	path("a/.s3cfs.1.2", false);
 	path(".s3cfsX", false);
 
@@ -72,6 +75,8 @@ static void test_names(void)
 	name(".s3cachefs", 10, true, false, "'.s3cachefs'");
 	name(".s3cachefs", 10, false, true, "'.s3cachefs'");
 	name(".s3cachefsx", 11, true, true, "'.s3cachefsx'");
+	name("lost+found", 10, true, false, "'lost+found'");
+	name("lost+found", 10, false, true, "'lost+found'");
 	name(".s3cfs", 6, false, false, "'.s3cfs'");
 	name(".s3cfs.tmp", 10, true, false, "'.s3cfs.tmp'");
 	name(".s3cf", 5, false, true, "'.s3cf'");

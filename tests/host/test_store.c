@@ -159,6 +159,8 @@ static void test_files(void)
 	       "ensure_file: raw ETag with quotes");
 	is_str(xattr("f/obj", S3CFS_XATTR_MTIME), "1700000000",
 	       "ensure_file: mtime in decimal seconds");
+	is_str(xattr("f/obj", S3CFS_XATTR_SIZE), "3145728",
+	       "ensure_file: the object's size in decimal bytes");
 	fd = open(at("f/obj"), O_RDONLY);
 	is_int(lseek(fd, 0, SEEK_END), 3 << 20, "ensure_file: sized");
 	ok(lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO,
@@ -224,6 +226,55 @@ static void test_files(void)
 	close(dfd);
 }
 
+/* The object's size is the xattr, not the i_size; older files lack it. */
+static void test_sizes(void)
+{
+	struct s3d_meta m = { "\"etag-s\"", 10000, 1700000000 };
+	uint64_t size = 0;
+	int dfd, fd;
+	ino_t i1;
+
+	s3d_store_open_dir(rootfd, "s", true, &dfd);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1,
+	       "sizes: created");
+	i1 = ino("s/obj");
+	/* A crash between the rounded last piece and the truncate back. */
+	is_int(truncate(at("s/obj"), 12288), 0, "sizes: i_size rounded up");
+	fd = open(at("s/obj"), O_RDONLY);
+	is_int(s3d_store_get_size(fd, &size), 0, "get_size: reads the xattr");
+	ok(size == 10000, "get_size: the object's size, not the i_size");
+	close(fd);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 0,
+	       "sizes: a longer file with the right size xattr is kept");
+	ok(ino("s/obj") == i1, "sizes: same inode");
+
+	/* An older cache: no size xattr. */
+	removexattr(at("s/obj"), S3CFS_XATTR_SIZE);
+	fd = open(at("s/obj"), O_RDONLY);
+	is_int(s3d_store_get_size(fd, &size), -ENODATA,
+	       "get_size: -ENODATA without the xattr");
+	close(fd);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1,
+	       "sizes: an old file whose i_size is not the object's is renewed");
+	ok(ino("s/obj") != i1, "sizes: new inode");
+	i1 = ino("s/obj");
+	removexattr(at("s/obj"), S3CFS_XATTR_SIZE);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 0,
+	       "sizes: an old file of the right i_size is kept");
+	ok(ino("s/obj") == i1, "sizes: same inode");
+	is_str(xattr("s/obj", S3CFS_XATTR_SIZE), "10000",
+	       "sizes: and gets the size xattr");
+
+	setxattr(at("s/obj"), S3CFS_XATTR_SIZE, "12x", 3, 0);
+	fd = open(at("s/obj"), O_RDONLY);
+	is_int(s3d_store_get_size(fd, &size), -EINVAL,
+	       "get_size: -EINVAL for a value that is not a number");
+	close(fd);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1,
+	       "sizes: a file with a bad size xattr is renewed");
+	close(dfd);
+}
+
 static bool keep_listed(const char *name, void *arg)
 {
 	const char *const *names = arg;
@@ -273,10 +324,14 @@ static void test_prune(void)
 	close(dfd);
 
 	s3d_store_open_dir(rootfd, "", false, &dfd);
+	mkdir(at("lost+found"), 0700);
+	close(open(at("lost+found/#1234"), O_CREAT | O_WRONLY, 0644));
 	is_int(s3d_store_prune(dfd, true, keep_listed, (void *)listed), 0,
 	       "prune: at the root");
 	ok(is_dir(".s3cachefs") && exists(".s3cachefs/format"),
 	   "prune: .s3cachefs survives at the root");
+	ok(is_dir("lost+found") && exists("lost+found/#1234"),
+	   "prune: lost+found and what it holds survive at the root");
 	ok(!exists("a") && !exists("f"), "prune: the rest of the root went");
 	close(dfd);
 }
@@ -301,6 +356,7 @@ int main(void)
 	test_confinement();
 	test_dirs();
 	test_files();
+	test_sizes();
 	test_prune();
 	close(rootfd);
 	rm_rf(root);

@@ -26,7 +26,27 @@ halt_vm() {
 }
 
 say "stage2"
+# The host's /tmp disappears under the guest's own below: a checkout or a
+# run directory that lives there stays reachable at its own path (the
+# top-level entry of each under /tmp is bound back over the new tmpfs).
+repo=${0%/tools/vm/guest-init.sh}
+keep=()
+for p in "$repo" "$run_dir"; do
+	case "$p" in
+	/tmp/?*)	p=${p#/tmp/}; keep+=("${p%%/*}") ;;
+	esac
+done
+if [ ${#keep[@]} -gt 0 ]; then
+	$bb mkdir -p /.vm-host-tmp
+	$bb mount -o bind /tmp /.vm-host-tmp
+fi
 $bb mount -t tmpfs -o mode=1777 tmpfs /tmp
+for p in ${keep[@]+"${keep[@]}"}; do
+	[ -d "/tmp/$p" ] && continue
+	$bb mkdir -p "/tmp/$p"
+	$bb mount -o bind "/.vm-host-tmp/$p" "/tmp/$p" ||
+		say "stage2: cannot bind /tmp/$p from the host"
+done
 $bb mount -t tmpfs -o mode=0755 tmpfs /run
 $bb mkdir -p /dev/pts /dev/shm
 $bb mount -t devpts -o gid=5,mode=620 devpts /dev/pts
