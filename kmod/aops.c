@@ -197,12 +197,16 @@ static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len)
 	return ret;
 }
 
-/* Zero what the lower read did not fill (past EOF) and finish the folio. */
+/*
+ * Zero what the lower read did not fill, and what is past the object's end
+ * (the lower file can be longer: S3CFS_XATTR_SIZE), and finish the folio.
+ */
 static void s3cfs_folio_done(struct folio *folio, loff_t filled_to, int err)
 {
 	loff_t start = folio_pos(folio);
 	size_t size = folio_size(folio);
 
+	filled_to = min_t(loff_t, filled_to, i_size_read(folio->mapping->host));
 	if (!err) {
 		if (filled_to < start + (loff_t)size)
 			folio_zero_segment(folio,
