@@ -52,7 +52,7 @@
  * @fetch_timeouts: waits that gave up after fetch_timeout_ms
  * @lookups: LOOKUP upcalls sent
  * @lists: LIST upcalls sent
- * @stale: objects found changed in S3 (cached data dropped)
+ * @stale: inodes whose object was found changed or gone in S3 (marked stale)
  * @read_retries: lower reads that would have blocked under our locks
  *	(IOCB_NOWAIT) and were made again from the workqueue
  * @expired: requests nobody waited for that passed their deadline
