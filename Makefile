@@ -43,7 +43,7 @@ build/%/s3cachefs.ko: FORCE
 modules-all: build/6.1/s3cachefs.ko build/6.12/s3cachefs.ko
 
 check: daemon
-	bash tests/run.sh --kernel $(KERNEL)
+	bash tests/run.sh --kernel $(KERNEL) $(CHECK_ARGS)
 
 check-host: daemon
 	bash tests/run.sh --host-only
