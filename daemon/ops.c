@@ -34,6 +34,7 @@ struct s3d_mount {
 	uint32_t chunk;
 	int rootfd;		/* O_PATH */
 	struct s3d_cache *cache;	/* usage and eviction (NULL: untracked) */
+	struct s3d_strset whole;	/* paths whose GET got the whole object */
 };
 
 /**
@@ -556,6 +557,7 @@ static void mount_put(struct s3d_mount *m)
 	if (--m->refs)
 		return;
 	s3d_cache_close(m->cache);
+	s3d_strset_free(&m->whole);
 	if (m->rootfd >= 0)
 		close(m->rootfd);
 	free(m->bucket);
@@ -1451,6 +1453,9 @@ static bool fetch_vet(struct fetch_op *op, struct s3d_xfer *x)
 	}
 	op->whole = true;
 	op->pos = 0;
+	/* Bounded: past it, later FETCHes just GET again. */
+	if (op->m->whole.count < 65536)
+		s3d_strset_put(&op->m->whole, op->r->path, 1);
 	return true;
 }
 
@@ -1699,14 +1704,19 @@ static int fetch_open(struct fetch_op *op)
 }
 
 /*
+ * A server that ignored Range for this file gave us the whole object, and
  * [start, end) is data in the lower file already: written whole by this
- * daemon for this ETag (pieces are written whole, and a FETCH's range is
- * only complete when all of its pieces are), so nothing is to be fetched.
+ * daemon for this ETag (pieces are written whole, and a range is only
+ * complete when all of its pieces are), so nothing is to be fetched.
+ * Other files are asked for as ever (the GET's If-Match revalidates).
  */
 static bool fetch_present(const struct fetch_op *op)
 {
-	off_t hole = lseek(op->fd, (off_t)op->start, SEEK_HOLE);
+	off_t hole;
 
+	if (!s3d_strset_get(&op->m->whole, op->r->path, NULL))
+		return false;
+	hole = lseek(op->fd, (off_t)op->start, SEEK_HOLE);
 	return hole >= 0 && (uint64_t)hole >= op->end;
 }
 
