@@ -4,7 +4,7 @@
 # tests/run.sh - the s3cachefs test suite (what `make check` runs).
 #
 #   tests/run.sh [--kernel 6.1|6.12|debug] [--host-only|--vm-only]
-#                [--only "GLOBS"] [--quick] [--timeout S]
+#                [--only "GLOBS"] [--skip GLOB,...] [--quick] [--timeout S]
 #   tests/run.sh --selftest-harness [--kernel K]
 #
 # 1. Host tests: `make -C daemon test` (TAP), skipped while daemon/ has no
@@ -12,7 +12,8 @@
 # 2. VM tests (not with --host-only): builds the module for the kernel
 #    (make build/K/s3cachefs.ko) and the test helpers (build/tests/), boots
 #    ONE guest (tools/vm/run-vm.sh) running tests/vm/guest-main.sh, which runs
-#    every tests/vm/t_*.sh (--only: just those matching, e.g. "t_read*").
+#    every tests/vm/t_*.sh (--only: just those matching, e.g. "t_read*";
+#    --skip: not those, e.g. "t_memory,t_faults").
 #    --quick (or QUICK=1) makes the large fixtures smaller. --vm-only skips
 #    the host tests (while working on a VM test).
 # 3. Prints exactly one final line "N passed, N failed" (test points of all
@@ -36,7 +37,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo" || exit 2
 logs=$repo/build/tests
 
-kernel=6.1 host_only= vm_only= selftest= only= vm_timeout=
+kernel=6.1 host_only= vm_only= selftest= only= skip= vm_timeout=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)		kernel=$2; shift 2 ;;
@@ -44,6 +45,7 @@ while [ $# -gt 0 ]; do
 	--vm-only)		vm_only=1; shift ;;
 	--selftest-harness)	selftest=1; shift ;;
 	--only)			only=$2; shift 2 ;;
+	--skip)			skip=$2; shift 2 ;;
 	--quick)		export QUICK=1; shift ;;
 	--timeout)		vm_timeout=$2; shift 2 ;;
 	-h|--help)		sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -229,6 +231,8 @@ if make "build/$kernel/s3cachefs.ko" >"$logs/module-$kernel.log" 2>&1 &&
 		[ -f "build/$kernel/s3cachefs.ko" ]; then
 	point ok "build: s3cachefs.ko for $kernel"
 	[ -n "$only" ] && vm_env+=(--env "S3CFS_TESTS=$only")
+	[ -n "$skip" ] && vm_env+=(--env "S3CFS_SKIP=$skip") &&
+		echo "# SKIP these VM tests (--skip): $skip"
 else
 	point not_ok "build: s3cachefs.ko for $kernel" "$(grep -E 'error|Error' "$logs/module-$kernel.log" | head -n 20)"
 	# Without a module only the environment checks are worth a boot.

@@ -6,7 +6,8 @@
 # /nvme: caches, s3rver data, fixtures) and, if mkfs.xfs exists, a 1 GiB xfs
 # (at /nvme-xfs); s3rver on 127.0.0.1:9000 with its data in /nvme/s3. Then it
 # runs every tests/vm/t_*.sh (or those matching S3CFS_TESTS, space-separated
-# globs such as "t_read* t_mount*", or paths of test scripts), each in its own session with a deadline
+# globs such as "t_read* t_mount*", or paths of test scripts; none matching
+# S3CFS_SKIP, globs separated by spaces or commas), each in its own session with a deadline
 # ("# timeout: N" in the test's header, default 600 s; S3CFS_TIMEOUT_SCALE
 # multiplies it, e.g. 3 on the debug kernel), and prints one flat TAP stream:
 # every test point as "ok N - t_name: description". A test that dies before
@@ -91,7 +92,11 @@ fi
 
 # --- the tests ------------------------------------------------------------
 selected() {
-	local t=${1##*/} p
+	local t=${1##*/} p skip=${S3CFS_SKIP:-}
+	for p in ${skip//,/ }; do
+		# shellcheck disable=SC2053
+		[[ $t == $p || ${t%.sh} == $p ]] && return 1
+	done
 	[ -z "${S3CFS_TESTS:-}" ] && return 0
 	for p in $S3CFS_TESTS; do
 		# shellcheck disable=SC2053
