@@ -11,7 +11,7 @@
 # timeout: 420
 . "$(dirname "$0")/../lib/common.sh"
 test_init size
-plan 17
+plan 18
 
 SIZE=100123			# not a multiple of 4 KiB
 ROUND=$(( (SIZE + 4095) / 4096 * 4096 ))
@@ -35,11 +35,28 @@ is "$(timeout 60 ls "$MNT" | tr '\n' ' ')" "o1 o2 o3 o4 " "the root lists"
 is "$(xget "$CACHE/o2")" "$SIZE" "the daemon stores the size on a new lower file"
 check "umount" umount_s3 "$MNT"
 
-# The crash state: o1 (cached) and o2 (not cached) left rounded up.
+# The crash state: o1 (cached) and o2 (not cached) left rounded up; o1's
+# padding is not even zeros.
 truncate -s $ROUND "$CACHE/o1" "$CACHE/o2"
+printf 'not the object' | dd of="$CACHE/o1" bs=1 seek=$SIZE conv=notrunc status=none
 check "mount again" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=3600"
 is "$(stat -c %s "$MNT/o1" 2>&1)" "$SIZE" "a cached file left rounded up has the object's size"
 check "and reads exactly the object's bytes" cmp "$WORK/o1" "$MNT/o1"
+# A mapping shows the whole last page: past the object's end, zeros.
+tailbytes() {	# FILE SIZE -> "zeros" or what a mapping shows past SIZE
+	python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+size, page = int(sys.argv[2]), os.sysconf("SC_PAGE_SIZE")
+end = (size + page - 1) // page * page
+fd = os.open(sys.argv[1], os.O_RDONLY)
+addr = libc.mmap(None, end, 1, 1, fd, 0)	# PROT_READ, MAP_SHARED
+tail = ctypes.string_at(addr + size, end - size)
+print("zeros" if not any(tail) else repr(tail.rstrip(b"\0")))' "$1" "$2"
+}
+is "$(tailbytes "$MNT/o1" $SIZE)" zeros "a mapping of its last page shows zeros past the object's end"
 is "$(stat -c %s "$MNT/o2" 2>&1)" "$SIZE" "an uncached file left rounded up has the object's size"
 check "and its fetched chunks read exactly the object's bytes" cmp "$WORK/o2" "$MNT/o2"
 check "umount" umount_s3 "$MNT"
