@@ -23,11 +23,7 @@ s3_put "$BUCKET" f.bin "$WORK/f"
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
 FT=$((40 * ${S3CFS_TIMEOUT_SCALE:-1}))	# slower kernels (debug) get longer
-if ! mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=$FT,meta_ttl=600"; then
-	not_ok "mount"
-	tap_done
-fi
-ok "mount"
+mount_s3_or_end "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=$FT,meta_ttl=600"
 timeout 60 ls -l "$MNT" >/dev/null
 exec 3<"$MNT/f.bin"
 stop_daemon

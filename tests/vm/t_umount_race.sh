@@ -23,11 +23,7 @@ s3_put "$BUCKET" f.bin "$WORK/f"
 
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
-if ! mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,chunk=1M,fetch_timeout=20,meta_ttl=600"; then
-	not_ok "mount"
-	tap_done
-fi
-ok "mount"
+mount_s3_or_end "$BUCKET" "$MNT" "cache=$CACHE,chunk=1M,fetch_timeout=20,meta_ttl=600"
 timeout 60 ls -l "$MNT" >/dev/null
 stop_daemon
 
