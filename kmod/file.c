@@ -2,8 +2,9 @@
 /*
  * s3cachefs: regular files.
  *
- * Reads go through the page cache of the upper inode (aops.c). The lower
- * file is opened once per inode, read-only with O_DIRECT, at first open.
+ * Reads go through the page cache of the upper inode (aops.c), O_DIRECT
+ * reads past it (direct.c). The lower file is opened once per inode,
+ * read-only with O_DIRECT, at first open.
  *
  * One open, one version: an upper inode is one object version (inode.c),
  * so an open file reads one version as long as it reads its own inode.
@@ -88,6 +89,8 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	spin_lock_init(&sf->lock);
 	file->private_data = sf;
+	/* O_DIRECT reads bypass our page cache (direct.c). */
+	file->f_mode |= FMODE_CAN_ODIRECT;
 	s3cfs_touch_lower(inode);
 	return 0;
 }
@@ -221,7 +224,10 @@ again:
 		fput(next);
 		return ret;
 	}
-	ret = generic_file_read_iter(iocb, to);
+	if (iocb->ki_flags & IOCB_DIRECT)
+		ret = s3cfs_direct_read(iocb, to);
+	else
+		ret = generic_file_read_iter(iocb, to);
 	s3cfs_read_end(file, ret);
 	if (s3cfs_read_again(file, ret) && !tries++)
 		goto again;

@@ -56,6 +56,7 @@
  * @read_retries: lower reads that would have blocked under our locks
  *	(IOCB_NOWAIT) and were made again from the workqueue
  * @expired: requests nobody waited for that passed their deadline
+ * @direct_bytes: bytes returned by O_DIRECT reads
  * @latency: FETCH round trip histogram, see S3CFS_LAT_BUCKETS
  */
 struct s3cfs_stats {
@@ -70,6 +71,7 @@ struct s3cfs_stats {
 	atomic64_t stale;
 	atomic64_t read_retries;
 	atomic64_t expired;
+	atomic64_t direct_bytes;
 	atomic64_t latency[S3CFS_LAT_BUCKETS];
 };
 
@@ -318,17 +320,23 @@ extern const struct file_operations s3cfs_dir_fops;
  * @active: reads of the inode in progress
  * @next: the open of the object's newer version that reads are passed
  *	to: set when the inode went stale before this open returned any byte
+ * @dio_next: where the last O_DIRECT read ended (a hint, not under @lock):
+ *	a read starting there is a stream and is read ahead
  */
 struct s3cfs_file {
 	spinlock_t lock;	/* see @lock above */
 	bool used;
 	unsigned int active;
 	struct file *next;
+	loff_t dio_next;
 };
 
 /* file.c */
 extern const struct file_operations s3cfs_file_fops;
 int s3cfs_open_lower(struct inode *inode);
+
+/* direct.c */
+ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to);
 
 /* aops.c */
 extern const struct address_space_operations s3cfs_aops;

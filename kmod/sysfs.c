@@ -43,6 +43,7 @@ S3CFS_COUNTER(lists);
 S3CFS_COUNTER(stale);
 S3CFS_COUNTER(read_retries);
 S3CFS_COUNTER(expired);
+S3CFS_COUNTER(direct_bytes);
 
 static ssize_t fetch_latency_show(struct s3cfs_sb_info *sbi, char *buf)
 {
@@ -173,6 +174,7 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_stale.attr,
 	&s3cfs_attr_read_retries.attr,
 	&s3cfs_attr_expired.attr,
+	&s3cfs_attr_direct_bytes.attr,
 	&s3cfs_attr_fetch_latency.attr,
 	&s3cfs_attr_pending.attr,
 	&s3cfs_attr_bucket.attr,

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: O_DIRECT reads.
+ *
+ * A read of a file opened with O_DIRECT bypasses our page cache: the
+ * chunks under it are made present (fetched from S3 if missing), then the
+ * lower file, which is opened with O_DIRECT too (file.c), is read straight
+ * into the caller's buffer. The lower filesystem checks the alignment of
+ * each piece; the whole request is checked here first, against the same
+ * rule (the lower device's logical block size), so that an unaligned read
+ * fails with EINVAL as on ext4 without fetching anything.
+ *
+ * A read is made in pieces of at most S3CFS_DIO_PIECE, each held present
+ * (s3cfs_chunks_hold()) for its lower read only, so a large read does not
+ * need the whole range in the cache at once. A reader that continues where
+ * its last read ended gets the same window read ahead as a buffered reader
+ * (readahead_kb), fetched into the cache while it copies.
+ */
+#include "s3cachefs.h"
+#include <linux/blkdev.h>
+#include <linux/uio.h>
+
+/* Largest lower read made for one piece of an O_DIRECT read. */
+#define S3CFS_DIO_PIECE		SZ_4M
+
+/* The alignment the lower filesystem requires of direct I/O. */
+static unsigned int s3cfs_dio_align(struct s3cfs_inode_info *si)
+{
+	struct super_block *lsb = si->lower.dentry->d_sb;
+
+	if (lsb->s_bdev)
+		return bdev_logical_block_size(lsb->s_bdev);
+	return lsb->s_blocksize;
+}
+
+/*
+ * Read [@pos, @pos + @len) of the lower file into @to, the chunks held
+ * present. Return: bytes read (short at the lower file's end), or a
+ * negative errno (-EAGAIN for IOCB_NOWAIT when it would block).
+ */
+static ssize_t s3cfs_dio_piece(struct kiocb *iocb, struct inode *inode,
+			       struct iov_iter *to, loff_t pos, size_t len)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	bool nowait = iocb->ki_flags & IOCB_NOWAIT;
+	const struct cred *old_cred;
+	struct kiocb lower_iocb;
+	size_t count;
+	ssize_t ret;
+
+	if (!nowait) {
+		ret = s3cfs_chunks_ensure(inode, pos, len);
+		if (ret < 0)
+			return ret;
+		/*
+		 * Fault the buffer in before the hold: a buffer mapped from
+		 * a file of ours would otherwise fault under our hold.
+		 */
+		if (fault_in_iov_iter_writeable(to, len) == len)
+			return -EFAULT;
+	}
+	if (!s3cfs_chunks_hold(inode, pos, len))
+		return nowait ? -EAGAIN : -EIO;
+
+	count = iov_iter_count(to);
+	iov_iter_truncate(to, len);
+	init_sync_kiocb(&lower_iocb, si->lower_file);
+	lower_iocb.ki_pos = pos;
+	lower_iocb.ki_flags |= iocb->ki_flags & IOCB_NOWAIT;
+	old_cred = override_creds(sbi->creds);
+	ret = vfs_iocb_iter_read(si->lower_file, &lower_iocb, to);
+	revert_creds(old_cred);
+	iov_iter_reexpand(to, count - len + iov_iter_count(to));
+	s3cfs_chunks_unhold(inode);
+	return ret;
+}
+
+/**
+ * s3cfs_direct_read() - an O_DIRECT read of the inode's own version
+ * @iocb: the caller's kiocb (IOCB_DIRECT), ki_pos advanced by what is read
+ * @to: the caller's buffer
+ *
+ * Return: bytes read (0 at or past the object's end), or a negative errno:
+ * -EINVAL for a position, buffer or length the lower filesystem cannot
+ * read directly, -EAGAIN under IOCB_NOWAIT when a chunk is missing, the
+ * errors of s3cfs_chunks_ensure(), -EIO when the lower file is shorter than
+ * the object.
+ */
+ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to)
+{
+	struct file *file = iocb->ki_filp;
+	struct inode *inode = file_inode(file);
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct s3cfs_file *sf = file->private_data;
+	loff_t pos = iocb->ki_pos, isize = i_size_read(inode), want, end;
+	unsigned int align = s3cfs_dio_align(si);
+	size_t count = iov_iter_count(to), done = 0, len;
+	unsigned int ra_kb;
+	ssize_t ret = 0;
+
+	if (!count)
+		return 0;
+	if ((pos | iov_iter_alignment(to)) & (align - 1))
+		return -EINVAL;
+	if (pos >= isize)
+		return 0;
+	want = min_t(loff_t, pos + count, isize);
+
+	/* A stream: fetch this read and the window after it, as one run. */
+	ra_kb = READ_ONCE(sbi->opts.readahead_kb);
+	if (ra_kb && pos == READ_ONCE(sf->dio_next) &&
+	    !(iocb->ki_flags & IOCB_NOWAIT))
+		s3cfs_chunks_prefetch(inode, pos,
+				      want - pos + ((u64)ra_kb << 10));
+
+	while (pos < want) {
+		/* Pieces end on chunk boundaries, which are aligned. */
+		end = min_t(loff_t, round_down(pos, S3CFS_DIO_PIECE) +
+			    S3CFS_DIO_PIECE, pos + iov_iter_count(to));
+		len = end - pos;
+		ret = s3cfs_dio_piece(iocb, inode, to, pos, len);
+		if (ret < 0)
+			break;
+		if (!ret) {	/* the lower file ends before the object */
+			ret = -EIO;
+			break;
+		}
+		/* The lower file may run past the object's end: not ours. */
+		if (pos + ret > isize) {
+			iov_iter_revert(to, pos + ret - isize);
+			ret = isize - pos;
+		}
+		pos += ret;
+		done += ret;
+		if ((size_t)ret < len) {
+			/* Short below the object's end: the lower lost data. */
+			if (pos < want)
+				ret = -EIO;
+			break;
+		}
+	}
+	if (done) {
+		iocb->ki_pos = pos;
+		WRITE_ONCE(sf->dio_next, pos);
+		atomic64_add(done, &sbi->stats.direct_bytes);
+		return done;
+	}
+	return ret;
+}
