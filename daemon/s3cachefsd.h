@@ -147,6 +147,8 @@ int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 void s3d_hex(const unsigned char *in, size_t n, char *out);
 bool s3d_etag_eq(const char *a, const char *b);
 void s3d_escape(const char *s, char *out, size_t outlen);
+size_t s3d_escape_mem(const char *s, size_t n, char *out, size_t outlen,
+		      bool backslash);
 
 /* ---- path.c ---- */
 bool s3d_name_valid(const char *name, size_t len, bool at_root);
