@@ -593,6 +593,7 @@ int s3d_ops_set_conf(const struct s3d_conf *c);
 void s3d_ops_fini(void);
 struct s3d_ctx *s3d_ctx_get(const char *bucket, int *err);
 void s3d_ctx_put(struct s3d_ctx *c);
+int s3d_ctx_wait(struct s3d_ctx *c);
 struct s3d_s3 *s3d_ctx_s3(struct s3d_ctx *c);
 unsigned int s3d_ctx_inflight(const struct s3d_ctx *c);
 void s3d_ctx_submit(struct s3d_ctx *c, struct s3d_xfer *x);

@@ -522,6 +522,10 @@ static void test_refresh(void)
 		ok(0, "refresh: the four contexts");
 		goto out_ops;
 	}
+	/* A context made on demand asks the container endpoint on the loop. */
+	ok(!s3d_ctx_s3(w)->creds.access_key,
+	   "refresh: watched-data's credentials are not waited for in s3d_ctx_get()");
+	is_int(s3d_ctx_wait(w), 0, "refresh: ... they arrive from the loop");
 	ok(key_prefix(s3d_ctx_s3(g)->creds.access_key, "ASIACONTAINER") &&
 	   key_prefix(s3d_ctx_s3(w)->creds.access_key, "ASIACONTAINER"),
 	   "refresh: [global] and watched-data: container credentials (%s, %s)",
