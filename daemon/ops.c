@@ -58,7 +58,8 @@ struct s3d_mount {
  * @resolving: its credentials are being resolved on the loop
  *	(creds_async.c); requests wait on @parked meanwhile
  * @creds_ok: @s3 can sign (or is anonymous)
- * @creds_err: while not @creds_ok, the last resolution's -errno
+ * @creds_err: the last resolution's -errno, or 0 (while @creds_ok, the
+ *	keys are older ones kept over a reload)
  * @creds_failures: resolutions failed in a row, for the back-off
  * @creds_retry_ms: while failed, no new resolution before this
  * @creds_told: the failure was logged for a request since it happened
@@ -314,6 +315,7 @@ static void ctx_settle(struct s3d_ctx *c, int err, const char *why)
 		ctx_watch(c);
 	} else if (c->creds_ok) {
 		/* Keys kept over a reload: they sign on (and are refreshed). */
+		c->creds_err = err;
 		s3d_warn("%s: cannot load fresh AWS credentials (%s: %s); the ones loaded before the reload stay in use",
 			 what, strerror(-err), why && *why ? why : "-");
 	} else {
@@ -743,8 +745,8 @@ int s3d_ops_set_conf(const struct s3d_conf *c)
 	s3d_list_init(&ctxs);
 	conf = c;
 	g = ctx_new(NULL, ctx_find(&keep, NULL), &err);
-	if (g && !g->creds_ok && !g->resolving)
-		err = g->creds_err;
+	if (g && !g->resolving)
+		err = g->creds_err;	/* failed without asking a server */
 	if (!g || err) {
 		ctxs_drop();
 		conf = old;

@@ -78,6 +78,13 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
 
+    def handle(self):
+        # A client gone while its request hung (hang=EP): nothing to say.
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
     def reply(self, code, body, ctype="text/plain"):
         data = body.encode() if isinstance(body, str) else body
         self.send_response(code)
