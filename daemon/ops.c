@@ -426,10 +426,15 @@ static struct s3d_ctx *ctx_new(const char *section, struct s3d_ctx *seed,
 	struct s3d_conf_s3 set;
 
 	s3d_conf_settings(conf, section, &set);
-	if (!c || (section && !(c->bucket = strdup(section))) ||
-	    (set.profile && !(c->profile = strdup(set.profile)))) {
-		if (c)
+	if (c) {
+		c->bucket = section ? strdup(section) : NULL;
+		c->profile = set.profile ? strdup(set.profile) : NULL;
+	}
+	if (!c || (section && !c->bucket) || (set.profile && !c->profile)) {
+		if (c) {
 			free(c->bucket);
+			free(c->profile);
+		}
 		free(c);
 		*err = -ENOMEM;
 		return NULL;
