@@ -106,10 +106,10 @@ md "/_ctl?reset=1" >/dev/null
 echo "$out" | sed 's/^/# /'
 is "$(reply "$out" 'lookup::ok.bin ->')" "REPLY lookup::ok.bin -> 0" \
 	"hung STS for slowcreds: LOOKUP of the static-key bucket answered"
-lt "$(at "$out" 'lookup::ok.bin ->')" 3 \
+lt "$(at "$out" 'lookup::ok.bin ->')" 8 \
 	"... at once (seconds from the start; the MOUNT waiting for STS came first)"
-lt "$(at "$out" 'list: ->')" 3 "... and its LIST too"
-lt "$(at "$out" 'lookup::nosuch.bin ->')" 3 "... and a LOOKUP of a missing key"
+lt "$(at "$out" 'list: ->')" 8 "... and its LIST too"
+lt "$(at "$out" 'lookup::nosuch.bin ->')" 8 "... and a LOOKUP of a missing key"
 check "the MOUNT of slowcreds fails once STS times out" \
 	grep -q "^[0-9.]* REPLY mount:2:slowcreds:.* -> -[0-9]" <<<"$out"
 ge "$(at "$out" 'mount:2:slowcreds')" 15 "... after STS's timeout, not before"
