@@ -824,6 +824,64 @@ void s3d_conf_cache_policy(const struct s3d_conf *c, const char *bucket,
 	}
 }
 
+/* s3d_conf_s3_open() up to the credentials: @set gets the settings used. */
+static int conf_s3_setup(const struct s3d_conf *c, const char *bucket,
+			 const struct s3d_conf_s3 *over, struct s3d_s3 *s3,
+			 char *why, size_t whylen, struct s3d_conf_s3 *set)
+{
+	int err;
+
+	if (why && whylen)
+		why[0] = '\0';
+	s3d_conf_settings(c, bucket, set);
+	if (over) {
+		set->endpoint = over->endpoint ?: set->endpoint;
+		set->region = over->region ?: set->region;
+		set->profile = over->profile ?: set->profile;
+		set->ca_bundle = over->ca_bundle ?: set->ca_bundle;
+		if (over->path_style >= 0)
+			set->path_style = over->path_style;
+		if (over->anonymous >= 0)
+			set->anonymous = over->anonymous;
+	}
+	err = s3d_s3_init(s3, set->endpoint, set->region, set->path_style,
+			  set->anonymous > 0);
+	if (err) {
+		if (why && whylen)
+			snprintf(why, whylen, "bad endpoint or region (%s)",
+				 strerror(-err));
+		return err;
+	}
+	if (set->ca_bundle) {
+		s3->ca_bundle = strdup(set->ca_bundle);
+		if (!s3->ca_bundle) {
+			if (why && whylen)
+				snprintf(why, whylen, "%s", strerror(ENOMEM));
+			s3d_s3_fini(s3);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/**
+ * s3d_conf_s3_client() - s3d_conf_s3_init() without the credentials
+ * @c: the configuration
+ * @bucket: the bucket, or NULL for [global]'s settings
+ * @s3: zeroed; filled, no credentials (free with s3d_s3_fini())
+ *
+ * For the daemon, which resolves them on the event loop (creds_async.c).
+ *
+ * Return: 0, -EINVAL (unusable endpoint), -ENOMEM.
+ */
+int s3d_conf_s3_client(const struct s3d_conf *c, const char *bucket,
+		       struct s3d_s3 *s3)
+{
+	struct s3d_conf_s3 set;
+
+	return conf_s3_setup(c, bucket, NULL, s3, NULL, 0, &set);
+}
+
 /**
  * s3d_conf_s3_open() - an S3 client set up for @bucket, with overrides
  * @c: the configuration
@@ -854,36 +912,9 @@ int s3d_conf_s3_open(const struct s3d_conf *c, const char *bucket,
 	struct s3d_conf_s3 set;
 	int err;
 
-	if (why && whylen)
-		why[0] = '\0';
-	s3d_conf_settings(c, bucket, &set);
-	if (over) {
-		set.endpoint = over->endpoint ?: set.endpoint;
-		set.region = over->region ?: set.region;
-		set.profile = over->profile ?: set.profile;
-		set.ca_bundle = over->ca_bundle ?: set.ca_bundle;
-		if (over->path_style >= 0)
-			set.path_style = over->path_style;
-		if (over->anonymous >= 0)
-			set.anonymous = over->anonymous;
-	}
-	err = s3d_s3_init(s3, set.endpoint, set.region, set.path_style,
-			  set.anonymous > 0);
-	if (err) {
-		if (why && whylen)
-			snprintf(why, whylen, "bad endpoint or region (%s)",
-				 strerror(-err));
+	err = conf_s3_setup(c, bucket, over, s3, why, whylen, &set);
+	if (err)
 		return err;
-	}
-	if (set.ca_bundle) {
-		s3->ca_bundle = strdup(set.ca_bundle);
-		if (!s3->ca_bundle) {
-			err = -ENOMEM;
-			if (why && whylen)
-				snprintf(why, whylen, "%s", strerror(ENOMEM));
-			goto fail;
-		}
-	}
 	if (s3->anonymous)
 		return 0;
 	err = s3d_creds_resolve_why(&s3->creds, set.profile, said,

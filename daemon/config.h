@@ -115,6 +115,8 @@ void s3d_conf_settings(const struct s3d_conf *c, const char *bucket,
 		       struct s3d_conf_s3 *out);
 void s3d_conf_cache_policy(const struct s3d_conf *c, const char *bucket,
 			   struct s3d_cache_policy *out);
+int s3d_conf_s3_client(const struct s3d_conf *c, const char *bucket,
+		       struct s3d_s3 *s3);
 int s3d_conf_s3_init(const struct s3d_conf *c, const char *bucket,
 		     struct s3d_s3 *s3);
 int s3d_conf_s3_open(const struct s3d_conf *c, const char *bucket,

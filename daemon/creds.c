@@ -72,6 +72,23 @@ void creds_move(struct s3d_creds *dst, struct s3d_creds *src)
 	memset(src, 0, sizeof(*src));
 }
 
+/**
+ * s3d_creds_copy() - @dst gets a copy of @src's keys (not its watch)
+ * @dst: its previous keys are freed; its watch stays
+ * @src: a whole set
+ *
+ * Return: 0 or -ENOMEM (@dst is then empty).
+ */
+int s3d_creds_copy(struct s3d_creds *dst, const struct s3d_creds *src)
+{
+	int err = creds_set(dst, src->access_key, src->secret_key, src->token,
+			    src->expires, src->source);
+
+	if (!err)
+		dst->provider = src->provider;
+	return err;
+}
+
 int creds_set(struct s3d_creds *c, const char *ak, const char *sk,
 	      const char *token, time_t expires, const char *source)
 {
@@ -449,6 +466,9 @@ static const struct s3d_creds_provider *const chain[] = {
 	&creds_env, &creds_shared, &creds_web_identity, &creds_container,
 	&creds_imds,
 };
+
+const struct s3d_creds_provider *const *const creds_chain = chain;
+const size_t creds_chain_len = S3D_ARRAY_SIZE(chain);
 
 void creds_job_init(struct creds_job *j, const struct s3d_creds_provider *p,
 		    struct creds_profile *prof)

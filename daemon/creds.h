@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * AWS credentials (creds.c, creds_http.c, creds_watch.c): the standard
- * provider chain, and the refresh of temporary credentials on the event loop.
+ * AWS credentials (creds.c, creds_http.c, creds_async.c, creds_watch.c):
+ * the standard provider chain, resolved synchronously or on the event loop,
+ * and the refresh of temporary credentials on the event loop.
  */
 #ifndef S3D_CREDS_H
 #define S3D_CREDS_H
@@ -12,6 +13,7 @@
 
 struct s3d_creds_provider;
 struct s3d_creds_watcher;
+struct s3d_creds_req;
 
 /**
  * struct s3d_creds - one set of AWS credentials
@@ -57,6 +59,13 @@ extern struct s3d_creds_stats s3d_creds_stats;
 /* Back-off after a failed refresh: doubles from the first, up to the max. */
 #define S3D_CREDS_RETRY_FIRST_MS	1000
 #define S3D_CREDS_RETRY_MAX_MS		(300 * 1000)
+/*
+ * A context whose credentials failed to resolve (daemon: ops.c): no new
+ * attempt for this long, doubling from the first to the max; its requests
+ * fail at once meanwhile.
+ */
+#define S3D_CREDS_FAIL_FIRST_MS		1000
+#define S3D_CREDS_FAIL_MAX_MS		(60 * 1000)
 
 int s3d_creds_resolve(struct s3d_creds *c, const char *profile);
 int s3d_creds_resolve_why(struct s3d_creds *c, const char *profile,
@@ -71,6 +80,17 @@ int s3d_creds_parse_sts(const char *xml, size_t len, struct s3d_creds *c,
 			char *why, size_t whylen);
 int s3d_creds_parse_json(const char *json, size_t len, struct s3d_creds *c,
 			 char *why, size_t whylen);
+
+/* A resolution on the loop is over: 0 or -errno, and what providers said. */
+typedef void (*s3d_creds_cb)(void *arg, int err, const char *why);
+
+struct s3d_creds_req *s3d_creds_resolve_async(struct s3d_creds *c,
+					      const char *profile,
+					      s3d_creds_cb done, void *arg,
+					      int *err, char *why,
+					      size_t whylen);
+void s3d_creds_resolve_cancel(struct s3d_creds_req *r);
+int s3d_creds_copy(struct s3d_creds *dst, const struct s3d_creds *src);
 
 int s3d_creds_watch(struct s3d_creds *c, const char *profile);
 void s3d_creds_unwatch(struct s3d_creds *c);

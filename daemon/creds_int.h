@@ -77,6 +77,8 @@ struct s3d_creds_provider {
 
 extern const struct s3d_creds_provider creds_env, creds_shared,
 	creds_web_identity, creds_container, creds_imds;
+extern const struct s3d_creds_provider *const *const creds_chain;
+extern const size_t creds_chain_len;
 
 void creds_why(struct creds_job *j, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

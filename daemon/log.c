@@ -36,11 +36,20 @@ void s3d_log_to_syslog(const char *ident)
 	use_syslog = true;
 }
 
+/*
+ * Every line goes through s3d_escape_mem(): keys, paths and servers' words
+ * are formatted in with %s all over the daemon, and one of them with a
+ * newline or an escape sequence must not forge a log line or drive the
+ * terminal. The backslash is left alone (callers may have escaped).
+ */
 void s3d_log(int level, const char *fmt, ...)
 {
+	char line[1024], esc[4 * sizeof(line)], *big = NULL, *bigesc = NULL;
+	const char *msg = esc;
 	struct timespec ts;
 	struct tm tm;
 	va_list ap;
+	int n;
 
 	if (level > s3d_log_level)
 		return;
@@ -50,18 +59,39 @@ void s3d_log(int level, const char *fmt, ...)
 		level = S3D_LOG_DEBUG;
 
 	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n < sizeof(line)) {
+		s3d_escape_mem(line, n, esc, sizeof(esc), false);
+	} else {
+		big = malloc((size_t)n + 1);
+		bigesc = malloc(4 * ((size_t)n + 1));
+		if (big && bigesc) {
+			va_start(ap, fmt);
+			vsnprintf(big, (size_t)n + 1, fmt, ap);
+			va_end(ap);
+			s3d_escape_mem(big, n, bigesc, 4 * ((size_t)n + 1),
+				       false);
+			msg = bigesc;
+		} else {
+			/* Cut rather than lost. */
+			s3d_escape_mem(line, sizeof(line) - 1, esc, sizeof(esc),
+				       false);
+		}
+	}
 	if (use_syslog) {
-		vsyslog(level_prio[level], fmt, ap);
+		syslog(level_prio[level], "%s", msg);
 	} else {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		gmtime_r(&ts.tv_sec, &tm);
-		fprintf(stderr, "%02d:%02d:%02d.%03ld s3cachefsd: %s: ",
+		fprintf(stderr, "%02d:%02d:%02d.%03ld s3cachefsd: %s: %s\n",
 			tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000,
-			level_name[level]);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
+			level_name[level], msg);
 	}
-	va_end(ap);
+	free(big);
+	free(bigesc);
 }
 
 /*

@@ -166,6 +166,7 @@ static void usage(FILE *f)
 "  get BUCKET KEY [OFF LEN]      object bytes to stdout\n"
 "  cache BUCKET PREFIX DIR REQ...  run kernel requests against cache DIR:\n"
 "        list:PATH  lookup:PATH:NAME  fetch:PATH:OFF:LEN[:ETAG]\n"
+"        (of mount 1; @N:REQ of mount N)  mount:N:BUCKET:DIR  sleep:MS\n"
 "        (one argument at a time; REQ,REQ,... run concurrently)\n");
 }
 
@@ -483,10 +484,15 @@ static int run_selftest(int argc, char **argv)
 	struct s3d_ctx *ctx;
 	int err;
 
+	/* "cache" mounts its bucket as the kernel would: no wait here. */
+	if (argc >= 1 && !strcmp(argv[0], "cache"))
+		return s3d_selftest(NULL, argc, argv);
 	ctx = s3d_ctx_get(argc >= 2 ? argv[1] : NULL, &err);
 	if (!ctx)
 		return err;
-	err = s3d_selftest(s3d_ctx_s3(ctx), argc, argv);
+	err = s3d_ctx_wait(ctx);
+	if (!err)
+		err = s3d_selftest(s3d_ctx_s3(ctx), argc, argv);
 	s3d_ctx_put(ctx);
 	return err;
 }

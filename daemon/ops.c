@@ -54,6 +54,16 @@ struct s3d_mount {
  * @limit: while throttled, slots at most (below @max); 0: not throttled
  * @ok_streak: requests answered since @limit last moved
  * @throttled_ms: when @limit was last lowered
+ * @profile: the section's profile (NULL: the default), for a resolution
+ * @resolving: its credentials are being resolved on the loop
+ *	(creds_async.c); requests wait on @parked meanwhile
+ * @creds_ok: @s3 can sign (or is anonymous)
+ * @creds_err: the last resolution's -errno, or 0 (while @creds_ok, the
+ *	keys are older ones kept over a reload)
+ * @creds_failures: resolutions failed in a row, for the back-off
+ * @creds_retry_ms: while failed, no new resolution before this
+ * @creds_told: the failure was logged for a request since it happened
+ * @parked: requests waiting for @resolving (struct parked)
  *
  * A reload makes a new table; contexts of the old one live on until the
  * last operation using them finishes, so nothing in flight is dropped.
@@ -70,6 +80,21 @@ struct s3d_ctx {
 	unsigned int limit;
 	unsigned int ok_streak;
 	uint64_t throttled_ms;
+	char *profile;
+	struct s3d_creds_req *resolving;
+	bool creds_ok;
+	int creds_err;
+	unsigned int creds_failures;
+	uint64_t creds_retry_ms;
+	bool creds_told;
+	struct s3d_list parked;
+};
+
+/* A request waiting for its context's credentials, and what it holds. */
+struct parked {
+	struct s3d_list node;
+	struct s3d_req *r;
+	struct s3d_mount *m;
 };
 
 static const struct s3d_conf *conf;
@@ -209,46 +234,219 @@ void s3d_ctx_put(struct s3d_ctx *c)
 {
 	if (!c || --c->refs)
 		return;
+	/* Nothing is parked: each parked request holds a reference. */
+	s3d_creds_resolve_cancel(c->resolving);
 	s3d_s3_fini(&c->s3);
+	free(c->profile);
 	free(c->bucket);
 	free(c);
 }
 
-static struct s3d_ctx *ctx_new(const char *section, int *err)
+static void ctx_dispatch(struct s3d_req *r, struct s3d_mount *m,
+			 struct s3d_ctx *ctx);
+static void mount_done(struct s3d_req *r, struct s3d_mount *m,
+		       struct s3d_ctx *ctx, int err);
+static void fail_early(struct s3d_req *r, struct s3d_mount *m,
+		       struct s3d_ctx *ctx, int err);
+
+/*
+ * Temporary credentials (web identity, container, IMDS) are renewed on the
+ * loop before they expire. The watch points into @c, which never moves;
+ * s3d_s3_fini() in s3d_ctx_put() ends it.
+ */
+static void ctx_watch(struct s3d_ctx *c)
+{
+	int err;
+
+	if (!c->s3.creds.expires || c->s3.creds.watcher)
+		return;
+	err = s3d_creds_watch(&c->s3.creds, c->profile);
+	if (err)
+		s3d_err("%s: cannot watch credentials (they will not be refreshed): %s",
+			c->bucket ?: "[global]", strerror(-err));
+}
+
+/* The requests that waited for @c's resolution: on, or failed. */
+static void ctx_unpark(struct s3d_ctx *c)
+{
+	struct s3d_list list;
+	int err = c->creds_err == -ENOENT ? -EACCES : c->creds_err;
+	bool ok = c->creds_ok;
+
+	if (s3d_list_empty(&c->parked))
+		return;
+	/* Take them all first: each may drop the last reference to @c. */
+	list = c->parked;
+	list.next->prev = &list;
+	list.prev->next = &list;
+	s3d_list_init(&c->parked);
+	while (!s3d_list_empty(&list)) {
+		struct parked *p = s3d_container_of(list.next, struct parked,
+						    node);
+		struct s3d_req *r = p->r;
+		struct s3d_mount *m = p->m;
+
+		s3d_list_del(&p->node);
+		free(p);
+		if (r->cmd == S3CFS_CMD_MOUNT)
+			mount_done(r, m, c, ok ? 0 : err);
+		else if (ok)
+			ctx_dispatch(r, m, c);
+		else
+			fail_early(r, m, c, err);
+	}
+}
+
+/* A resolution of @c's credentials is over (at once, or on the loop). */
+static void ctx_settle(struct s3d_ctx *c, int err, const char *why)
+{
+	const char *what = c->bucket ?: "[global]";
+	uint64_t ms = S3D_CREDS_FAIL_FIRST_MS;
+	unsigned int i;
+
+	c->resolving = NULL;
+	if (!err) {
+		c->creds_ok = true;
+		c->creds_err = 0;
+		c->creds_failures = 0;
+		s3d_info("%s: credentials from the %s (key id %s%s)", what,
+			 c->s3.creds.source, c->s3.creds.access_key,
+			 c->s3.creds.token ? ", session token" : "");
+		ctx_watch(c);
+	} else if (c->creds_ok) {
+		/* Keys kept over a reload: they sign on (and are refreshed). */
+		c->creds_err = err;
+		s3d_warn("%s: cannot load fresh AWS credentials (%s: %s); the ones loaded before the reload stay in use",
+			 what, strerror(-err), why && *why ? why : "-");
+	} else {
+		for (i = 0; i < c->creds_failures && ms < S3D_CREDS_FAIL_MAX_MS;
+		     i++)
+			ms *= 2;
+		ms = S3D_MIN(ms, (uint64_t)S3D_CREDS_FAIL_MAX_MS);
+		c->creds_failures++;
+		c->creds_err = err;
+		c->creds_retry_ms = s3d_now_ms() + ms;
+		c->creds_told = false;
+		if (err == -ENOENT && c->profile)
+			s3d_err("%s: no AWS credentials found for profile '%s'; its requests fail (EACCES) for %llu ms, then the chain is asked again",
+				what, c->profile, (unsigned long long)ms);
+		else if (err == -ENOENT)
+			s3d_err("%s: no AWS credentials found; configure a provider, or set anonymous = true for a public bucket; its requests fail (EACCES) for %llu ms, then the chain is asked again",
+				what, (unsigned long long)ms);
+		else
+			s3d_err("%s: cannot load AWS credentials (%s); its requests fail for %llu ms, then the chain is asked again",
+				what, strerror(-err), (unsigned long long)ms);
+	}
+	ctx_unpark(c);
+}
+
+static void ctx_resolved(void *arg, int err, const char *why)
+{
+	ctx_settle(arg, err, why);
+}
+
+/* Ask the chain for @c's credentials; settled here unless a server is asked. */
+static void ctx_resolve(struct s3d_ctx *c)
+{
+	char why[1024];
+	int err = 0;
+
+	c->resolving = s3d_creds_resolve_async(&c->s3.creds, c->profile,
+					       ctx_resolved, c, &err, why,
+					       sizeof(why));
+	if (c->resolving)
+		s3d_dbg("%s: resolving AWS credentials on the loop",
+			c->bucket ?: "[global]");
+	else
+		ctx_settle(c, err, why);
+}
+
+/*
+ * May @r go on with @c now? Return: 0 yes; 1 it waits for the resolution
+ * in progress (it goes on, or fails, from ctx_unpark()); or -errno: the
+ * credentials failed recently, fail it at once (no new attempt before
+ * the back-off is over, so a dead endpoint is not asked per request).
+ */
+static int ctx_ready(struct s3d_ctx *c, struct s3d_req *r,
+		     struct s3d_mount *m)
+{
+	struct parked *p;
+
+	if (c->creds_ok)
+		return 0;
+	if (!c->resolving && s3d_now_ms() >= c->creds_retry_ms) {
+		s3d_info("%s: asking for AWS credentials again",
+			 c->bucket ?: "[global]");
+		ctx_resolve(c);
+		if (c->creds_ok)
+			return 0;
+	}
+	if (c->resolving) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		p->r = r;
+		p->m = m;
+		s3d_list_add_tail(&p->node, &c->parked);
+		return 1;
+	}
+	if (!c->creds_told) {
+		s3d_warn("%s: requests fail without AWS credentials (%s) until the next attempt in %llu ms",
+			 c->bucket ?: "[global]", strerror(-c->creds_err),
+			 (unsigned long long)(c->creds_retry_ms - s3d_now_ms()));
+		c->creds_told = true;
+	}
+	return c->creds_err == -ENOENT ? -EACCES : c->creds_err;
+}
+
+/* Wait for @c's credentials; 0, or -errno (for the selftest and tests). */
+static bool ctx_settled(void *arg)
+{
+	return !((struct s3d_ctx *)arg)->resolving;
+}
+
+int s3d_ctx_wait(struct s3d_ctx *c)
+{
+	if (c->resolving)
+		s3d_loop_run(ctx_settled, c);
+	return c->creds_ok ? 0 : c->creds_err;
+}
+
+/*
+ * A context for @section under the current configuration. Credentials are
+ * resolved on the loop (ctx_ready() waits for them). Over a reload
+ * (@seed: the old table's context of the section, or NULL), keys of the
+ * same profile sign on while fresh ones are resolved, as in a refresh.
+ */
+static struct s3d_ctx *ctx_new(const char *section, struct s3d_ctx *seed,
+			       int *err)
 {
 	const struct s3d_conf_bucket *b = s3d_conf_bucket(conf, section);
 	struct s3d_ctx *c = calloc(1, sizeof(*c));
+	struct s3d_conf_s3 set;
 
-	if (!c || (section && !(c->bucket = strdup(section)))) {
+	s3d_conf_settings(conf, section, &set);
+	if (c) {
+		c->bucket = section ? strdup(section) : NULL;
+		c->profile = set.profile ? strdup(set.profile) : NULL;
+	}
+	if (!c || (section && !c->bucket) || (set.profile && !c->profile)) {
+		if (c) {
+			free(c->bucket);
+			free(c->profile);
+		}
 		free(c);
 		*err = -ENOMEM;
 		return NULL;
 	}
-	*err = s3d_conf_s3_init(conf, section, &c->s3);
+	*err = s3d_conf_s3_client(conf, section, &c->s3);
 	if (*err) {
+		free(c->profile);
 		free(c->bucket);
 		free(c);
 		return NULL;
 	}
-	/*
-	 * Temporary credentials (web identity, container, IMDS) are renewed
-	 * on the loop before they expire. The watch points into @c, which
-	 * never moves; s3d_s3_fini() in s3d_ctx_put() ends it.
-	 */
-	if (c->s3.creds.expires) {
-		struct s3d_conf_s3 set;
-
-		s3d_conf_settings(conf, section, &set);
-		*err = s3d_creds_watch(&c->s3.creds, set.profile);
-		if (*err) {
-			s3d_err("%s: cannot watch credentials: %s",
-				section ?: "[global]", strerror(-*err));
-			s3d_s3_fini(&c->s3);
-			free(c->bucket);
-			free(c);
-			return NULL;
-		}
-	}
+	s3d_list_init(&c->parked);
 	c->refs = 1;		/* the table's */
 	c->max = b ? b->max_concurrency : 0;
 	s3d_list_init(&c->waiting);
@@ -260,7 +458,31 @@ static struct s3d_ctx *ctx_new(const char *section, int *err)
 		 c->s3.anonymous ? ", anonymous" : "",
 		 c->s3.ca_bundle ? ", CA bundle " : "", c->s3.ca_bundle ?: "",
 		 c->max ? ", concurrency capped" : "");
+	if (c->s3.anonymous) {
+		c->creds_ok = true;
+		return c;
+	}
+	if (seed && seed->creds_ok && !seed->s3.anonymous &&
+	    str_eq(seed->profile, c->profile) &&
+	    !s3d_creds_copy(&c->s3.creds, &seed->s3.creds)) {
+		c->creds_ok = true;
+		ctx_watch(c);
+	}
+	ctx_resolve(c);
 	return c;
+}
+
+static struct s3d_ctx *ctx_find(struct s3d_list *table, const char *section)
+{
+	struct s3d_list *pos;
+
+	for (pos = table->next; pos != table; pos = pos->next) {
+		struct s3d_ctx *c = s3d_container_of(pos, struct s3d_ctx, node);
+
+		if (str_eq(c->bucket, section))
+			return c;
+	}
+	return NULL;
 }
 
 /**
@@ -276,17 +498,13 @@ static struct s3d_ctx *ctx_new(const char *section, int *err)
 struct s3d_ctx *s3d_ctx_get(const char *bucket, int *err)
 {
 	const char *section = s3d_conf_bucket(conf, bucket) ? bucket : NULL;
-	struct s3d_list *pos;
-	struct s3d_ctx *c;
+	struct s3d_ctx *c = ctx_find(&ctxs, section);
 
-	for (pos = ctxs.next; pos != &ctxs; pos = pos->next) {
-		c = s3d_container_of(pos, struct s3d_ctx, node);
-		if (str_eq(c->bucket, section)) {
-			c->refs++;
-			return c;
-		}
+	if (c) {
+		c->refs++;
+		return c;
 	}
-	c = ctx_new(section, err);
+	c = ctx_new(section, NULL, err);
 	if (c)
 		c->refs++;
 	return c;
@@ -506,8 +724,12 @@ static void ctxs_drop(void)
  * @c: the configuration (must stay valid until replaced)
  *
  * Makes the [global] context first: when its credentials cannot be
- * loaded, nothing changes. Requests in progress finish with the contexts
- * they started with.
+ * loaded without asking a server (a missing profile, a bad file, no
+ * provider at all), nothing changes. One that asks a server (STS, IMDS)
+ * is not waited for: the loop goes on. Contexts of the old table get
+ * successors at once, which sign with the old keys of the same profile
+ * until the new ones are there. Requests in progress finish with the
+ * contexts they started with.
  *
  * Return: 0 or -errno (logged).
  */
@@ -527,8 +749,11 @@ int s3d_ops_set_conf(const struct s3d_conf *c)
 	}
 	s3d_list_init(&ctxs);
 	conf = c;
-	g = s3d_ctx_get(NULL, &err);
-	if (!g) {
+	g = ctx_new(NULL, ctx_find(&keep, NULL), &err);
+	if (g && !g->resolving)
+		err = g->creds_err;	/* failed without asking a server */
+	if (!g || err) {
+		ctxs_drop();
 		conf = old;
 		ctxs = keep;
 		if (s3d_list_empty(&keep)) {
@@ -539,11 +764,14 @@ int s3d_ops_set_conf(const struct s3d_conf *c)
 		}
 		return err;
 	}
-	s3d_ctx_put(g);		/* the table keeps it */
 	while (!s3d_list_empty(&keep)) {
 		struct s3d_ctx *o = s3d_container_of(keep.next, struct s3d_ctx,
 						     node);
 
+		/* A section in use goes on in the new table (if still there). */
+		if (o->bucket && s3d_conf_bucket(c, o->bucket) &&
+		    !ctx_find(&ctxs, o->bucket))
+			ctx_new(o->bucket, o, &err);
 		s3d_list_del(&o->node);
 		s3d_ctx_put(o);
 	}
@@ -664,6 +892,29 @@ static void do_mount(struct s3d_req *r)
 		err = err == -ENOENT ? -EACCES : err;
 		goto put;
 	}
+	/* Waits for credentials being resolved, on the loop. */
+	err = ctx_ready(ctx, r, m);
+	if (err <= 0)
+		mount_done(r, m, ctx, err);
+	return;
+put:
+	mount_put(m);
+out:
+	finish(r, err);
+}
+
+/* The second half of a MOUNT, once its context's credentials are known. */
+static void mount_done(struct s3d_req *r, struct s3d_mount *m,
+		       struct s3d_ctx *ctx, int err)
+{
+	if (err) {
+		s3d_err("mount %u: s3://%s: no AWS credentials (%s; see above)",
+			r->mount_id, m->bucket, strerror(-err));
+		mount_put(m);
+		s3d_ctx_put(ctx);
+		finish(r, err);
+		return;
+	}
 	/* A MOUNT for a known id (the kernel re-sends them) replaces it. */
 	mount_forget(m->id);
 	m->cache = s3d_cache_open(m->id, m->rootfd,
@@ -673,11 +924,7 @@ static void do_mount(struct s3d_req *r)
 		 m->id, m->bucket, m->prefix, m->cache_dir, m->chunk >> 10,
 		 ctx->bucket ? "its [bucket] section's" : "[global]");
 	s3d_ctx_put(ctx);
-	goto out;
-put:
-	mount_put(m);
-out:
-	finish(r, err);
+	finish(r, 0);
 }
 
 /* ---- helpers shared by the operations ---- */
@@ -1859,6 +2106,17 @@ void s3d_req_handle(struct s3d_req *r)
 		finish(r, err == -ENOENT ? -EACCES : err);
 		return;
 	}
+	/* Credentials being resolved: it waits; failed lately: it fails. */
+	err = ctx_ready(ctx, r, m);
+	if (err < 0)
+		fail_early(r, m, ctx, err);
+	else if (!err)
+		ctx_dispatch(r, m, ctx);
+}
+
+static void ctx_dispatch(struct s3d_req *r, struct s3d_mount *m,
+			 struct s3d_ctx *ctx)
+{
 	if (r->cmd == S3CFS_CMD_FETCH)
 		do_fetch(r, m, ctx);
 	else if (r->cmd == S3CFS_CMD_LOOKUP)
@@ -1875,9 +2133,20 @@ void s3d_req_handle(struct s3d_req *r)
  */
 int s3d_ops_init(const struct s3d_conf *c)
 {
+	struct s3d_ctx *g;
+	int err;
+
 	s3d_list_init(&progress_timer.node);
 	progress_timer.fn = progress_tick;
-	return s3d_ops_set_conf(c);
+	err = s3d_ops_set_conf(c);
+	if (err)
+		return err;
+	/* At start nothing is served yet: [global]'s credentials must load. */
+	g = ctx_find(&ctxs, NULL);
+	err = s3d_ctx_wait(g);
+	if (err)
+		ctxs_drop();
+	return err;
 }
 
 /* Forget all mounts (operations still running keep theirs alive). */

@@ -147,6 +147,8 @@ int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 void s3d_hex(const unsigned char *in, size_t n, char *out);
 bool s3d_etag_eq(const char *a, const char *b);
 void s3d_escape(const char *s, char *out, size_t outlen);
+size_t s3d_escape_mem(const char *s, size_t n, char *out, size_t outlen,
+		      bool backslash);
 
 /* ---- path.c ---- */
 bool s3d_name_valid(const char *name, size_t len, bool at_root);
@@ -591,6 +593,7 @@ int s3d_ops_set_conf(const struct s3d_conf *c);
 void s3d_ops_fini(void);
 struct s3d_ctx *s3d_ctx_get(const char *bucket, int *err);
 void s3d_ctx_put(struct s3d_ctx *c);
+int s3d_ctx_wait(struct s3d_ctx *c);
 struct s3d_s3 *s3d_ctx_s3(struct s3d_ctx *c);
 unsigned int s3d_ctx_inflight(const struct s3d_ctx *c);
 void s3d_ctx_submit(struct s3d_ctx *c, struct s3d_xfer *x);

@@ -125,16 +125,26 @@ static char *etag_of(const char *dir, const char *path)
 	return strdup(etag);
 }
 
-/* "list:PATH" "lookup:PATH:NAME" "fetch:PATH:OFF:LEN[:ETAG]" */
+/*
+ * "list:PATH" "lookup:PATH:NAME" "fetch:PATH:OFF:LEN[:ETAG]" of mount 1,
+ * or of mount N with a leading "@N:"; "mount:N:BUCKET:DIR" mounts
+ * BUCKET (prefix "") cached in DIR as mount N.
+ */
 static struct s3d_req *parse_req(const char *spec, const char *dir)
 {
 	struct s3d_req *r = calloc(1, sizeof(*r));
-	char *s = strdup(spec), *f[6] = { 0 }, *save = NULL, *t;
+	char *s = strdup(spec), *f[6] = { 0 }, *save = NULL, *t = s;
+	uint32_t mount_id = 1;
 	int n = 0;
 
 	if (!r || !s)
 		goto bad;
-	for (t = s; n < 6; n++) {
+	if (*t == '@') {
+		mount_id = (uint32_t)strtoul(t + 1, &t, 10);
+		if (*t++ != ':')
+			goto syntax;
+	}
+	for (; n < 6; n++) {
 		f[n] = strsep(&t, ":");
 		if (!t) {
 			n++;
@@ -142,7 +152,7 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		}
 	}
 	(void)save;
-	r->mount_id = 1;
+	r->mount_id = mount_id;
 	r->id = (uint64_t)random();
 	r->priv = strdup(spec);
 	r->reply = st_reply;
@@ -160,7 +170,19 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		r->off = strtoull(f[2], NULL, 0);
 		r->len = strtoull(f[3], NULL, 0);
 		r->etag = n == 5 ? strdup(f[4]) : etag_of(dir, f[1]);
+	} else if (!strcmp(f[0], "mount") && n == 4) {
+		r->cmd = S3CFS_CMD_MOUNT;
+		r->mount_id = (uint32_t)strtoul(f[1], NULL, 10);
+		r->bucket = strdup(f[2]);
+		r->prefix = strdup("");
+		r->cache_dir = realpath(f[3], NULL);
+		r->chunk = S3CFS_CHUNK_DEFAULT;
+		if (!r->cache_dir) {
+			perror(f[3]);
+			goto bad;
+		}
 	} else {
+syntax:
 		fprintf(stderr, "bad request '%s'\n", spec);
 		goto bad;
 	}
@@ -174,6 +196,33 @@ bad:
 	return NULL;
 }
 
+static bool slept;
+
+static void sleep_over(struct s3d_timer *t)
+{
+	(void)t;
+	slept = true;
+}
+
+static bool sleep_done(void *arg)
+{
+	(void)arg;
+	return slept;
+}
+
+/* "sleep:MS" in a group: serve what is under way for MS ms, then go on. */
+static int run_sleep(const char *ms)
+{
+	struct s3d_timer t = { .fn = sleep_over };
+
+	s3d_list_init(&t.node);
+	slept = false;
+	s3d_timer_arm(&t, strtoull(ms, NULL, 10));
+	s3d_loop_run(sleep_done, NULL);
+	s3d_timer_cancel(&t);
+	return 0;
+}
+
 static int run_reqs(const char *group, const char *dir)
 {
 	char *g = strdup(group), *t = g, *spec;
@@ -182,7 +231,13 @@ static int run_reqs(const char *group, const char *dir)
 	if (!g)
 		return -ENOMEM;
 	while ((spec = strsep(&t, ","))) {
-		struct s3d_req *r = parse_req(spec, dir);
+		struct s3d_req *r;
+
+		if (!strncmp(spec, "sleep:", 6)) {
+			run_sleep(spec + 6);
+			continue;
+		}
+		r = parse_req(spec, dir);
 
 		if (!r) {
 			err = -EINVAL;

@@ -339,24 +339,72 @@ bool s3d_etag_eq(const char *a, const char *b)
 	return na == nb && !memcmp(pa, pb, na);
 }
 
+/*
+ * Length of the valid UTF-8 sequence at @s (of @n bytes) that is not a C1
+ * control (U+0080..U+009F: some terminals take U+009B as CSI); 0 if none.
+ * Overlong forms, surrogates and code points past U+10FFFF are invalid.
+ */
+static size_t utf8_ok(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		if (s[0] == 0xc2)
+			lo = 0xa0;	/* C1 controls */
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		if (s[0] == 0xe0)
+			lo = 0xa0;	/* overlong */
+		else if (s[0] == 0xed)
+			hi = 0x9f;	/* surrogates */
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		if (s[0] == 0xf0)
+			lo = 0x90;	/* overlong */
+		else if (s[0] == 0xf4)
+			hi = 0x8f;	/* past U+10FFFF */
+	} else {
+		return 0;
+	}
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
 /**
- * s3d_escape() - @s fit for a log line
- * @s: text from outside (an S3 key: any bytes but NUL)
+ * s3d_escape_mem() - @n bytes of @s fit for a log line
+ * @s: text from outside (an S3 key, a path, a server's message)
+ * @n: its length
  * @out: the result, always NUL terminated
  * @outlen: its size (at least 4)
+ * @backslash: escape the backslash too (so the result reads back
+ *	unambiguously); the logger does not, as callers may have escaped
  *
- * Control characters (below 0x20, and 0x7f) and the backslash become
- * \xNN, so a key cannot forge or garble log lines (or drive a terminal);
- * what does not fit is cut and marked with "...".
+ * Control characters (below 0x20, 0x7f, and the C1 controls U+0080..
+ * U+009F) and bytes that are not valid UTF-8 become \xNN, so a key cannot
+ * forge or garble log lines (or drive a terminal); valid UTF-8 is kept.
+ * What does not fit is cut and marked with "...".
+ *
+ * Return: the length of @out.
  */
-void s3d_escape(const char *s, char *out, size_t outlen)
+size_t s3d_escape_mem(const char *s, size_t n, char *out, size_t outlen,
+		      bool backslash)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, o = 0;
 
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		size_t need = c < 0x20 || c == 0x7f || c == '\\' ? 4 : 1;
+	while (i < n) {
+		unsigned char c = u[i];
+		size_t seq = c >= 0x80 ? utf8_ok(u + i, n - i) : 0;
+		size_t need = seq ? seq :
+			c < 0x20 || c >= 0x7f || (backslash && c == '\\') ?
+			4 : 1;
 
 		if (o + need + 4 > outlen) {
 			if (o + 4 <= outlen) {
@@ -364,6 +412,12 @@ void s3d_escape(const char *s, char *out, size_t outlen)
 				o += 3;
 			}
 			break;
+		}
+		if (seq) {
+			memcpy(out + o, u + i, seq);
+			o += seq;
+			i += seq;
+			continue;
 		}
 		if (need == 4) {
 			out[o++] = '\\';
@@ -373,8 +427,23 @@ void s3d_escape(const char *s, char *out, size_t outlen)
 		} else {
 			out[o++] = (char)c;
 		}
+		i++;
 	}
 	out[o] = '\0';
+	return o;
+}
+
+/**
+ * s3d_escape() - @s fit for a log line, backslash escaped too
+ * @s: text from outside (an S3 key: any bytes but NUL)
+ * @out: the result, always NUL terminated
+ * @outlen: its size (at least 4)
+ *
+ * As s3d_escape_mem(), with the backslash as \x5c.
+ */
+void s3d_escape(const char *s, char *out, size_t outlen)
+{
+	s3d_escape_mem(s, strlen(s), out, outlen, true);
 }
 
 void s3d_hex(const unsigned char *in, size_t n, char *out)

@@ -205,6 +205,10 @@ fi
 # broken listing keys), host only.
 [ -f daemon/s3cachefsd ] &&
 	host_suite "tests/host/resilience.sh" "$logs/resilience.log" timeout 300 bash tests/host/resilience.sh
+# A bucket whose credential endpoint hangs or fails holds up no other
+# (credentials resolved on the loop, failures backed off), host only.
+[ -f daemon/s3cachefsd ] &&
+	host_suite "tests/host/creds_async.sh" "$logs/creds_async.log" timeout 300 bash tests/host/creds_async.sh
 [ -f tools/s3cachectl/Makefile ] &&
 	host_suite "make -C tools/s3cachectl test" "$logs/ctl.log" make -C tools/s3cachectl test
 # SigV4 against an independent signer (@smithy/signature-v4).

@@ -14,6 +14,8 @@ Control (the test drives it with plain GETs):
                           imds_token, imds_list, imds_role) get a 500
   GET /_ctl?bad=EP:MODE   replies of EP are broken: truncated, nosecret,
                           badexpiry (until reset)
+  GET /_ctl?hang=EP       requests to EP are accepted (and counted) but
+                          never answered, until reset
   GET /_ctl?reset=1       back to defaults; counters zeroed
   GET /_stats             JSON: requests per endpoint, and unauthorized
 
@@ -40,7 +42,7 @@ state = {}
 
 def reset():
     state.clear()
-    state.update(lifetime=3600, fail={}, bad={}, count={}, serial={},
+    state.update(lifetime=3600, fail={}, bad={}, count={}, serial={}, hang=set(),
                  unauthorized=0, tokens=set(), last_session=None)
 
 
@@ -55,6 +57,13 @@ def issue(ep):
     """Count a request to @ep; return (serial, fail?, bad mode)."""
     with lock:
         state["count"][ep] = state["count"].get(ep, 0) + 1
+    # A hung endpoint: the connection stays open, nothing comes back.
+    while True:
+        with lock:
+            if ep not in state["hang"]:
+                break
+        time.sleep(0.1)
+    with lock:
         fail = state["fail"].get(ep, 0)
         if fail:
             state["fail"][ep] = fail - 1
@@ -68,6 +77,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass
+
+    def handle(self):
+        # A client gone while its request hung (hang=EP): nothing to say.
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def reply(self, code, body, ctype="text/plain"):
         data = body.encode() if isinstance(body, str) else body
@@ -178,6 +194,8 @@ class Handler(BaseHTTPRequestHandler):
                 for v in q.get("fail", []):
                     ep, n = v.split(":")
                     state["fail"][ep] = int(n)
+                for v in q.get("hang", []):
+                    state["hang"].add(v)
                 for v in q.get("bad", []):
                     ep, mode = v.split(":")
                     state["bad"][ep] = mode

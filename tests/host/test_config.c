@@ -522,6 +522,10 @@ static void test_refresh(void)
 		ok(0, "refresh: the four contexts");
 		goto out_ops;
 	}
+	/* A context made on demand asks the container endpoint on the loop. */
+	ok(!s3d_ctx_s3(w)->creds.access_key,
+	   "refresh: watched-data's credentials are not waited for in s3d_ctx_get()");
+	is_int(s3d_ctx_wait(w), 0, "refresh: ... they arrive from the loop");
 	ok(key_prefix(s3d_ctx_s3(g)->creds.access_key, "ASIACONTAINER") &&
 	   key_prefix(s3d_ctx_s3(w)->creds.access_key, "ASIACONTAINER"),
 	   "refresh: [global] and watched-data: container credentials (%s, %s)",
@@ -561,11 +565,35 @@ static void test_refresh(void)
 	free(kw.a0);
 	free(kw.b0);
 
-	/* SIGHUP: the new table's contexts are watched too. */
+	/*
+	 * SIGHUP while the container endpoint hangs: not waited for; the new
+	 * table's contexts sign with the keys from before until fresh ones
+	 * come, and are watched too.
+	 */
+	fake_get("/_ctl?hang=container", &b);
+	s3d_buf_free(&b);
+	t0 = s3d_now_ms();
 	is_int(s3d_ops_set_conf(c2), 0, "refresh: reload");
 	g2 = s3d_ctx_get(NULL, &err);
+	elapsed = s3d_now_ms() - t0;
+	ok(elapsed < 1000, "refresh: a reload does not wait for a hung endpoint (%llu ms)",
+	   (unsigned long long)elapsed);
 	ok(g2 && g2 != g && s3d_ctx_s3(g2)->creds.watcher,
 	   "refresh: the reloaded [global] context is watched");
+	ok(g2 && s3d_ctx_s3(g2)->creds.access_key &&
+	   !strcmp(s3d_ctx_s3(g2)->creds.access_key,
+		   s3d_ctx_s3(g)->creds.access_key),
+	   "refresh: ... and signs with the keys from before the reload meanwhile");
+	kw.a0 = g2 ? strdup(s3d_ctx_s3(g2)->creds.access_key ?: "") : NULL;
+	fake_get("/_ctl?reset=1", &b);		/* the endpoint answers again */
+	s3d_buf_free(&b);
+	err = g2 ? s3d_ctx_wait(g2) : -1;
+	ok(!err && kw.a0 &&
+	   key_prefix(s3d_ctx_s3(g2)->creds.access_key, "ASIACONTAINER") &&
+	   strcmp(s3d_ctx_s3(g2)->creds.access_key, kw.a0),
+	   "refresh: ... then with fresh ones (%s)",
+	   g2 ? s3d_ctx_s3(g2)->creds.access_key : "-");
+	free(kw.a0);
 	s3d_ctx_put(g2);
 
 	/* The old contexts go; then the new ones: nothing is refreshed. */
