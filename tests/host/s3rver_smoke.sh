@@ -206,10 +206,11 @@ out=$(cache "$c" other/ list: 2>&1)
 check "MOUNT: a cache of another prefix is refused (EXDEV)" grep -q 'REPLY mount -> -18' <<<"$out"
 mkdir "$work/c6"
 t0=$(date +%s%N)
-out=$("$daemon" --endpoint http://127.0.0.1:1 --anonymous --selftest cache bkt data/ "$work/c6" list: 2>"$work/err" | grep '^REPLY list')
+out=$("$daemon" --endpoint http://127.0.0.1:1 --anonymous --retry-attempts 3 --retry-base-ms 50 \
+	--selftest cache bkt data/ "$work/c6" list: 2>"$work/err" | grep '^REPLY list')
 t1=$(date +%s%N)
 is "$out" "REPLY list: -> -5 Input/output error" "errors: connection refused -> EIO"
-is "$(grep -c 'retrying in' "$work/err")" 2 "errors: after 3 attempts (2 retries with back-off)"
+is "$(grep -c 'retrying in' "$work/err")" 2 "errors: after --retry-attempts 3 (2 retries with back-off)"
 diag "connection-refused path took $(( (t1 - t0) / 1000000 )) ms"
 
 # --- a 10k directory ----------------------------------------------------------
