@@ -51,7 +51,8 @@
 #define REGISTER_TIMEOUT_MS	5000
 #define SENT_RING		1024
 #define EVICT_MAX		64
-#define REREGISTER_MS		1000	/* after a refused REGISTER */
+#define REREGISTER_MS		1000	/* after a refused REGISTER, doubling */
+#define REREGISTER_MAX_MS	30000
 
 static struct {
 	struct nl_sock *sk;
@@ -65,6 +66,7 @@ static struct {
 	bool ctrl_joined;	/* in nlctrl's "notify" group */
 	uint32_t ctrl_seq;	/* our last CTRL_CMD_GETFAMILY */
 	struct s3d_timer reregister;
+	unsigned int reregister_ms;	/* the next wait */
 	uint32_t version;	/* protocol version registered as */
 	struct {
 		uint32_t seq;
@@ -429,6 +431,7 @@ static void register_answered(int error)
 	if (!error) {
 		s3d_info("registered with the s3cachefs module (family %d, protocol %u)",
 			 nl.family, nl.version);
+		nl.reregister_ms = REREGISTER_MS;
 		return;
 	}
 	if (error == -EPROTO && nl.version > S3CFS_GENL_VERSION_MIN) {
@@ -438,8 +441,9 @@ static void register_answered(int error)
 		if (!send_register())
 			return;
 	}
-	/* Another daemon, or a module not ready yet: try again shortly. */
-	s3d_timer_arm(&nl.reregister, REREGISTER_MS);
+	/* Another daemon, or a module not ready yet: try again later. */
+	s3d_timer_arm(&nl.reregister, nl.reregister_ms);
+	nl.reregister_ms = S3D_MIN(nl.reregister_ms * 2, REREGISTER_MAX_MS);
 }
 
 static void on_error(struct nlmsghdr *nlh)
@@ -549,6 +553,7 @@ static void on_ctrl(struct nlmsghdr *nlh)
 	s3d_info("the s3cachefs module appeared (family %d); registering", id);
 	nl.family = id;
 	nl.version = S3CFS_GENL_VERSION;
+	nl.reregister_ms = REREGISTER_MS;
 	if (send_register())
 		s3d_timer_arm(&nl.reregister, REREGISTER_MS);
 }
