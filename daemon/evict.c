@@ -5,8 +5,10 @@
  * Each mount has a cache limit (bytes of allocated blocks under its cache
  * directory; 0: none) and may have a free-space floor for the device its
  * cache lives on (bytes or a percentage). Usage is the sum of st_blocks of
- * the regular files under the cache root: scanned once at MOUNT, updated
- * from a fresh stat after every FETCH and every eviction.
+ * the regular files under the cache root: scanned after MOUNT, from the
+ * loop a slice at a time (walk.c; no eviction pass starts before the scan
+ * is complete), updated from a fresh stat after every FETCH and every
+ * eviction.
  *
  * When a mount is over its limit (or the device under its floor) the
  * daemon evicts that mount's least recently used files until usage is back
@@ -32,6 +34,7 @@
 #include <sys/statvfs.h>
 
 #include "s3cachefsd.h"
+#include "walk.h"
 
 struct s3d_cache_policy s3d_cache_default;
 const struct s3d_cache_policy *(*s3d_cache_policy_hook)(const char *bucket);
@@ -55,6 +58,7 @@ struct s3d_cache {
 	int refs;		/* the mount's, plus one per EVICT in flight */
 	bool dead;		/* the mount is gone */
 	int rootfd;		/* O_PATH, our own dup */
+	struct s3d_walk *walk;	/* the usage scan, while it runs */
 	struct s3d_cache_policy pol;
 	uint64_t used;		/* bytes allocated to cached files */
 	struct cfile **tab;
@@ -258,46 +262,27 @@ static void restat(struct s3d_cache *c, const char *path, bool fetched)
 		account(c, path, NULL, false);
 }
 
-/* Walk @dirfd (path @rel) adding every regular file. */
-static int scan(struct s3d_cache *c, int dirfd, const char *rel, int depth)
+/* The usage scan (walk.c) found a regular file. */
+static int scan_file(void *arg, const char *path, const struct stat *st)
 {
-	DIR *d = fdopendir(dirfd);
-	struct dirent *de;
-	struct stat st;
-	int err = 0;
+	return account(arg, path, st, false);
+}
 
-	if (!d) {
-		close(dirfd);
-		return -errno;
-	}
-	while (!err && (de = readdir(d))) {
-		char *path;
-		int fd;
+static void check(struct s3d_cache *c, uint64_t extra);
 
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (!*rel && (!strcmp(de->d_name, S3CFS_META_DIR) ||
-			      !strcmp(de->d_name, S3CFS_LOST_FOUND)))
-			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			continue;
-		if (asprintf(&path, "%s%s%s", rel, *rel ? "/" : "",
-			     de->d_name) < 0) {
-			err = -ENOMEM;
-			break;
-		}
-		if (S_ISREG(st.st_mode)) {
-			err = account(c, path, &st, false);
-		} else if (S_ISDIR(st.st_mode) && depth < 512) {
-			fd = openat(dirfd, de->d_name,
-				    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0)
-				err = scan(c, fd, path, depth + 1);
-		}
-		free(path);
-	}
-	closedir(d);
-	return err;
+static void scan_done(void *arg, int err)
+{
+	struct s3d_cache *c = arg;
+
+	c->walk = NULL;
+	if (err)
+		s3d_err("mount %u: scanning the cache: %s; usage counts only what was seen",
+			c->mount_id, strerror(-err));
+	s3d_info("mount %u: %zu cached files, %llu bytes (limit %llu%s)",
+		 c->mount_id, c->nfiles, (unsigned long long)c->used,
+		 (unsigned long long)c->pol.limit,
+		 c->pol.limit ? "" : ": none");
+	check(c, 0);
 }
 
 /* ---- eviction ---- */
@@ -418,7 +403,8 @@ static void check(struct s3d_cache *c, uint64_t extra)
 	size_t i, j = 0, k, *idx;
 	uint64_t need;
 
-	if (c->evicting || c->dead)
+	/* Before the scan ends, usage is too low and the LRU order partial. */
+	if (c->evicting || c->dead || c->walk)
 		return;
 	need = need_now(c, extra, true);
 	if (!need || !c->nfiles)
@@ -465,7 +451,7 @@ struct s3d_cache *s3d_cache_open(uint32_t mount_id, int rootfd,
 				 const struct s3d_cache_policy *pol)
 {
 	struct s3d_cache *c = calloc(1, sizeof(*c));
-	int fd, err;
+	int err;
 
 	if (!c)
 		return NULL;
@@ -476,8 +462,8 @@ struct s3d_cache *s3d_cache_open(uint32_t mount_id, int rootfd,
 	c->rootfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
 	err = c->rootfd < 0 ? -errno : grow(c);
 	if (!err) {
-		fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		err = fd < 0 ? -errno : scan(c, fd, "", 0);
+		c->walk = s3d_walk_start(c->rootfd, scan_file, scan_done, c);
+		err = c->walk ? 0 : -errno;
 	}
 	if (err) {
 		s3d_err("mount %u: scanning the cache: %s", mount_id,
@@ -485,11 +471,7 @@ struct s3d_cache *s3d_cache_open(uint32_t mount_id, int rootfd,
 		cache_put(c);
 		return NULL;
 	}
-	s3d_info("mount %u: %zu cached files, %llu bytes (limit %llu%s)",
-		 mount_id, c->nfiles, (unsigned long long)c->used,
-		 (unsigned long long)pol->limit, pol->limit ? "" : ": none");
 	s3d_list_add_tail(&c->all, &caches);
-	check(c, 0);
 	return c;
 }
 
@@ -498,6 +480,8 @@ void s3d_cache_close(struct s3d_cache *c)
 	if (!c)
 		return;
 	s3d_list_del(&c->all);
+	s3d_walk_cancel(c->walk);
+	c->walk = NULL;
 	c->dead = true;
 	cache_put(c);
 }

@@ -17,6 +17,16 @@
  * a reply it refuses (an NLMSG_ERROR is sent for any error); a small ring of
  * recent replies turns its sequence number back into a request id for the
  * log.
+ *
+ * The module can come and go under a running daemon (rmmod, modprobe: a
+ * DKMS upgrade). The socket also listens to the generic netlink
+ * controller's "notify" group: CTRL_CMD_DELFAMILY for our family name
+ * forgets the family id, CTRL_CMD_NEWFAMILY takes the new id and REGISTERs
+ * again (the module announces its mounts from there, as after any
+ * REGISTER). A daemon started before the module waits for NEWFAMILY. A
+ * notification lost to a full receive queue is made up for by asking the
+ * controller (CTRL_CMD_GETFAMILY, whose answer is a NEWFAMILY message).
+ * Our family has no multicast groups, so there is nothing else to re-join.
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,6 +36,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
@@ -40,6 +51,8 @@
 #define REGISTER_TIMEOUT_MS	5000
 #define SENT_RING		1024
 #define EVICT_MAX		64
+#define REREGISTER_MS		1000	/* after a refused REGISTER, doubling */
+#define REREGISTER_MAX_MS	30000
 
 static struct {
 	struct nl_sock *sk;
@@ -49,6 +62,11 @@ static struct {
 	bool watching;
 	uint32_t register_seq;
 	int register_state;	/* 0: waiting, 1: acked, <0: refused */
+	bool register_sync;	/* s3d_nl_init() waits for the answer */
+	bool ctrl_joined;	/* in nlctrl's "notify" group */
+	uint32_t ctrl_seq;	/* our last CTRL_CMD_GETFAMILY */
+	struct s3d_timer reregister;
+	unsigned int reregister_ms;	/* the next wait */
 	uint32_t version;	/* protocol version registered as */
 	struct {
 		uint32_t seq;
@@ -309,6 +327,13 @@ static void nl_reply(struct s3d_req *r, int status)
 	int err;
 
 	s3d_metrics_kreq(r, status);
+	if (nl.family < 0) {
+		/* The module went away with the request; no one waits. */
+		s3d_dbg("%s reply to request %llu dropped: no module",
+			cmd_name(r->cmd), (unsigned long long)r->id);
+		s3d_req_free(r);
+		return;
+	}
 	msg = s3d_nl_build_reply(r, status, nl.family);
 	if (!msg) {
 		s3d_err("%s reply to request %llu: out of memory",
@@ -337,6 +362,8 @@ static void nl_progress(struct s3d_req *r)
 	struct nl_msg *msg;
 	int err;
 
+	if (nl.family < 0)
+		return;
 	msg = s3d_nl_build_reply(r, -EINPROGRESS, nl.family);
 	if (!msg)
 		return;		/* the next tick tries again */
@@ -396,6 +423,29 @@ static const char *extack_msg(struct nlmsghdr *nlh)
 	return NULL;
 }
 
+static int send_register(void);
+
+/* The answer to a REGISTER sent from the loop (the module came back). */
+static void register_answered(int error)
+{
+	if (!error) {
+		s3d_info("registered with the s3cachefs module (family %d, protocol %u)",
+			 nl.family, nl.version);
+		nl.reregister_ms = REREGISTER_MS;
+		return;
+	}
+	if (error == -EPROTO && nl.version > S3CFS_GENL_VERSION_MIN) {
+		s3d_info("the loaded module predates protocol %u; trying %u",
+			 nl.version, nl.version - 1);
+		nl.version--;
+		if (!send_register())
+			return;
+	}
+	/* Another daemon, or a module not ready yet: try again later. */
+	s3d_timer_arm(&nl.reregister, nl.reregister_ms);
+	nl.reregister_ms = S3D_MIN(nl.reregister_ms * 2, REREGISTER_MAX_MS);
+}
+
 static void on_error(struct nlmsghdr *nlh)
 {
 	struct nlmsgerr *e = nlmsg_data(nlh);
@@ -408,10 +458,17 @@ static void on_error(struct nlmsghdr *nlh)
 	if (e->msg.nlmsg_seq == nl.register_seq && nl.register_state == 0) {
 		nl.register_state = e->error ? e->error : 1;
 		if (e->error == -EPROTO && nl.version > S3CFS_GENL_VERSION_MIN)
-			return;		/* an older module: s3d_nl_init retries */
-		if (e->error)
+			;	/* an older module: tried again with less */
+		else if (e->error)
 			s3d_err("REGISTER refused by the kernel: %s%s%s",
 				strerror(-e->error), ext ? ": " : "", ext ?: "");
+		if (!nl.register_sync)
+			register_answered(e->error);
+		return;
+	}
+	if (nl.ctrl_seq && e->msg.nlmsg_seq == nl.ctrl_seq) {
+		/* -ENOENT: no module yet; its NEWFAMILY will come. */
+		nl.ctrl_seq = 0;
 		return;
 	}
 	if (evict_acked(e->msg.nlmsg_seq, e->error))
@@ -432,6 +489,80 @@ static void on_error(struct nlmsghdr *nlh)
 	s3d_warn("kernel reported an error for message %u: %s%s%s",
 		 e->msg.nlmsg_seq, strerror(-e->error), ext ? ": " : "",
 		 ext ?: "");
+}
+
+/* Ask the controller about our family; the answer is a NEWFAMILY. */
+static void ask_family(void)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	if (!msg)
+		return;
+	if (genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, GENL_ID_CTRL, 0, 0,
+			CTRL_CMD_GETFAMILY, 1) &&
+	    nla_put_string(msg, CTRL_ATTR_FAMILY_NAME, S3CFS_GENL_NAME) >= 0 &&
+	    nl_send_auto(nl.sk, msg) >= 0)
+		nl.ctrl_seq = nlmsg_hdr(msg)->nlmsg_seq;
+	nlmsg_free(msg);
+}
+
+/* Forget a family that is gone: nothing sent to it can be answered. */
+static void family_gone(void)
+{
+	unsigned int i;
+
+	s3d_timer_cancel(&nl.reregister);
+	nl.family = -1;
+	nl.register_state = 0;
+	for (i = 0; i < EVICT_MAX; i++)
+		if (nl.evict[i].done)
+			evict_acked(nl.evict[i].seq, -ECANCELED);
+}
+
+/* A controller notification (or our GETFAMILY's answer). */
+static void on_ctrl(struct nlmsghdr *nlh)
+{
+	struct genlmsghdr *gh = nlmsg_data(nlh);
+	struct nlattr *tb[CTRL_ATTR_MAX + 1];
+	const char *name;
+	int id;
+
+	if (nlh->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN) ||
+	    (gh->cmd != CTRL_CMD_NEWFAMILY && gh->cmd != CTRL_CMD_DELFAMILY) ||
+	    genlmsg_parse(nlh, 0, tb, CTRL_ATTR_MAX, NULL) < 0 ||
+	    !tb[CTRL_ATTR_FAMILY_NAME] || !tb[CTRL_ATTR_FAMILY_ID] ||
+	    nla_len(tb[CTRL_ATTR_FAMILY_ID]) < 2)
+		return;
+	name = nla_data(tb[CTRL_ATTR_FAMILY_NAME]);
+	if (strnlen(name, nla_len(tb[CTRL_ATTR_FAMILY_NAME])) !=
+	    strlen(S3CFS_GENL_NAME) || strcmp(name, S3CFS_GENL_NAME))
+		return;
+	id = nla_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+	if (gh->cmd == CTRL_CMD_DELFAMILY) {
+		if (id != nl.family)
+			return;
+		s3d_warn("the s3cachefs module went away (family %d); waiting for it to come back",
+			 id);
+		family_gone();
+		return;
+	}
+	if (id == nl.family)
+		return;		/* known (the answer to a GETFAMILY) */
+	if (nl.family >= 0)
+		family_gone();	/* its DELFAMILY was lost */
+	s3d_info("the s3cachefs module appeared (family %d); registering", id);
+	nl.family = id;
+	nl.version = S3CFS_GENL_VERSION;
+	nl.reregister_ms = REREGISTER_MS;
+	if (send_register())
+		s3d_timer_arm(&nl.reregister, REREGISTER_MS);
+}
+
+static void reregister(struct s3d_timer *t)
+{
+	(void)t;
+	if (nl.family >= 0 && nl.register_state != 1 && send_register())
+		s3d_timer_arm(&nl.reregister, REREGISTER_MS);
 }
 
 static int on_msg_in(struct nl_msg *msg, void *arg)
@@ -458,6 +589,8 @@ static int on_msg_in(struct nl_msg *msg, void *arg)
 	default:
 		if (nlh->nlmsg_type == nl.family)
 			on_request(nlh);
+		else if (nlh->nlmsg_type == GENL_ID_CTRL)
+			on_ctrl(nlh);
 		else
 			s3d_dbg("ignoring netlink message of type %u",
 				nlh->nlmsg_type);
@@ -507,6 +640,9 @@ static bool drain(void)
 			 * queue (or a faster daemon) avoids the delay.
 			 */
 			s3d_warn("netlink receive queue overflowed; the kernel re-sends what did not fit");
+			/* A controller notification may be lost: ask. */
+			if (nl.ctrl_joined)
+				ask_family();
 			continue;
 		}
 		s3d_err("netlink receive: %s", nl_geterror(n));
@@ -580,8 +716,7 @@ static int resolve_family(void)
 	}
 	nl.family = genl_ctrl_resolve(nl.sk, S3CFS_GENL_NAME);
 	if (nl.family == -NLE_OBJ_NOTFOUND) {
-		s3d_err("s3cachefs module not loaded (no generic netlink family \"%s\"; try: modprobe s3cachefs)",
-			S3CFS_GENL_NAME);
+		nl.family = -1;
 		return -ENOENT;
 	}
 	if (nl.family < 0) {
@@ -592,13 +727,36 @@ static int resolve_family(void)
 	return 0;
 }
 
+/* Hear of the module's coming and going (see the top of this file). */
+static int join_ctrl_notify(void)
+{
+	int grp, err;
+
+	grp = genl_ctrl_resolve_grp(nl.sk, "nlctrl", "notify");
+	if (grp < 0) {
+		s3d_err("generic netlink controller's notify group: %s",
+			nl_geterror(grp));
+		return -EIO;
+	}
+	err = nl_socket_add_membership(nl.sk, grp);
+	if (err < 0) {
+		s3d_err("joining the controller's notify group: %s",
+			nl_geterror(err));
+		return -EIO;
+	}
+	nl.ctrl_joined = true;
+	return 0;
+}
+
 /**
  * s3d_nl_init() - connect to the module and register as its daemon
  *
  * Requests may already be handled (and S3 transfers queued) before this
  * returns, so the loop and the operations must be set up first.
  *
- * Return: 0 or -errno (logged; -ENOENT: module not loaded).
+ * Without the module, the daemon waits for it (see the top of this file).
+ *
+ * Return: 0 or -errno (logged).
  */
 int s3d_nl_init(void)
 {
@@ -609,8 +767,12 @@ int s3d_nl_init(void)
 		s3d_err("netlink: out of memory");
 		return -ENOMEM;
 	}
+	nl.reregister.fn = reregister;
 	/* Resolve first: libnl's resolver needs the default callbacks. */
 	err = resolve_family();
+	if (err && err != -ENOENT)
+		goto fail;
+	err = join_ctrl_notify();
 	if (err)
 		goto fail;
 	nl_socket_disable_seq_check(nl.sk);
@@ -620,10 +782,25 @@ int s3d_nl_init(void)
 	err = set_sockopts();
 	if (err)
 		goto fail;
+	err = s3d_loop_watch(&nl.w, nl_socket_get_fd(nl.sk), EPOLLIN,
+			     on_readable);
+	if (err) {
+		s3d_err("watching the netlink socket: %s", strerror(-err));
+		goto fail;
+	}
+	nl.watching = true;
+	if (nl.family < 0) {
+		s3d_info("s3cachefs module not loaded (no generic netlink family \"%s\"); waiting for it (modprobe s3cachefs)",
+			 S3CFS_GENL_NAME);
+		/* It may have come between the resolve and the join. */
+		ask_family();
+		return 0;
+	}
 	/*
 	 * Newest protocol first; a module loaded before the daemon was
 	 * upgraded may speak only version 1 (then fetches land whole).
 	 */
+	nl.register_sync = true;
 	for (nl.version = S3CFS_GENL_VERSION;; nl.version--) {
 		err = send_register();
 		if (err < 0) {
@@ -637,15 +814,9 @@ int s3d_nl_init(void)
 		s3d_info("the loaded module predates protocol %u; trying %u",
 			 nl.version, nl.version - 1);
 	}
+	nl.register_sync = false;
 	if (err)
 		goto fail;
-	err = s3d_loop_watch(&nl.w, nl_socket_get_fd(nl.sk), EPOLLIN,
-			     on_readable);
-	if (err) {
-		s3d_err("watching the netlink socket: %s", strerror(-err));
-		goto fail;
-	}
-	nl.watching = true;
 	s3d_info("registered with the s3cachefs module (family %d, protocol %u)",
 		 nl.family, nl.version);
 	return 0;
@@ -659,6 +830,9 @@ void s3d_nl_fini(void)
 {
 	unsigned int i;
 
+	s3d_timer_cancel(&nl.reregister);
+	nl.register_sync = false;
+	nl.ctrl_joined = false;
 	/* EVICTs never answered: their owners stop waiting. */
 	for (i = 0; i < EVICT_MAX; i++)
 		if (nl.evict[i].done)

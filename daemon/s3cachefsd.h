@@ -535,6 +535,9 @@ int s3d_store_prune(int dirfd, bool at_root,
 int s3d_store_set_listed(int dirfd, time_t when);
 int s3d_store_get_etag(int fd, char *buf, size_t len);
 int s3d_store_get_size(int fd, uint64_t *size);
+int s3d_meta_encode(const struct s3d_meta *m, bool raw, uint8_t *buf);
+int s3d_meta_decode(const uint8_t *v, size_t n, char *etag, uint64_t *size,
+		    int64_t *mtime);
 
 /* ---- ops.c: the mounts and the handling of kernel requests ---- */
 struct s3d_s3;

@@ -6,10 +6,12 @@
  * printed instead of sent.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/xattr.h>
 
 #include "s3cachefsd.h"
@@ -115,14 +117,15 @@ static bool all_replied(void *arg)
 static char *etag_of(const char *dir, const char *path)
 {
 	char file[8192], etag[S3CFS_ETAG_MAX + 1];
-	ssize_t n;
+	int fd, err;
 
 	snprintf(file, sizeof(file), "%s/%s", dir, path);
-	n = lgetxattr(file, S3CFS_XATTR_ETAG, etag, sizeof(etag) - 1);
-	if (n < 0)
+	fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return strdup("\"none\"");
-	etag[n] = '\0';
-	return strdup(etag);
+	err = s3d_store_get_etag(fd, etag, sizeof(etag));
+	close(fd);
+	return strdup(err ? "\"none\"" : etag);
 }
 
 /*

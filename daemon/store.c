@@ -12,9 +12,16 @@
  * object therefore gets a new file: O_TMPFILE in the directory, sized,
  * tagged, linked under a hidden temporary name and renamed over the old
  * one, so the kernel sees either the old file or the new, never a mix.
- * The object's size is one of the tags (S3CFS_XATTR_SIZE): the file's
- * i_size is longer after a crash between writing the last piece, rounded
- * up to the block size, and truncating it back (ops.c fetch_write()).
+ * The object's size is one of the tags: the file's i_size is longer after
+ * a crash between writing the last piece, rounded up to the block size,
+ * and truncating it back (ops.c fetch_write()).
+ *
+ * The tags are one compact binary xattr, S3CFS_XATTR_META (layout in the
+ * uapi header), small enough for the inode itself on ext4 with 256-byte
+ * inodes: the three text xattrs of older caches spilled into a 4 KiB block
+ * per file, which counted against the cache limit and which eviction never
+ * freed. Files in the older form are still read, and rewritten in the
+ * compact form (migrate()) when a LOOKUP or LIST finds them current.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -277,15 +284,147 @@ int s3d_store_open_file(int rootfd, const char *path, int flags, int *fd)
 	return 0;
 }
 
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Is @etag '"' + 32 lowercase hex digits + a short tail + '"'? */
+static bool etag_md5_form(const char *etag, size_t len)
+{
+	size_t i;
+
+	if (len < 34 || len - 34 > S3CFS_META_TAIL_MAX || etag[0] != '"' ||
+	    etag[len - 1] != '"')
+		return false;
+	for (i = 1; i <= 32; i++)
+		if (hexval(etag[i]) < 0)
+			return false;
+	return true;
+}
+
 /**
- * s3d_store_get_size() - the object size stored on a lower file
- * @fd: the file
- * @size: set on success
+ * s3d_meta_encode() - the S3CFS_XATTR_META value for @m
+ * @m: the object's ETag (not empty), size and mtime
+ * @raw: store the ETag as text even where it has the compact form
+ * @buf: S3CFS_META_MAX bytes
  *
- * Return: 0, -ENODATA (a file of an older cache: no size stored; its
- * i_size is the size), -EINVAL (not a number) or another -errno.
+ * Return: the value's length, or -EINVAL (no ETag, too long or too big).
  */
-int s3d_store_get_size(int fd, uint64_t *size)
+int s3d_meta_encode(const struct s3d_meta *m, bool raw, uint8_t *buf)
+{
+	size_t len = m->etag ? strlen(m->etag) : 0, i;
+
+	if (!len || len > S3CFS_ETAG_MAX || m->size > INT64_MAX)
+		return -EINVAL;
+	buf[0] = S3CFS_META_VERSION;
+	buf[1] = 0;
+	put_le64(buf + S3CFS_META_OFF_SIZE, m->size);
+	put_le64(buf + S3CFS_META_OFF_MTIME, (uint64_t)(int64_t)m->mtime);
+	buf += S3CFS_META_OFF_ETAG;
+	if (raw || !etag_md5_form(m->etag, len)) {
+		memcpy(buf, m->etag, len);
+		return (int)(S3CFS_META_OFF_ETAG + len);
+	}
+	buf[-S3CFS_META_OFF_ETAG + 1] = S3CFS_META_MD5;
+	for (i = 0; i < 16; i++)
+		buf[i] = (uint8_t)(hexval(m->etag[1 + 2 * i]) << 4 |
+				   hexval(m->etag[2 + 2 * i]));
+	memcpy(buf + 16, m->etag + 33, len - 34);
+	return (int)(S3CFS_META_OFF_ETAG + 16 + len - 34);
+}
+
+/**
+ * s3d_meta_decode() - read an S3CFS_XATTR_META value
+ * @v: the value
+ * @n: its length
+ * @etag: S3CFS_ETAG_MAX + 1 bytes for the ETag (NUL terminated)
+ * @size: the object's size
+ * @mtime: its mtime
+ *
+ * Return: 0 or -EINVAL (another version, truncated, or malformed).
+ */
+int s3d_meta_decode(const uint8_t *v, size_t n, char *etag, uint64_t *size,
+		    int64_t *mtime)
+{
+	static const char hex[] = "0123456789abcdef";
+	const uint8_t *e = v + S3CFS_META_OFF_ETAG;
+	size_t elen, len, i;
+
+	if (n < S3CFS_META_OFF_ETAG || v[0] != S3CFS_META_VERSION)
+		return -EINVAL;
+	elen = n - S3CFS_META_OFF_ETAG;
+	*size = get_le64(v + S3CFS_META_OFF_SIZE);
+	*mtime = (int64_t)get_le64(v + S3CFS_META_OFF_MTIME);
+	if (*size > INT64_MAX)
+		return -EINVAL;
+	if (v[1] & S3CFS_META_MD5) {
+		if (elen < 16 || elen - 16 > S3CFS_META_TAIL_MAX)
+			return -EINVAL;
+		len = elen - 16 + 34;
+		etag[0] = '"';
+		for (i = 0; i < 16; i++) {
+			etag[1 + 2 * i] = hex[e[i] >> 4];
+			etag[2 + 2 * i] = hex[e[i] & 15];
+		}
+		memcpy(etag + 33, e + 16, elen - 16);
+		etag[len - 1] = '"';
+	} else {
+		if (elen > S3CFS_ETAG_MAX)
+			return -EINVAL;
+		len = elen;
+		memcpy(etag, e, elen);
+	}
+	etag[len] = '\0';
+	return len && strlen(etag) == len ? 0 : -EINVAL;
+}
+
+/* The compact tags of @fd: 0, -ENODATA (none: an older cache), -EINVAL. */
+static int get_meta(int fd, char *etag, uint64_t *size, int64_t *mtime)
+{
+	uint8_t v[S3CFS_META_MAX];
+	ssize_t n;
+
+	n = fgetxattr(fd, S3CFS_XATTR_META, v, sizeof(v));
+	if (n < 0)
+		return errno == ERANGE ? -EINVAL : -errno;
+	return s3d_meta_decode(v, (size_t)n, etag, size, mtime);
+}
+
+static int set_meta(int fd, const struct s3d_meta *m, bool raw)
+{
+	uint8_t v[S3CFS_META_MAX];
+	int n = s3d_meta_encode(m, raw, v);
+
+	if (n < 0)
+		return n;
+	return fsetxattr(fd, S3CFS_XATTR_META, v, (size_t)n, 0) ? -errno : 0;
+}
+
+/* The older form's size tag. */
+static int get_old_size(int fd, uint64_t *size)
 {
 	char buf[24], *end;
 	unsigned long long v;
@@ -305,23 +444,73 @@ int s3d_store_get_size(int fd, uint64_t *size)
 	return 0;
 }
 
-static int set_size(int fd, uint64_t size)
+/**
+ * s3d_store_get_size() - the object size stored on a lower file
+ * @fd: the file
+ * @size: set on success
+ *
+ * Return: 0, -ENODATA (a file of an older cache: no size stored; its
+ * i_size is the size), -EINVAL (malformed) or another -errno.
+ */
+int s3d_store_get_size(int fd, uint64_t *size)
 {
-	char v[24];
+	char etag[S3CFS_ETAG_MAX + 1];
+	int64_t mtime;
+	int err;
 
-	snprintf(v, sizeof(v), "%llu", (unsigned long long)size);
-	return fsetxattr(fd, S3CFS_XATTR_SIZE, v, strlen(v), 0) ? -errno : 0;
+	err = get_meta(fd, etag, size, &mtime);
+	return err == -ENODATA ? get_old_size(fd, size) : err;
 }
 
 /* Read the ETag stored on a lower file. */
 int s3d_store_get_etag(int fd, char *buf, size_t len)
 {
-	ssize_t n = fgetxattr(fd, S3CFS_XATTR_ETAG, buf, len - 1);
+	char etag[S3CFS_ETAG_MAX + 1];
+	uint64_t size;
+	int64_t mtime;
+	ssize_t n;
+	int err;
 
+	err = get_meta(fd, etag, &size, &mtime);
+	if (!err) {
+		if (strlen(etag) >= len)
+			return -ERANGE;
+		strcpy(buf, etag);
+		return 0;
+	}
+	if (err != -ENODATA)
+		return err;
+	n = fgetxattr(fd, S3CFS_XATTR_ETAG, buf, len - 1);
 	if (n < 0)
 		return -errno;
 	buf[n] = '\0';
 	return 0;
+}
+
+/*
+ * Rewrite the older form of @fd's tags as S3CFS_XATTR_META (@m: the file's
+ * own ETag). Every step leaves tags the kernel reads right: the compact
+ * value first (the kernel prefers it), then the old ones go. On ext4 the
+ * new value landed in the external block while the old ones filled the
+ * inode; setting it once more (raw ETag, then compact again: ext4 skips
+ * a write of the same bytes) moves it into the inode, which tries the
+ * inode first and frees the block.
+ */
+static int migrate(int fd, const struct s3d_meta *m)
+{
+	static const char *const old[] = {
+		S3CFS_XATTR_ETAG, S3CFS_XATTR_MTIME, S3CFS_XATTR_SIZE,
+	};
+	size_t i;
+	int err;
+
+	err = set_meta(fd, m, true);
+	if (err)
+		return err;
+	for (i = 0; i < S3D_ARRAY_SIZE(old); i++)
+		if (fremovexattr(fd, old[i]) && errno != ENODATA)
+			return -errno;
+	return set_meta(fd, m, false);
 }
 
 static int rm_tree(int dirfd, const char *name, int depth);
@@ -441,20 +630,17 @@ static int new_file(int dirfd, const char *name, const struct s3d_meta *m,
 {
 	static unsigned int seq;
 	static pid_t pid;
-	char tmp[64], mtime[32];
+	char tmp[64];
 	int fd, err = 0, tries;
 
 	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	snprintf(mtime, sizeof(mtime), "%lld", (long long)m->mtime);
-	if (ftruncate(fd, (off_t)m->size) ||
-	    fsetxattr(fd, S3CFS_XATTR_ETAG, m->etag, strlen(m->etag), 0) ||
-	    fsetxattr(fd, S3CFS_XATTR_MTIME, mtime, strlen(mtime), 0)) {
+	if (ftruncate(fd, (off_t)m->size)) {
 		err = -errno;
 		goto out;
 	}
-	err = set_size(fd, m->size);
+	err = set_meta(fd, m, false);
 	if (err)
 		goto out;
 	if (absent) {
@@ -500,37 +686,60 @@ int s3d_store_replace_file(int dirfd, const char *name,
 
 /*
  * Is the regular file @name in @dirfd the lower file of @m already? It is
- * if it carries @m's ETag and size. A file of an older cache, with no size
- * stored, is one if its i_size is @m's size: it gets the size xattr now
- * (the same value the kernel took from its i_size, so nothing the kernel
- * knows changes); with another i_size (left rounded up by a crash) it is
- * not, and is renewed.
+ * if it carries @m's ETag and size. A file of an older cache (one xattr
+ * per tag) is one if its ETag matches and its size tag, or without one its
+ * i_size, is @m's size: its tags are then rewritten in the compact form
+ * (the same values the kernel took from them, its own ETag text included,
+ * so nothing the kernel knows changes); with another i_size (left rounded
+ * up by a crash) it is not, and is renewed.
  */
 static bool file_is(int dirfd, const char *name, const struct s3d_meta *m)
 {
-	char etag[S3CFS_ETAG_MAX + 2];
+	char etag[S3CFS_ETAG_MAX + 2], v[24], *end;
+	struct s3d_meta have;
 	struct stat st;
 	uint64_t size;
+	int64_t mtime;
 	bool is = false;
+	ssize_t n;
 	int fd, err;
 
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	if (s3d_store_get_etag(fd, etag, sizeof(etag)) ||
-	    !s3d_etag_eq(etag, m->etag))
+	err = get_meta(fd, etag, &size, &mtime);
+	if (err != -ENODATA) {
+		is = !err && s3d_etag_eq(etag, m->etag) && size == m->size;
 		goto out;
-	err = s3d_store_get_size(fd, &size);
-	if (!err) {
-		is = size == m->size;
-	} else if (err == -ENODATA && !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-		   (uint64_t)st.st_size == m->size) {
-		/* Needs no write access: xattrs are the inode's, not data. */
-		err = set_size(fd, m->size);
-		is = !err;
-		if (err)
-			s3d_warn("%s: storing its size: %s", name, strerror(-err));
 	}
+	n = fgetxattr(fd, S3CFS_XATTR_ETAG, etag, sizeof(etag) - 1);
+	if (n <= 0)
+		goto out;
+	etag[n] = '\0';
+	if (!s3d_etag_eq(etag, m->etag))
+		goto out;
+	err = get_old_size(fd, &size);
+	if (err == -ENODATA && !fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		size = (uint64_t)st.st_size;
+		err = 0;
+	}
+	if (err || size != m->size)
+		goto out;
+	have = *m;
+	have.etag = etag;
+	n = fgetxattr(fd, S3CFS_XATTR_MTIME, v, sizeof(v) - 1);
+	if (n > 0) {
+		v[n] = '\0';
+		errno = 0;
+		have.mtime = strtoll(v, &end, 10);
+		if (errno || *end)
+			have.mtime = m->mtime;
+	}
+	/* Needs no write access: xattrs are the inode's, not data. */
+	err = migrate(fd, &have);
+	is = !err;
+	if (err)
+		s3d_warn("%s: rewriting its tags: %s", name, strerror(-err));
 out:
 	close(fd);
 	return is;

@@ -199,7 +199,7 @@ static ssize_t s3cfs_fill_range(struct inode *inode, loff_t pos, size_t len)
 
 /*
  * Zero what the lower read did not fill, and what is past the object's end
- * (the lower file can be longer: S3CFS_XATTR_SIZE), and finish the folio.
+ * (the lower file can be longer: s3cfs_lower_size()), and finish the folio.
  */
 static void s3cfs_folio_done(struct folio *folio, loff_t filled_to, int err)
 {

@@ -21,6 +21,12 @@
  *     up. A file without it (an older cache) is sized by its i_size, and
  *     the daemon gives it the xattr when S3 agrees or renews it.
  *   - S3CFS_LOST_FOUND at the cache root is the lower filesystem's.
+ *   - S3CFS_XATTR_META: size, mtime and ETag in one compact binary value
+ *     that fits in an ext4 inode of 256 bytes with room to spare (the three
+ *     text xattrs spilled into an external 4 KiB block per listed file,
+ *     which eviction could never free). Files that carry the three older
+ *     xattrs instead are read as before and rewritten in the compact form
+ *     when the daemon next meets them (LOOKUP, LIST).
  *
  * Transport: one generic netlink family, S3CFS_GENL_NAME, in the initial
  * network namespace only. The daemon REGISTERs (needs CAP_SYS_ADMIN); from
@@ -155,17 +161,43 @@ enum s3cfs_attr {
  * Key PREFIX + "a/b/c.bin" lives at <cache>/a/b/c.bin, a sparse file whose
  * size (i_size) is the object's size, or more: the last piece of an object
  * is written rounded up to 4 KiB and truncated back, and a crash between
- * the two leaves it longer. The object's size is S3CFS_XATTR_SIZE, set
- * before the file is linked. A chunk [n * CHUNK, (n + 1) * CHUNK) clamped
+ * the two leaves it longer. The object's size is in S3CFS_XATTR_META (or,
+ * in an older cache, S3CFS_XATTR_SIZE), set before the file is linked. A chunk [n * CHUNK, (n + 1) * CHUNK) clamped
  * to that size is present iff its whole range is data (SEEK_DATA/SEEK_HOLE).
  *
  * A lower file's data always belongs to the ETag stored on it: the daemon
- * never changes S3CFS_XATTR_ETAG of an existing file in place. A changed
+ * never changes the ETag of an existing file in place. A changed
  * object gets a new lower file, created with O_TMPFILE, sized, tagged, and
  * renamed over the old name (names beginning with S3CFS_HIDDEN_PREFIX are
  * the daemon's and never shown). Only the kernel punches holes in files
  * (S3CFS_CMD_EVICT). The kernel sets a lower file's atime when the file is
  * opened (at most once a minute): the daemon's LRU clock for eviction.
+ */
+/*
+ * Files: the object's metadata in one value, set before the file has a name
+ * and never changed (a changed object gets a new file). Little endian:
+ *   [0]      S3CFS_META_VERSION
+ *   [1]      flags: S3CFS_META_MD5 = the ETag is '"', 32 lowercase hex
+ *            digits, a tail of at most S3CFS_META_TAIL_MAX bytes (a
+ *            multipart "-N"), '"'; the digits are stored as 16 bytes
+ *            followed by the tail. Otherwise the raw ETag follows.
+ *   [2..9]   size, u64 bytes
+ *   [10..17] mtime (Last-Modified), s64 seconds since the epoch
+ *   [18..]   ETag as above, at most S3CFS_ETAG_MAX bytes, no NUL
+ * A reader refuses another version or a value shorter than its header (the
+ * file is then renewed by the daemon, and sized by its i_size meanwhile).
+ */
+#define S3CFS_XATTR_META	"trusted.s3cachefs.meta"
+#define S3CFS_META_VERSION	1
+#define S3CFS_META_MD5		0x01
+#define S3CFS_META_OFF_SIZE	2
+#define S3CFS_META_OFF_MTIME	10
+#define S3CFS_META_OFF_ETAG	18
+#define S3CFS_META_TAIL_MAX	16
+#define S3CFS_META_MAX		(S3CFS_META_OFF_ETAG + S3CFS_ETAG_MAX)
+/*
+ * The older form (caches written before S3CFS_XATTR_META), read when a file
+ * has no S3CFS_XATTR_META:
  */
 /* Files: the raw ETag, as S3 sent it (quotes included). */
 #define S3CFS_XATTR_ETAG	"trusted.s3cachefs.etag"

@@ -55,11 +55,11 @@ sys.stdout.buffer.write(f.body_of(sys.argv[2], size)[int(sys.argv[3]):int(sys.ar
 cached() {	# KEY OFFSET LENGTH: the bytes in the cache file
 	tail -c +$(($2 + 1)) "$c/$1" | head -c "$3"
 }
-xattr() {
-	python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], sys.argv[2]).decode())' "$1" "$2" 2>/dev/null
+xattr() {	# FILE NAME (the object's tags: from whichever form it has)
+	python3 "$repo/tests/lib/cachemeta.py" get "$1" "$2" 2>/dev/null
 }
 set_etag() {
-	python3 -c 'import os,sys; os.setxattr(sys.argv[1], "trusted.s3cachefs.etag", sys.argv[2].encode())' "$1" "$2"
+	python3 "$repo/tests/lib/cachemeta.py" set "$1" etag "$2"
 }
 first_data() {
 	python3 -c 'import os,sys

@@ -66,8 +66,8 @@ sys.stdout.buffer.write(f.body_of(sys.argv[2], size)[int(sys.argv[3]):int(sys.ar
 cached() {	# FILE OFFSET LENGTH: the bytes in a cache file
 	tail -c +$(($2 + 1)) "$1" | head -c "$3"
 }
-xattr() {
-	python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], sys.argv[2]).decode())' "$1" "$2" 2>/dev/null
+xattr() {	# FILE NAME (the object's tags: from whichever form it has)
+	python3 "$repo/tests/lib/cachemeta.py" get "$1" "$2" 2>/dev/null
 }
 # Bytes of FILE that are data (not holes).
 data_bytes() {

@@ -3,16 +3,19 @@
  * Eviction: which files go first (LRU by atime, ties by fetch time, empty
  * and busy files skipped, stop once enough is chosen), how much must go
  * (limit, low-water mark, free-space floor), size parsing, and the usage
- * scan of a cache directory.
+ * scan of a cache directory, which leaves the loop to other work while it
+ * goes on.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 
 #include "s3cachefsd.h"
+#include "walk.h"
 #include "tap.h"
 
 #define MiB (1ULL << 20)
@@ -93,6 +96,24 @@ static void test_parse(void)
 	ok(p.min_free == 1ULL << 30 && !p.min_free_pct, "min_free: 1G, percent cleared");
 }
 
+static uint64_t usage_of(const struct s3d_cache *c)
+{
+	uint64_t used, limit;
+
+	s3d_cache_usage(c, &used, &limit);
+	return used;
+}
+
+/* A broken scan must not hang the test: give up after 20 s. */
+static uint64_t deadline;
+
+static bool scanned(void *arg)
+{
+	struct { struct s3d_cache *c; uint64_t total; } *s = arg;
+
+	return usage_of(s->c) >= s->total || s3d_now_ms() > deadline;
+}
+
 static void test_scan(void)
 {
 	char root[] = "/tmp/s3d-test-evict-XXXXXX", path[600];
@@ -129,6 +150,12 @@ static void test_scan(void)
 	rootfd = open(root, O_PATH | O_DIRECTORY);
 	c = s3d_cache_open(7, rootfd, &pol);
 	ok(c != NULL, "scan: opened");
+	{
+		struct { struct s3d_cache *c; uint64_t total; } s = { c, 1 << 20 };
+
+		deadline = s3d_now_ms() + 20000;
+		s3d_loop_run(scanned, &s);
+	}
 	s3d_cache_usage(c, &used, &limit);
 	ok(used >= 1 << 20 && used < (1 << 20) + (1 << 16),
 	   "scan: usage counts allocated blocks of cached files only (%llu)",
@@ -157,11 +184,118 @@ static void test_scan(void)
 		diag("cleanup failed");
 }
 
+/*
+ * A request (a pipe made readable by a timer, as the netlink socket is by
+ * the kernel) arriving while a big cache is scanned is served before the
+ * scan ends. The walk is slowed down on purpose (s3d_walk_delay_us).
+ */
+#define MANY	3000
+
+static struct {
+	struct s3d_cache *c;
+	uint64_t total;		/* what the scan must end with */
+	uint64_t seen;		/* usage when the request was served */
+	bool served;
+	int pfd[2];
+	struct s3d_watch w;
+	struct s3d_timer t;
+} big;
+
+static void big_request(struct s3d_watch *w, uint32_t events)
+{
+	char b;
+
+	(void)events;
+	if (read(w->fd, &b, 1) != 1)
+		return;
+	big.seen = usage_of(big.c);
+	big.served = true;
+}
+
+static void big_send(struct s3d_timer *t)
+{
+	(void)t;
+	if (write(big.pfd[1], "r", 1) != 1)
+		diag("pipe write failed");
+}
+
+static bool big_done(void *arg)
+{
+	(void)arg;
+	return (big.served && usage_of(big.c) >= big.total) ||
+	       s3d_now_ms() > deadline;
+}
+
+static void test_scan_yields(void)
+{
+	char root[] = "/tmp/s3d-test-scan2-XXXXXX", path[600];
+	struct s3d_cache_policy pol = { 0 };
+	char blk[4096] = "x";
+	struct stat st;
+	int rootfd, fd, i;
+	uint64_t t0;
+
+	if (!mkdtemp(root)) {
+		ok(0, "yield: mkdtemp");
+		return;
+	}
+	for (i = 0; i < MANY; i++) {
+		if (i % 100 == 0) {
+			snprintf(path, sizeof(path), "%s/d%d", root, i / 100);
+			mkdir(path, 0755);
+		}
+		snprintf(path, sizeof(path), "%s/d%d/f%d", root, i / 100, i);
+		fd = open(path, O_CREAT | O_WRONLY, 0600);
+		if (fd < 0 || write(fd, blk, sizeof(blk)) != sizeof(blk))
+			diag("yield: writing a file failed");
+		if (fd >= 0 && !fstat(fd, &st))
+			big.total += (uint64_t)st.st_blocks * 512;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (pipe(big.pfd) || s3d_loop_watch(&big.w, big.pfd[0], EPOLLIN,
+					    big_request)) {
+		ok(0, "yield: pipe");
+		return;
+	}
+	big.t.fn = big_send;
+	s3d_walk_delay_us = 100;	/* >= 0.3 s for the whole walk */
+	rootfd = open(root, O_PATH | O_DIRECTORY);
+	t0 = s3d_now_ms();
+	big.c = s3d_cache_open(8, rootfd, &pol);
+	s3d_timer_arm(&big.t, 30);
+	deadline = s3d_now_ms() + 20000;
+	ok(big.c != NULL, "yield: opened a cache of %d files", MANY);
+	s3d_loop_run(big_done, NULL);
+	s3d_walk_delay_us = 0;
+	ok(big.served && big.seen > 0 && big.seen < big.total,
+	   "yield: a request 30 ms in is served while the scan goes on (%llu of %llu bytes counted then)",
+	   (unsigned long long)big.seen, (unsigned long long)big.total);
+	is_int(usage_of(big.c), big.total,
+	       "yield: the scan still counts every file (%llu ms)",
+	       (unsigned long long)(s3d_now_ms() - t0));
+	s3d_loop_unwatch(&big.w);
+	close(big.pfd[0]);
+	close(big.pfd[1]);
+	s3d_cache_close(big.c);
+	close(rootfd);
+	snprintf(path, sizeof(path), "rm -rf %s", root);
+	if (system(path))
+		diag("cleanup failed");
+}
+
 int main(void)
 {
+	s3d_log_level = -1;
+	if (s3d_loop_init(4, NULL)) {
+		ok(0, "loop");
+		return tap_done();
+	}
 	test_choose();
 	test_need();
 	test_parse();
 	test_scan();
+	test_scan_yields();
+	s3d_loop_fini();
 	return tap_done();
 }

@@ -221,6 +221,18 @@ static void test_format(void)
 
 /* ---- kernel requests and per-mount cache usage ---- */
 
+/* The usage scan runs from the loop: until it counted @arg's bytes. */
+static struct s3d_cache *scanning;
+static uint64_t scan_deadline;
+
+static bool scan_counted(void *arg)
+{
+	uint64_t used, limit;
+
+	s3d_cache_usage(scanning, &used, &limit);
+	return used >= *(uint64_t *)arg || s3d_now_ms() > scan_deadline;
+}
+
 static void test_kernel_and_cache(void)
 {
 	struct s3d_cache_policy pol = { .limit = 1 << 20 };
@@ -251,6 +263,13 @@ static void test_kernel_and_cache(void)
 	}
 	close(fd);
 	c = s3d_cache_open(7, rootfd, &pol);
+	if (c) {
+		uint64_t want = (uint64_t)st.st_blocks * 512;
+
+		scanning = c;
+		scan_deadline = s3d_now_ms() + 20000;
+		s3d_loop_run(scan_counted, &want);
+	}
 	r = (struct s3d_req){ .cmd = S3CFS_CMD_MOUNT, .mount_id = 7,
 			      .bucket = "my-bucket" };
 	s3d_metrics_kreq(&r, 0);
@@ -693,12 +712,12 @@ int main(void)
 	int port;
 
 	s3d_log_level = S3D_LOG_ERR;
-	test_format();
-	test_kernel_and_cache();
 	if (s3d_loop_init(8, NULL)) {
 		ok(0, "loop init");
 		return tap_done();
 	}
+	test_format();
+	test_kernel_and_cache();
 	test_addresses();
 	if (s3d_metrics_start("127.0.0.1:0") || (port = s3d_metrics_port()) <= 0) {
 		ok(0, "metrics listener on 127.0.0.1:0");

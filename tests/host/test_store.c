@@ -62,6 +62,36 @@ static const char *xattr(const char *rel, const char *name)
 	return v;
 }
 
+/* The compact tags of @rel, "ETAG SIZE MTIME", or NULL. */
+static const char *meta(const char *rel)
+{
+	static char out[S3CFS_ETAG_MAX + 64];
+	char etag[S3CFS_ETAG_MAX + 1];
+	uint8_t v[S3CFS_META_MAX + 1];
+	uint64_t size;
+	int64_t mtime;
+	ssize_t n = lgetxattr(at(rel), S3CFS_XATTR_META, v, sizeof(v));
+
+	if (n < 0 || s3d_meta_decode(v, (size_t)n, etag, &size, &mtime))
+		return NULL;
+	snprintf(out, sizeof(out), "%s %llu %lld", etag,
+		 (unsigned long long)size, (long long)mtime);
+	return out;
+}
+
+/* Give @rel the tags an older cache wrote (NULL @size: none). */
+static void old_form(const char *rel, const char *etag, const char *mtime,
+		     const char *size)
+{
+	removexattr(at(rel), S3CFS_XATTR_META);
+	setxattr(at(rel), S3CFS_XATTR_ETAG, etag, strlen(etag), 0);
+	setxattr(at(rel), S3CFS_XATTR_MTIME, mtime, strlen(mtime), 0);
+	if (size)
+		setxattr(at(rel), S3CFS_XATTR_SIZE, size, strlen(size), 0);
+	else
+		removexattr(at(rel), S3CFS_XATTR_SIZE);
+}
+
 static void rm_rf(const char *path)
 {
 	char cmd[600];
@@ -155,12 +185,11 @@ static void test_files(void)
 	s3d_store_open_dir(rootfd, "f", true, &dfd);
 	is_int(s3d_store_ensure_file(dfd, "obj", &m1, false), 1,
 	       "ensure_file: creates");
-	is_str(xattr("f/obj", S3CFS_XATTR_ETAG), "\"etag-1\"",
-	       "ensure_file: raw ETag with quotes");
-	is_str(xattr("f/obj", S3CFS_XATTR_MTIME), "1700000000",
-	       "ensure_file: mtime in decimal seconds");
-	is_str(xattr("f/obj", S3CFS_XATTR_SIZE), "3145728",
-	       "ensure_file: the object's size in decimal bytes");
+	is_str(meta("f/obj"), "\"etag-1\" 3145728 1700000000",
+	       "ensure_file: ETag (raw, with quotes), size and mtime in one xattr");
+	ok(!xattr("f/obj", S3CFS_XATTR_ETAG) && !xattr("f/obj", S3CFS_XATTR_SIZE) &&
+	   !xattr("f/obj", S3CFS_XATTR_MTIME),
+	   "ensure_file: none of the older form's xattrs");
 	fd = open(at("f/obj"), O_RDONLY);
 	is_int(lseek(fd, 0, SEEK_END), 3 << 20, "ensure_file: sized");
 	ok(lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO,
@@ -192,16 +221,16 @@ static void test_files(void)
 	is_int(s3d_store_ensure_file(dfd, "obj", &m2, false), 1,
 	       "ensure_file: new ETag makes a new file");
 	ok(ino("f/obj") != i1, "ensure_file: different inode");
-	is_str(xattr("f/obj", S3CFS_XATTR_ETAG), "\"etag-2\"",
-	       "ensure_file: new ETag");
+	ok(meta("f/obj") && !strncmp(meta("f/obj"), "\"etag-2\" ", 9),
+	   "ensure_file: new ETag");
 	fd = open(at("f/obj"), O_RDONLY);
 	ok(lseek(fd, 0, SEEK_END) == 5000 && lseek(fd, 0, SEEK_DATA) < 0,
 	   "ensure_file: new size, no data");
 	close(fd);
 	memset(back, 0, sizeof(back));
 	ok(pread(old, back, 7, 0) == 7 && !memcmp(back, "cached!", 7) &&
-	   fgetxattr(old, S3CFS_XATTR_ETAG, back, sizeof(back)) == 8 &&
-	   !memcmp(back, "\"etag-1\"", 8),
+	   !s3d_store_get_etag(old, back, sizeof(back)) &&
+	   !strcmp(back, "\"etag-1\""),
 	   "ensure_file: an open old file keeps its data and its ETag");
 	close(old);
 
@@ -217,9 +246,11 @@ static void test_files(void)
 		diag("symlink failed");
 	is_int(s3d_store_ensure_file(dfd, "link", &m1, false), 1,
 	       "ensure_file: a symlink is replaced, not followed");
-	ok(!xattr("/etc/passwd", S3CFS_XATTR_ETAG),
+	ok(!xattr("/etc/passwd", S3CFS_XATTR_META),
 	   "ensure_file: nothing written through the link");
 
+	/* Against the file it replaces: i1 is free and may be reused. */
+	i1 = ino("f/obj");
 	is_int(s3d_store_replace_file(dfd, "obj", &m2), 0,
 	       "replace_file: always new");
 	ok(ino("f/obj") != i1, "replace_file: new inode");
@@ -249,7 +280,7 @@ static void test_sizes(void)
 	ok(ino("s/obj") == i1, "sizes: same inode");
 
 	/* An older cache: no size xattr. */
-	removexattr(at("s/obj"), S3CFS_XATTR_SIZE);
+	old_form("s/obj", "\"etag-s\"", "1700000000", NULL);
 	fd = open(at("s/obj"), O_RDONLY);
 	is_int(s3d_store_get_size(fd, &size), -ENODATA,
 	       "get_size: -ENODATA without the xattr");
@@ -258,20 +289,101 @@ static void test_sizes(void)
 	       "sizes: an old file whose i_size is not the object's is renewed");
 	ok(ino("s/obj") != i1, "sizes: new inode");
 	i1 = ino("s/obj");
-	removexattr(at("s/obj"), S3CFS_XATTR_SIZE);
+	old_form("s/obj", "\"etag-s\"", "1700000000", NULL);
 	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 0,
 	       "sizes: an old file of the right i_size is kept");
 	ok(ino("s/obj") == i1, "sizes: same inode");
-	is_str(xattr("s/obj", S3CFS_XATTR_SIZE), "10000",
-	       "sizes: and gets the size xattr");
+	is_str(meta("s/obj"), "\"etag-s\" 10000 1700000000",
+	       "sizes: and gets its tags, size included, in the compact form");
 
-	setxattr(at("s/obj"), S3CFS_XATTR_SIZE, "12x", 3, 0);
+	old_form("s/obj", "\"etag-s\"", "1700000000", "12x");
 	fd = open(at("s/obj"), O_RDONLY);
 	is_int(s3d_store_get_size(fd, &size), -EINVAL,
 	       "get_size: -EINVAL for a value that is not a number");
 	close(fd);
 	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1,
 	       "sizes: a file with a bad size xattr is renewed");
+	close(dfd);
+}
+
+/* The compact form: encoding, decoding, older files rewritten. */
+static void test_meta(void)
+{
+	static const char md5[] = "\"0123456789abcdef0123456789abcdef\"";
+	static const char mp[] = "\"0123456789abcdef0123456789abcdef-1234\"";
+	struct s3d_meta m = { md5, 1ULL << 40, -5 };
+	char etag[S3CFS_ETAG_MAX + 1], long_etag[S3CFS_ETAG_MAX + 2];
+	uint8_t v[S3CFS_META_MAX];
+	uint64_t size;
+	int64_t mtime;
+	int n, dfd, fd;
+	ino_t i1;
+
+	n = s3d_meta_encode(&m, false, v);
+	is_int(n, S3CFS_META_OFF_ETAG + 16,
+	       "meta: a quoted MD5 ETag takes 16 bytes");
+	ok(!s3d_meta_decode(v, n, etag, &size, &mtime) && !strcmp(etag, md5) &&
+	   size == 1ULL << 40 && mtime == -5, "meta: and decodes back");
+	m.etag = mp;
+	n = s3d_meta_encode(&m, false, v);
+	is_int(n, S3CFS_META_OFF_ETAG + 16 + 5, "meta: a multipart tail follows");
+	ok(!s3d_meta_decode(v, n, etag, &size, &mtime) && !strcmp(etag, mp),
+	   "meta: multipart decodes back");
+	n = s3d_meta_encode(&m, true, v);
+	ok(n == (int)(S3CFS_META_OFF_ETAG + strlen(mp)) &&
+	   !s3d_meta_decode(v, n, etag, &size, &mtime) && !strcmp(etag, mp),
+	   "meta: raw form of the same ETag decodes the same");
+	m.etag = "\"0123456789ABCDEF0123456789abcdef\"";
+	n = s3d_meta_encode(&m, false, v);
+	ok(n == (int)(S3CFS_META_OFF_ETAG + strlen(m.etag)) &&
+	   !s3d_meta_decode(v, n, etag, &size, &mtime) && !strcmp(etag, m.etag),
+	   "meta: other ETags (upper case hex) are kept as text");
+	m.etag = "";
+	is_int(s3d_meta_encode(&m, false, v), -EINVAL, "meta: no ETag refused");
+	memset(long_etag, 'e', sizeof(long_etag) - 1);
+	long_etag[sizeof(long_etag) - 1] = '\0';
+	m.etag = long_etag;
+	is_int(s3d_meta_encode(&m, false, v), -EINVAL,
+	       "meta: an ETag over S3CFS_ETAG_MAX refused");
+	m.etag = md5;
+	n = s3d_meta_encode(&m, false, v);
+	is_int(s3d_meta_decode(v, S3CFS_META_OFF_ETAG - 1, etag, &size, &mtime),
+	       -EINVAL, "meta: truncated header refused");
+	is_int(s3d_meta_decode(v, S3CFS_META_OFF_ETAG + 15, etag, &size, &mtime),
+	       -EINVAL, "meta: truncated MD5 refused");
+	v[0] = 2;
+	is_int(s3d_meta_decode(v, n, etag, &size, &mtime), -EINVAL,
+	       "meta: another version refused");
+	m.etag = "\"ab\"";
+	n = s3d_meta_encode(&m, false, v);
+	v[S3CFS_META_OFF_ETAG + 1] = 0;
+	is_int(s3d_meta_decode(v, n, etag, &size, &mtime), -EINVAL,
+	       "meta: a NUL inside the ETag refused");
+
+	/* An older file whose tags S3 still agrees with is rewritten. */
+	m = (struct s3d_meta){ md5, 4096, 1700000000 };
+	s3d_store_open_dir(rootfd, "m", true, &dfd);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1, "meta: created");
+	i1 = ino("m/obj");
+	/* Its own ETag text without quotes: kept as it is (s3d_etag_eq). */
+	old_form("m/obj", "0123456789abcdef0123456789abcdef", "1600000000",
+		 "4096");
+	fd = open(at("m/obj"), O_RDONLY);
+	ok(!s3d_store_get_etag(fd, etag, sizeof(etag)) &&
+	   !strcmp(etag, "0123456789abcdef0123456789abcdef") &&
+	   !s3d_store_get_size(fd, &size) && size == 4096,
+	   "meta: the older form is read");
+	close(fd);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 0,
+	       "meta: an older file S3 agrees with is kept");
+	ok(ino("m/obj") == i1, "meta: same inode");
+	is_str(meta("m/obj"), "0123456789abcdef0123456789abcdef 4096 1600000000",
+	       "meta: rewritten compactly with its own ETag and mtime");
+	ok(!xattr("m/obj", S3CFS_XATTR_ETAG) && !xattr("m/obj", S3CFS_XATTR_SIZE) &&
+	   !xattr("m/obj", S3CFS_XATTR_MTIME), "meta: the older xattrs are gone");
+	setxattr(at("m/obj"), S3CFS_XATTR_META, "\x01", 1, 0);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1,
+	       "meta: a file with a bad value is renewed");
 	close(dfd);
 }
 
@@ -357,6 +469,7 @@ int main(void)
 	test_dirs();
 	test_files();
 	test_sizes();
+	test_meta();
 	test_prune();
 	close(rootfd);
 	rm_rf(root);

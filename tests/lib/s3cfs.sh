@@ -58,6 +58,8 @@ start_daemon() {
 	# Ready once registered with the module (mounts fail before that).
 	for ((i = 0; i < 300; i++)); do
 		grep -q 'registered with the s3cachefs module' "$DAEMON_LOG" 2>/dev/null && break
+		# Started before the module: it registers when the module comes.
+		grep -q 'module not loaded.*waiting for it' "$DAEMON_LOG" 2>/dev/null && break
 		kill -0 "$DAEMON_PID" 2>/dev/null || break
 		sleep 0.1
 	done

@@ -67,8 +67,8 @@ cache() {	# DIR PREFIX REQ...: REPLY lines (not the mount's), log in $work/log
 	sd --selftest cache bkt "$prefix" "$dir" "$@" 2>>"$work/log" |
 		grep '^REPLY' | grep -v '^REPLY mount -> 0$'
 }
-xattr() {
-	python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], sys.argv[2]).decode())' "$1" "$2" 2>/dev/null
+xattr() {	# FILE NAME (the object's tags: from whichever form it has)
+	python3 "$repo/tests/lib/cachemeta.py" get "$1" "$2" 2>/dev/null
 }
 first_data() {
 	python3 -c 'import os,sys

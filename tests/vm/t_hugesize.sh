@@ -23,8 +23,7 @@ is "$(timeout 60 ls "$MNT" | tr '\n' ' ')" "huge small " "the root lists"
 umount_s3 "$MNT"
 # The cache file now claims 8 TiB + 1 (its size xattr and its i_size).
 truncate -s $HUGE "$CACHE/huge"
-python3 -c 'import os, sys; os.setxattr(sys.argv[1], "trusted.s3cachefs.size", sys.argv[2].encode())' \
-	"$CACHE/huge" $HUGE
+python3 "$REPO/tests/lib/cachemeta.py" set "$CACHE/huge" size $HUGE
 check "mount again" mount_s3 "$BUCKET" "$MNT" "$opts"
 before=$(dmesg | wc -l)
 out=$(timeout 60 head -c 4096 "$MNT/huge" 2>&1 >/dev/null)
