@@ -23,7 +23,9 @@ if ! start_faultproxy 9103; then
 	tap_done
 fi
 ok "fault proxy starts"
-check_sh "daemon starts (through the proxy)" start_daemon
+# The GET is held for as long as the test needs (a debug kernel is slow):
+# the daemon must not drop it as stalled meanwhile.
+check_sh "daemon starts (through the proxy)" start_daemon --stall-timeout 300
 if ! mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,chunk=1M,readahead=8192"; then
 	not_ok "mount"
 	tap_done
