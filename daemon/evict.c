@@ -18,8 +18,8 @@
  * again, so a file read from the page cache (never fetched) counts as
  * used. Ties go to the file fetched longest ago.
  *
- * A pass is incremental: it walks the file table a slice at a time (a few
- * milliseconds, then back to the event loop), keeping only the oldest files
+ * A pass is incremental: it walks the file table a slice at a time (1024
+ * files or 4 ms, then back to the event loop), keeping only the oldest files
  * that cover what must be freed in a heap (s3d_evict_sel), so that a cache
  * of millions of files neither blocks the loop nor is sorted whole.
  *
@@ -63,8 +63,16 @@ static struct s3d_list caches = { &caches, &caches };
  * by another at the very next fetch. */
 #define LOW_WATER(limit)	((limit) - (limit) / 20)
 
-/* A pass runs this long at most before it lets the loop run again. */
+/* A pass looks at this many files, or runs this long, then lets the loop
+ * run again (a slice). */
+#define SLICE_FILES		1024
 #define SLICE_MS		4
+/*
+ * Passes for want of inodes at most this often: punching frees blocks,
+ * not inodes, so passes one after the other would empty the cache for
+ * nothing.
+ */
+#define INODE_PASS_MS		60000
 /* A file refused as busy is not chosen again for this long. */
 #define BUSY_SKIP_MS		10000
 
@@ -88,6 +96,8 @@ struct s3d_cache {
 	bool evicting;
 	bool choosing;		/* walking the table (then: evicting) */
 	bool nospace;		/* a write failed for want of space */
+	bool short_inodes;	/* at the last look, under the inode floor */
+	uint64_t inode_pass_ms;	/* when a pass last started for inodes */
 	struct s3d_evict_sel sel;	/* choosing: the oldest files so far */
 	size_t cursor;		/* choosing: the next bucket */
 	size_t cursor_nbuckets;	/* ... of a table this size */
@@ -324,7 +334,7 @@ bool s3d_evict_inodes_short(const struct s3d_cache_policy *pol,
 	if (!files)
 		return false;
 	if (pol->min_free_pct)
-		floor = files / 100 * pol->min_free_pct ?: 1;
+		floor = files * pol->min_free_pct / 100 ?: 1;
 	else if (pol->min_free && total)
 		floor = (uint64_t)((double)files * pol->min_free / total) ?: 1;
 	return floor && favail < floor;
@@ -505,23 +515,26 @@ static uint64_t need_now(struct s3d_cache *c, uint64_t extra, bool start)
 {
 	struct statvfs sv;
 	uint64_t avail = UINT64_MAX, total = 0, need;
-	bool short_inodes = false;
 
 	if ((c->pol.min_free || c->pol.min_free_pct) &&
 	    fstatvfs(c->rootfd, &sv) == 0) {
 		avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 		total = (uint64_t)sv.f_blocks * sv.f_frsize;
 		avail -= S3D_MIN(avail, extra);
-		short_inodes = s3d_evict_inodes_short(&c->pol, sv.f_favail,
-						      sv.f_files, total);
+		c->short_inodes = s3d_evict_inodes_short(&c->pol, sv.f_favail,
+							 sv.f_files, total);
 	}
 	need = s3d_evict_need(&c->pol, c->used + extra, avail, total, start);
 	/*
 	 * Out of space (a write failed) or of inodes: give back a twentieth
 	 * of what the mount holds, at least what the write wanted. Punching
-	 * frees blocks, not inodes: that takes the kernel forgetting files.
+	 * frees blocks, not inodes (that would take the kernel forgetting
+	 * files): passes for inodes are rate-limited.
 	 */
-	if ((c->nospace || short_inodes) &&
+	if (c->short_inodes && start && c->inode_pass_ms &&
+	    s3d_now_ms() - c->inode_pass_ms < INODE_PASS_MS)
+		c->short_inodes = false;
+	if ((c->nospace || c->short_inodes) &&
 	    (start || c->pass_freed < c->used / 20))
 		need = S3D_MAX(need, S3D_MAX(extra, c->used / 20));
 	return need;
@@ -652,9 +665,12 @@ static void choose_end(struct s3d_cache *c)
 	c->nqueue = k;
 	c->qnext = 0;
 	s3d_evict_sel_free(&c->sel);
-	s3d_info("mount %u: %llu bytes cached (limit %llu): evicting up to %zu files",
+	s3d_info("mount %u: %llu bytes cached (limit %llu%s%s): evicting up to %zu files",
 		 c->mount_id, (unsigned long long)c->used,
-		 (unsigned long long)c->pol.limit, c->nqueue);
+		 (unsigned long long)c->pol.limit,
+		 c->nospace ? "; the device is full" : "",
+		 c->short_inodes ? "; free inodes under the floor" : "",
+		 c->nqueue);
 	evict_next(c);
 }
 
@@ -666,6 +682,7 @@ static void choose_end(struct s3d_cache *c)
 static void choose_slice(struct s3d_cache *c)
 {
 	uint64_t t0 = s3d_now_ms(), now = t0;
+	size_t seen = 0;
 	struct s3d_evict_file ef;
 	struct cfile **pp, *f;
 	struct stat st;
@@ -694,8 +711,9 @@ static void choose_slice(struct s3d_cache *c)
 			if (s3d_evict_sel_add(&c->sel, &ef, 0))
 				c->cursor = c->nbuckets;	/* ENOMEM: go with it */
 			pp = &f->hnext;
+			seen++;
 		}
-		if (!(c->cursor & 63) && (now = s3d_now_ms()) - t0 >= SLICE_MS)
+		if (seen >= SLICE_FILES || (now = s3d_now_ms()) - t0 >= SLICE_MS)
 			break;
 	}
 	s3d_evict_stats.slices++;
@@ -724,6 +742,8 @@ static void check(struct s3d_cache *c, uint64_t extra)
 	if (!need || !c->nfiles)
 		return;
 	s3d_evict_stats.passes++;
+	if (c->short_inodes)
+		c->inode_pass_ms = s3d_now_ms();
 	c->evicting = true;
 	c->choosing = true;
 	c->pass_freed = 0;
