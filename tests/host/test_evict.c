@@ -304,7 +304,8 @@ static void test_inodes(void)
 static struct {
 	int rootfd;
 	bool ack;		/* answer (else: the ack is "lost") */
-	int sent;
+	const char *busy;	/* answer -EBUSY for this file */
+	int sent, sent_busy;
 	char last[256];
 	void (*done)(void *arg, int err);
 	void *arg;
@@ -318,7 +319,7 @@ static void fake_ack(struct s3d_timer *t)
 	(void)t;
 	fk.done = NULL;
 	if (done)
-		done(fk.arg, 0);
+		done(fk.arg, fk.busy && !strcmp(fk.last, fk.busy) ? -EBUSY : 0);
 }
 
 /* The kernel's part: punch the file; ack it unless told not to. */
@@ -328,6 +329,11 @@ static int fake_send(uint32_t mount_id, const char *path, uint64_t len,
 	int fd = openat(fk.rootfd, path, O_WRONLY);
 
 	(void)mount_id;
+	if (fk.busy && !strcmp(path, fk.busy)) {
+		fk.sent_busy++;
+		close(fd);
+		fd = -1;
+	}
 	if (fd >= 0) {
 		if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
 			      (off_t)len ?: 1))
@@ -540,6 +546,46 @@ static void test_pass_timeout(void)
 	rm_root(root);
 }
 
+/* A file being fetched (-EBUSY) is not chosen again pass after pass. */
+static void test_pass_busy(void)
+{
+	char root[] = "/tmp/s3d-test-busy-XXXXXX", name[32];
+	struct s3d_cache_policy pol = { .limit = 8 * KiB64 };
+	time_t t0 = time(NULL) - 10000;
+	struct s3d_cache *c;
+	int rootfd, i, late;
+	uint64_t passes;
+
+	rootfd = make_root(root);
+	for (i = 0; i < 8; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		put_file(root, name, KiB64, t0 + i * 100);
+	}
+	c = s3d_cache_open(6, rootfd, &pol);
+	ok(c != NULL, "busy: cache opened at its limit");
+	if (!c)
+		return;
+	fk.ack = true;
+	fk.busy = "f0";
+	fk.sent = fk.sent_busy = 0;
+	passes = s3d_evict_stats.passes;
+	for (i = 0, late = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "new%d", i);
+		put_file(root, name, 2 * KiB64, t0 + 9000 + i);
+		s3d_cache_fetched(c, name);
+		run_until(c, 8 * KiB64 - 8 * KiB64 / 20, 3000);
+		late += deadline_hit;
+	}
+	ok(s3d_evict_stats.passes - passes == 3 && !late,
+	   "busy: three passes, each back under the low-water mark (%d EVICTs)", fk.sent);
+	is_int(fk.sent_busy, 1, "busy: the busy file was asked for once, then skipped");
+	ok(!punched(root, "f0") && punched(root, "f1"), "busy: it was kept; the next oldest went");
+	fk.busy = NULL;
+	s3d_cache_close(c);
+	close(rootfd);
+	rm_root(root);
+}
+
 /* A write that found the device full starts a pass, limits or not. */
 static void test_nospace(void)
 {
@@ -592,6 +638,7 @@ int main(void)
 	fk.ack = true;
 	test_pass_lru();
 	test_pass_timeout();
+	test_pass_busy();
 	test_nospace();
 	s3d_loop_fini();
 	return tap_done();
