@@ -17,7 +17,7 @@
 #include <linux/moduleparam.h>
 
 /*
- * How often a use (open, read, mmap) refreshes the lower file's atime, the
+ * How often a use (open, read(2)) refreshes the lower file's atime, the
  * daemon's LRU clock. Set explicitly: relatime or noatime on the cache
  * device would hide the uses, and our own lower reads are O_NOATIME.
  */
