@@ -50,7 +50,7 @@
 struct s3d_cache_policy s3d_cache_default;
 const struct s3d_cache_policy *(*s3d_cache_policy_hook)(const char *bucket);
 struct s3d_evict_stats s3d_evict_stats;
-uint64_t s3d_evict_timeout_ms = 30000;
+uint64_t s3d_evict_timeout_ms = S3D_EVICT_TIMEOUT_DEFAULT * 1000;
 int (*s3d_evict_send)(uint32_t mount_id, const char *path, uint64_t len,
 		      void (*done)(void *arg, int err), void *arg) = s3d_nl_evict;
 bool (*s3d_evict_cancel)(void (*done)(void *arg, int err),

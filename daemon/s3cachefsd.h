@@ -653,6 +653,8 @@ struct s3d_cache;
 extern struct s3d_cache_policy s3d_cache_default;
 extern struct s3d_evict_stats s3d_evict_stats;
 extern const struct s3d_cache_policy *(*s3d_cache_policy_hook)(const char *bucket);
+/* Seconds an EVICT waits for its ack before it is given up. */
+#define S3D_EVICT_TIMEOUT_DEFAULT	30
 extern uint64_t s3d_evict_timeout_ms;
 /* How EVICTs go out and are given up (netlink.c; tests replace them). */
 extern int (*s3d_evict_send)(uint32_t mount_id, const char *path, uint64_t len,
