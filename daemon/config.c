@@ -83,6 +83,7 @@ static const struct {
 	[K_TUNE + S3D_TUNE_RETRY_MAX_DELAY_MS] = { "retry_max_delay_ms", G },
 	[K_TUNE + S3D_TUNE_RETRY_BUDGET] = { "retry_budget", G },
 	[K_TUNE + S3D_TUNE_MIN_RATE] = { "min_rate", G },
+	[K_TUNE + S3D_TUNE_EVICT_TIMEOUT] = { "evict_timeout", G },
 };
 
 const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
@@ -98,6 +99,8 @@ const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
 		1, 1000000, S3D_RETRY_BUDGET_DEFAULT },
 	[S3D_TUNE_MIN_RATE] = { "min_rate", "min-rate",
 		1, 1U << 30, S3D_MIN_RATE_DEFAULT },
+	[S3D_TUNE_EVICT_TIMEOUT] = { "evict_timeout", "evict-timeout",
+		1, 3600, S3D_EVICT_TIMEOUT_DEFAULT },
 };
 
 /**

@@ -105,6 +105,8 @@ static const struct option long_opts[] = {
 	  OPT_TUNE + S3D_TUNE_RETRY_MAX_DELAY_MS },
 	{ "retry-budget", required_argument, NULL, OPT_TUNE + S3D_TUNE_RETRY_BUDGET },
 	{ "min-rate", required_argument, NULL, OPT_TUNE + S3D_TUNE_MIN_RATE },
+	{ "evict-timeout", required_argument, NULL,
+	  OPT_TUNE + S3D_TUNE_EVICT_TIMEOUT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -144,7 +146,10 @@ static void usage(FILE *f)
 "  --cache-limit SIZE   per mount: evict least recently used files when its\n"
 "                       cache holds more (bytes, or K/M/G/T; default unlimited)\n"
 "  --min-free SIZE|N%%   per mount: also evict while the cache device has less\n"
-"                       free space than this (default none)\n"
+"                       free space (or the same share of inodes) than this\n"
+"                       (default none)\n"
+"  --evict-timeout S    give an EVICT unanswered this long up (1..3600,\n"
+"                       default 30)\n"
 "  --metrics ADDR       serve Prometheus metrics on http://ADDR/metrics\n"
 "                       (HOST:PORT, [V6]:PORT or PORT; use loopback, e.g.\n"
 "                       127.0.0.1:9464; default off)\n"
@@ -350,6 +355,8 @@ static void conf_apply_now(const struct s3d_conf *c)
 	s3d_log_level = c->log_level >= 0 ? c->log_level : S3D_LOG_INFO;
 	s3d_loop_set_stall_timeout(c->stall_timeout);
 	s3d_loop_set_min_rate(c->tune[S3D_TUNE_MIN_RATE]);
+	s3d_evict_timeout_ms = 1000ULL * (c->tune[S3D_TUNE_EVICT_TIMEOUT] ?:
+					  S3D_EVICT_TIMEOUT_DEFAULT);
 	s3d_conf_retry_policy(c, &rp);
 	s3d_loop_set_retry(&rp);
 	rp = *s3d_loop_retry();

@@ -485,6 +485,26 @@ static void render_cache(struct s3d_buf *b)
 			"Evictions that failed for another reason.");
 	s3d_prom_u64(b, PREFIX "eviction_failures_total", NULL, 0,
 		     s3d_evict_stats.failures);
+	s3d_prom_family(b, PREFIX "eviction_timeouts_total", "counter",
+			"EVICTs given up: no answer from the kernel in time.");
+	s3d_prom_u64(b, PREFIX "eviction_timeouts_total", NULL, 0,
+		     s3d_evict_stats.timeouts);
+	s3d_prom_family(b, PREFIX "eviction_acks_lost_total", "counter",
+			"EVICTs given up: the netlink receive queue overflowed.");
+	s3d_prom_u64(b, PREFIX "eviction_acks_lost_total", NULL, 0,
+		     s3d_evict_stats.lost);
+	s3d_prom_family(b, PREFIX "cache_full_total", "counter",
+			"Writes of fetched data that found the cache device full.");
+	s3d_prom_u64(b, PREFIX "cache_full_total", NULL, 0,
+		     s3d_evict_stats.nospace);
+	s3d_prom_family(b, PREFIX "eviction_passes_total", "counter",
+			"Eviction passes started.");
+	s3d_prom_u64(b, PREFIX "eviction_passes_total", NULL, 0,
+		     s3d_evict_stats.passes);
+	s3d_prom_family(b, PREFIX "eviction_slice_max_ms", "gauge",
+			"The longest the event loop was held by one slice of a pass.");
+	s3d_prom_u64(b, PREFIX "eviction_slice_max_ms", NULL, 0,
+		     s3d_evict_stats.slice_ms_max);
 }
 
 /**

@@ -321,6 +321,54 @@ static bool evict_acked(uint32_t seq, int error)
 	return false;
 }
 
+/**
+ * s3d_nl_evict_cancel() - stop waiting for an EVICT's ack
+ * @done: the callback it was sent with
+ * @arg: and its argument
+ *
+ * Frees the slot; @done is not called (an ack that comes later is
+ * ignored).
+ *
+ * Return: true if such an EVICT was waiting.
+ */
+bool s3d_nl_evict_cancel(void (*done)(void *arg, int err), void *arg)
+{
+	unsigned int i;
+
+	for (i = 0; i < EVICT_MAX; i++) {
+		if (nl.evict[i].done == done && nl.evict[i].arg == arg) {
+			nl.evict[i].done = NULL;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The receive queue overflowed: any ack may have been dropped. The owners
+ * of the EVICTs waiting stop waiting (they stat the file again) and every
+ * mount is checked again. Snapshot first: an owner may send the next one.
+ */
+static void evicts_lost(void)
+{
+	unsigned int i, n = 0;
+	struct {
+		void (*done)(void *arg, int err);
+		void *arg;
+	} lost[EVICT_MAX];
+
+	for (i = 0; i < EVICT_MAX; i++) {
+		if (!nl.evict[i].done)
+			continue;
+		lost[n].done = nl.evict[i].done;
+		lost[n++].arg = nl.evict[i].arg;
+		nl.evict[i].done = NULL;
+	}
+	for (i = 0; i < n; i++)
+		lost[i].done(lost[i].arg, -ENOBUFS);
+	s3d_cache_recheck_all();
+}
+
 static void nl_reply(struct s3d_req *r, int status)
 {
 	struct nl_msg *msg;
@@ -636,13 +684,15 @@ static bool drain(void)
 			/*
 			 * ENOBUFS: the queue was full and the kernel could not
 			 * deliver a request. It saw -EAGAIN for that send and
-			 * sends it again shortly, so nothing is lost; a bigger
-			 * queue (or a faster daemon) avoids the delay.
+			 * sends it again shortly, so no request is lost; a
+			 * bigger queue (or a faster daemon) avoids the delay.
+			 * Acks are not sent again: re-check evictions.
 			 */
 			s3d_warn("netlink receive queue overflowed; the kernel re-sends what did not fit");
 			/* A controller notification may be lost: ask. */
 			if (nl.ctrl_joined)
 				ask_family();
+			evicts_lost();
 			continue;
 		}
 		s3d_err("netlink receive: %s", nl_geterror(n));

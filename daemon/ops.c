@@ -1737,6 +1737,8 @@ static int fetch_flush(struct fetch_op *op, struct s3d_xfer *x)
 	if (err) {
 		s3d_err("GET s3://%s/%s: writing to the cache file: %s",
 			op->m->bucket, op->key, strerror(-err));
+		if (err == -ENOSPC || err == -EDQUOT)
+			s3d_cache_nospace(op->m->cache, op->fill);
 		x->err = err;
 		return err;
 	}

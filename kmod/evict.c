@@ -14,13 +14,23 @@
 #include <linux/namei.h>
 #include <linux/falloc.h>
 #include <linux/mount.h>
+#include <linux/moduleparam.h>
 
-/* How often an open refreshes the lower file's atime (the LRU clock). */
-#define S3CFS_ATIME_EVERY	(60 * HZ)
+/*
+ * How often a use (open, read(2)) refreshes the lower file's atime, the
+ * daemon's LRU clock. Set explicitly: relatime or noatime on the cache
+ * device would hide the uses, and our own lower reads are O_NOATIME.
+ */
+static unsigned int lru_interval = 60;
+module_param(lru_interval, uint, 0644);
+MODULE_PARM_DESC(lru_interval, "Seconds between two records of a file's use in its lower atime, for eviction (60)");
 
 /**
  * s3cfs_touch_lower() - record a use of a file for the daemon's LRU
- * @inode: upper inode of a regular file being opened
+ * @inode: upper inode of a regular file being opened or read
+ *
+ * At most once per lru_interval per inode. Call with none of our locks
+ * held and not inside sb_writers (EVICT takes sb_writers under data_sem).
  */
 void s3cfs_touch_lower(struct inode *inode)
 {
@@ -32,10 +42,10 @@ void s3cfs_touch_lower(struct inode *inode)
 	struct dentry *lower;
 	struct inode *linode;
 
-	if (last && time_before(jiffies, last + S3CFS_ATIME_EVERY))
+	if (last && time_before(jiffies,
+				last + READ_ONCE(lru_interval) * HZ))
 		return;
 	WRITE_ONCE(si->touched_at, jiffies ? : 1);
-	/* Not inside sb_writers: evict takes sb_writers under data_sem. */
 	if (mnt_want_write(si->lower.mnt))
 		return;
 	lower = si->lower.dentry;

@@ -13,6 +13,8 @@
  *   umount_flushed  unmount: requests flushed, inodes not yet evicted
  *   rd_eagain       an IOCB_NOWAIT lower read fails with -EAGAIN untried
  *   evict           EVICT: chunks forgotten under data_sem, before the punch
+ *   evict_noack     EVICT: done, but no ack is sent (as if the daemon's
+ *                   receive queue had been full)
  */
 #include "s3cachefs.h"
 #include <linux/moduleparam.h>

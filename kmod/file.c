@@ -213,6 +213,14 @@ static ssize_t s3cfs_read_iter(struct kiocb *iocb, struct iov_iter *to)
 	int tries = 0;
 	ssize_t ret;
 
+	/*
+	 * A file read from the page cache fetches nothing: record the use.
+	 * Only for read(2) into user memory: splice (a pipe iterator before
+	 * 6.5) and ->mmap run under the pipe's lock or mmap_lock, taken after
+	 * sb_writers and i_rwsem elsewhere; those readers count at open.
+	 */
+	if (user_backed_iter(to) && !(iocb->ki_flags & IOCB_NOWAIT))
+		s3cfs_touch_lower(file_inode(file));
 again:
 	next = s3cfs_read_begin(file, true);
 	if (IS_ERR(next))

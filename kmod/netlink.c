@@ -125,6 +125,9 @@ static int s3cfs_nl_evict(struct sk_buff *skb, struct genl_info *info)
 	s3cfs_put_mount(sbi);
 	if (err == -EBUSY)
 		GENL_SET_ERR_MSG(info, "a fetch is in flight in that range");
+	/* Tests: netlink_rcv_skb() sends no ack for -EINTR. */
+	if (s3cfs_fault("evict_noack"))
+		return -EINTR;
 	return err;
 }
 
