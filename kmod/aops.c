@@ -402,6 +402,32 @@ static loff_t s3cfs_ra_next(struct readahead_control *rac)
 }
 
 /*
+ * End of the part of a readahead window a reader is blocked on: the
+ * FETCHes from there on are readahead (S3CFS_PRIO_ASYNC), which the daemon
+ * serves after what readers wait for. The VFS does not say which kind of
+ * window this is, but its file_ra_state does, in 6.1 and 6.12 alike: an
+ * asynchronous window (the reader hit the PG_readahead mark ahead of it)
+ * starts at ra->start and is async_size == size long; a synchronous one
+ * (the reader's page is missing) starts with the size - async_size pages
+ * the reader asked for; a file's state before its first window is all
+ * zeroes, so posix_fadvise(WILLNEED) of a file not read yet is async too.
+ * Anything else (readahead off or FMODE_RANDOM: the reader's own pages,
+ * forced; a partial window) counts as blocked.
+ */
+static loff_t s3cfs_ra_sync_end(struct readahead_control *rac)
+{
+	struct file_ra_state *ra = rac->ra;
+	loff_t end = readahead_pos(rac) + readahead_length(rac);
+
+	if (!ra || !ra->ra_pages || !rac->file ||
+	    (rac->file->f_mode & FMODE_RANDOM) ||
+	    readahead_index(rac) != ra->start || ra->async_size > ra->size)
+		return end;
+	return min_t(loff_t, end, readahead_pos(rac) +
+		     ((loff_t)(ra->size - ra->async_size) << PAGE_SHIFT));
+}
+
+/*
  * Fetches for every missing chunk of the window go out at once (nothing
  * beyond it: the kernel's asynchronous window is the fetch-ahead, and
  * bytes fetched further ahead would share the S3 connection's bandwidth
@@ -426,7 +452,7 @@ static void s3cfs_readahead(struct readahead_control *rac)
 	loff_t lim;
 	int err;
 
-	s3cfs_chunks_prefetch(inode, pos, end - pos);
+	s3cfs_chunks_prefetch(inode, pos, end - pos, s3cfs_ra_sync_end(rac));
 	while (pos < end) {
 		lim = min_t(loff_t, s3cfs_chunks_segment(inode, pos, end),
 			    pos + S3CFS_RA_PIECE);
