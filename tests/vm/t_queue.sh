@@ -154,7 +154,7 @@ fi
 
 fp_rules '[]'
 fp_release
-check "the daemon is still running" daemon_alive
+if daemon_alive; then ok "the daemon is still running"; else not_ok "the daemon is still running"; fi
 umount_s3 "$MNT"
 check "unmounted" bash -c "! mountpoint -q '$MNT'"
 stop_daemon
