@@ -9,8 +9,9 @@
  * curl_multi_socket_action() is the only way transfers make progress, so
  * nothing here ever blocks on the network.
  *
- * Transfers (struct s3d_xfer) are admitted FIFO, at most max_inflight at a
- * time; the rest wait on a queue. Keep-alive comes from the multi handle's
+ * Transfers (struct s3d_xfer) start at most max_inflight at a time; the
+ * rest wait on a queue per priority class (prio.c): metadata first, then
+ * chunks readers are blocked on, then readahead, FIFO within a class. Keep-alive comes from the multi handle's
  * connection cache, sized to the same cap. Transient failures (connection
  * errors, timeouts, too slow a transfer, 5xx, 429, a body cut short) are
  * retried by the policy of retry.c: up to retry_attempts attempts, full
@@ -83,7 +84,7 @@ static struct {
 	struct s3d_retry_policy retry;
 	struct s3d_retry_budget budget;	/* of transfers without a context */
 	unsigned int inflight;
-	struct s3d_list queue;	/* s3d_xfer.node: waiting for a slot */
+	struct s3d_pq queue;	/* s3d_xfer.node: waiting for a slot */
 	struct s3d_list timers;	/* s3d_timer.node: armed, by due time */
 	struct s3d_list dead;	/* s3d_watch.node: freed after the batch */
 	bool stop;
@@ -403,7 +404,7 @@ static void backoff_fire(struct s3d_timer *t)
 	struct s3d_xfer *x = s3d_container_of(t, struct s3d_xfer, backoff);
 
 	/* Retries go to the front: they are older than anything queued. */
-	s3d_list_add_before(&x->node, loop.queue.next);
+	s3d_pq_add(&loop.queue, &x->node, x->prio, true);
 	x->queued = true;
 }
 
@@ -560,6 +561,8 @@ static void xfer_done(struct s3d_curlm *m, CURL *easy, CURLcode result)
 	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
 	count_attempt(x);
 	xfer_cleanup_attempt(x);
+	if (x->ops->ended)
+		x->ops->ended(x);
 	xfer_finish(x);
 }
 
@@ -595,18 +598,20 @@ static int xfer_start(struct s3d_xfer *x)
 static void pump(void)
 {
 	while (loop.inflight < loop.max_inflight &&
-	       !s3d_list_empty(&loop.queue)) {
-		struct s3d_xfer *x = s3d_container_of(loop.queue.next,
+	       !s3d_pq_empty(&loop.queue)) {
+		struct s3d_xfer *x = s3d_container_of(s3d_pq_pop(&loop.queue,
+								 NULL),
 						      struct s3d_xfer, node);
 		int err;
 
-		s3d_list_del(&x->node);
 		x->queued = false;
 		err = xfer_start(x);
 		if (err) {
 			s3d_err("%s %s: cannot start the request: %s", x->what,
 				x->key, strerror(-err));
 			xfer_cleanup_attempt(x);
+			if (x->ops->ended)
+				x->ops->ended(x);
 			x->err = err;
 			x->can_retry = false;
 			s3d_stats.failures++;
@@ -622,6 +627,9 @@ static void pump(void)
  * @ops: its callbacks
  * @what: verb for logs
  * @key: object key for logs (must outlive @x)
+ *
+ * Its priority class (@x->prio) is S3D_PRIO_SYNC for a "GET", else
+ * S3D_PRIO_META; the caller may change it before submitting.
  */
 void s3d_xfer_init(struct s3d_xfer *x, const struct s3d_xfer_ops *ops,
 		   const char *what, const char *key)
@@ -630,6 +638,8 @@ void s3d_xfer_init(struct s3d_xfer *x, const struct s3d_xfer_ops *ops,
 	x->ops = ops;
 	x->what = what;
 	x->op = op_of(what);
+	/* A GET is a FETCH's: its caller says how urgent; the rest is metadata. */
+	x->prio = x->op == S3D_OP_GET ? S3D_PRIO_SYNC : S3D_PRIO_META;
 	x->key = key;
 	s3d_buf_init(&x->resp, S3D_XML_MAX);
 	s3d_list_init(&x->node);
@@ -649,7 +659,7 @@ void s3d_xfer_submit(struct s3d_xfer *x)
 	x->attempt = 0;
 	x->spent = 0;
 	x->window_ms = s3d_now_ms();
-	s3d_list_add_tail(&x->node, &loop.queue);
+	s3d_pq_add(&loop.queue, &x->node, x->prio, false);
 	x->queued = true;
 }
 
@@ -657,7 +667,7 @@ void s3d_xfer_submit(struct s3d_xfer *x)
 void s3d_xfer_release(struct s3d_xfer *x)
 {
 	if (x->queued)
-		s3d_list_del(&x->node);
+		s3d_pq_del(&loop.queue, &x->node, x->prio);
 	x->queued = false;
 	s3d_timer_cancel(&x->backoff);
 	xfer_cleanup_attempt(x);
@@ -782,7 +792,7 @@ int s3d_loop_init(unsigned int max_inflight, const char *ca_bundle)
 	curl_version_info_data *vi;
 	CURLcode cc;
 
-	s3d_list_init(&loop.queue);
+	s3d_pq_init(&loop.queue);
 	s3d_list_init(&loop.timers);
 	s3d_list_init(&loop.dead);
 	loop.max_inflight = max_inflight ?: 1;
@@ -841,12 +851,7 @@ unsigned int s3d_loop_inflight(void)
 /* Transfers waiting for a slot (not those backing off before a retry). */
 unsigned int s3d_loop_queued(void)
 {
-	const struct s3d_list *pos;
-	unsigned int n = 0;
-
-	for (pos = loop.queue.next; pos && pos != &loop.queue; pos = pos->next)
-		n++;
-	return n;
+	return s3d_pq_count(&loop.queue, -1);
 }
 
 void s3d_loop_fini(void)

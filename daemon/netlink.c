@@ -95,6 +95,7 @@ static struct nla_policy policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_OFFSET] = { .type = NLA_U64 },
 	[S3CFS_A_LENGTH] = { .type = NLA_U64 },
 	[S3CFS_A_ETAG] = { .type = NLA_STRING, .maxlen = S3CFS_ETAG_MAX + 1 },
+	[S3CFS_A_PRIORITY] = { .type = NLA_U32 },
 };
 
 /* Which attributes each request must carry. */
@@ -178,6 +179,8 @@ int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out)
 		r->len = nla_get_u64(tb[S3CFS_A_LENGTH]);
 	if (tb[S3CFS_A_CHUNK_SIZE])
 		r->chunk = nla_get_u32(tb[S3CFS_A_CHUNK_SIZE]);
+	if (tb[S3CFS_A_PRIORITY])
+		r->prio = nla_get_u32(tb[S3CFS_A_PRIORITY]);
 	err = get_str(tb, S3CFS_A_PATH, &r->path);
 	err = err ?: get_str(tb, S3CFS_A_NAME, &r->name);
 	err = err ?: get_str(tb, S3CFS_A_ETAG, &r->etag);

@@ -48,7 +48,8 @@ struct s3d_mount {
  * @max: S3 requests of this bucket in flight at most; 0: no cap
  * @inflight: slots held (requests queued in the engine, in flight or
  *	waiting for a retry)
- * @waiting: transfers waiting for a slot (s3d_xfer.ctx_node), FIFO
+ * @waiting: transfers waiting for a slot (s3d_xfer.ctx_node), by priority
+ *	class, FIFO within one (prio.c)
  * @budget: its retry budget (retry.c): a dead endpoint is not asked ten
  *	times for each request
  * @limit: while throttled, slots at most (below @max); 0: not throttled
@@ -75,7 +76,7 @@ struct s3d_ctx {
 	struct s3d_s3 s3;
 	unsigned int max;
 	unsigned int inflight;
-	struct s3d_list waiting;
+	struct s3d_pq waiting;
 	struct s3d_retry_budget budget;
 	unsigned int limit;
 	unsigned int ok_streak;
@@ -449,7 +450,7 @@ static struct s3d_ctx *ctx_new(const char *section, struct s3d_ctx *seed,
 	s3d_list_init(&c->parked);
 	c->refs = 1;		/* the table's */
 	c->max = b ? b->max_concurrency : 0;
-	s3d_list_init(&c->waiting);
+	s3d_pq_init(&c->waiting);
 	s3d_retry_budget_init(&c->budget, s3d_loop_retry()->budget);
 	s3d_list_add_tail(&c->node, &ctxs);
 	s3d_info("%s: %s://%s, region %s, %s%s%s%s%s", section ?: "[global]",
@@ -581,14 +582,14 @@ static void ctx_admit(struct s3d_ctx *c, struct s3d_xfer *x)
 	s3d_xfer_submit(x);
 }
 
-/* Hand free slots to the transfers waiting longest. */
+/* Hand free slots to the most urgent transfers waiting, longest first. */
 static void ctx_pump(struct s3d_ctx *c)
 {
-	while (!s3d_list_empty(&c->waiting) && ctx_has_slot(c)) {
-		struct s3d_xfer *x = s3d_container_of(c->waiting.next,
+	while (!s3d_pq_empty(&c->waiting) && ctx_has_slot(c)) {
+		struct s3d_xfer *x = s3d_container_of(s3d_pq_pop(&c->waiting,
+								 NULL),
 						      struct s3d_xfer, ctx_node);
 
-		s3d_list_del(&x->ctx_node);
 		x->ctx_waiting = false;
 		ctx_admit(c, x);
 	}
@@ -604,6 +605,12 @@ static size_t ctx_body(struct s3d_xfer *x, const char *p, size_t n)
 	return x->ctx_ops->body(x, p, n);
 }
 
+static void ctx_ended(struct s3d_xfer *x)
+{
+	if (x->ctx_ops->ended)
+		x->ctx_ops->ended(x);
+}
+
 static int ctx_done(struct s3d_xfer *x);
 
 /* Two tables: the engine collects the body itself when ->body is NULL. */
@@ -612,12 +619,14 @@ static const struct s3d_xfer_ops ctx_ops_body = {
 	.body = ctx_body,
 	.done = ctx_done,
 	.throttled = ctx_throttled,
+	.ended = ctx_ended,
 };
 
 static const struct s3d_xfer_ops ctx_ops_nobody = {
 	.prepare = ctx_prepare,
 	.done = ctx_done,
 	.throttled = ctx_throttled,
+	.ended = ctx_ended,
 };
 
 static void ctx_enter(struct s3d_ctx *c, struct s3d_xfer *x)
@@ -637,7 +646,7 @@ static struct s3d_ctx *ctx_leave(struct s3d_xfer *x)
 	x->ctx = NULL;
 	x->budget = NULL;
 	if (x->ctx_waiting)
-		s3d_list_del(&x->ctx_node);
+		s3d_pq_del(&c->waiting, &x->ctx_node, x->prio);
 	x->ctx_waiting = false;
 	if (x->ctx_slot)
 		c->inflight--;
@@ -675,19 +684,20 @@ static int ctx_done(struct s3d_xfer *x)
  * @c: the bucket's context
  * @x: initialized, not submitted
  *
- * Beyond the cap, transfers wait in submission order (FIFO per bucket, so
- * mounts of one bucket share it fairly); a bucket's requests never hold
- * another bucket's up beyond the engine's own --max-inflight queue.
+ * Beyond the cap, transfers wait by priority class (@x->prio), in
+ * submission order within one (FIFO per bucket, so mounts of one bucket
+ * share it fairly); a bucket's requests never hold another bucket's up
+ * beyond the engine's own --max-inflight queue.
  */
 void s3d_ctx_submit(struct s3d_ctx *c, struct s3d_xfer *x)
 {
 	c->refs++;
 	ctx_enter(c, x);
-	if (s3d_list_empty(&c->waiting) && ctx_has_slot(c)) {
+	if (s3d_pq_empty(&c->waiting) && ctx_has_slot(c)) {
 		ctx_admit(c, x);
 		return;
 	}
-	s3d_list_add_tail(&x->ctx_node, &c->waiting);
+	s3d_pq_add(&c->waiting, &x->ctx_node, x->prio, false);
 	x->ctx_waiting = true;
 }
 
@@ -1552,11 +1562,11 @@ struct fetch_op {
 	struct s3d_mount *m;
 	struct s3d_ctx *ctx;	/* its bucket's S3 context */
 	char *key;
-	int fd;			/* lower file, O_RDWR | O_DIRECT */
+	int fd;			/* lower file, O_RDWR | O_DIRECT; see below */
 	uint64_t size;		/* object (and lower file) size */
 	uint64_t start, end;	/* [start, end) is filled */
 	uint64_t done;		/* [start, start + done) is written */
-	char *buf;		/* 4096-aligned piece buffer */
+	char *buf;		/* 4096-aligned piece buffer; see below */
 	size_t bufsz;
 	uint64_t pos;		/* file offset of the next body byte */
 	size_t fill;		/* buf holds [pos - fill, pos) */
@@ -1566,8 +1576,26 @@ struct fetch_op {
 	bool whole_counted;	/* the cache tracker knows of the rest */
 	bool renew;		/* stale path: the cache file itself was bad */
 	bool counted;		/* the cache tracker knows of this fetch */
+	bool gone;		/* the cache file went while we waited */
 	struct s3d_xfer x;	/* the GET, then the HEAD if stale */
 };
+
+/*
+ * A FETCH holds its cache file open and its piece buffer only while an
+ * attempt of its GET is in flight (from ->prepare to ->ended): thousands of
+ * FETCHes may wait for a slot (the kernel queues up to max_pending), and
+ * each would otherwise hold a descriptor (EMFILE at 1024 without systemd's
+ * limit) and up to S3D_PIECE_MAX of memory. So descriptors and buffers
+ * grow with --max-inflight, not with the queue.
+ */
+static void fetch_io_put(struct fetch_op *op)
+{
+	if (op->fd >= 0)
+		close(op->fd);
+	op->fd = -1;
+	free(op->buf);
+	op->buf = NULL;
+}
 
 static void fetch_finish(struct fetch_op *op, int err)
 {
@@ -1576,9 +1604,7 @@ static void fetch_finish(struct fetch_op *op, int err)
 	if (op->counted)
 		s3d_cache_fetched(op->m->cache, r->path);
 	s3d_ctx_release(&op->x);
-	if (op->fd >= 0)
-		close(op->fd);
-	free(op->buf);
+	fetch_io_put(op);
 	mount_put(op->m);
 	s3d_ctx_put(op->ctx);
 	free(op->key);
@@ -1624,12 +1650,49 @@ static int fetch_write(struct fetch_op *op, uint64_t off, size_t len)
 	return 0;
 }
 
+static int fetch_open(struct fetch_op *op);
+
+/*
+ * The cache file and the buffer, for an attempt that starts now. The file
+ * was checked when the FETCH came and closed while it waited: a LIST or
+ * LOOKUP may have renewed it since (-ESTALE), or removed it.
+ */
+static int fetch_io_get(struct fetch_op *op)
+{
+	int err;
+
+	if (op->fd < 0) {
+		err = fetch_open(op);
+		if (err) {
+			op->gone = err == -ENOENT;
+			fetch_io_put(op);
+			return err;
+		}
+	}
+	if (!op->buf &&
+	    posix_memalign((void **)&op->buf, S3D_DIO_ALIGN, op->bufsz)) {
+		op->buf = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void fetch_get_ended(struct s3d_xfer *x)
+{
+	/* A retry starts over after the last piece written (prepare). */
+	fetch_io_put(s3d_container_of(x, struct fetch_op, x));
+}
+
 static int fetch_get_prepare(struct s3d_xfer *x)
 {
 	struct fetch_op *op = s3d_container_of(x, struct fetch_op, x);
 	char range[64];
 	struct s3d_kv h[2];
+	int err;
 
+	err = fetch_io_get(op);
+	if (err)
+		return err;
 	/* A retry resumes after the pieces already written. */
 	op->r->started = true;
 	op->fill = 0;
@@ -1793,6 +1856,12 @@ static int fetch_get_done(struct s3d_xfer *x)
 	uint64_t total = op->end - op->start;
 	int err;
 
+	if (op->gone) {
+		op->gone = false;
+		op->renew = true;
+		fetch_stale(op, "the cache file is gone");
+		return 0;
+	}
 	if (op->etag_bad) {
 		fetch_stale(op, x->has_etag ? "the response carries another ETag" :
 				"the response carries no ETag");
@@ -1835,6 +1904,7 @@ static const struct s3d_xfer_ops fetch_get_ops = {
 	.prepare = fetch_get_prepare,
 	.body = fetch_body,
 	.done = fetch_get_done,
+	.ended = fetch_get_ended,
 };
 
 static int fetch_head_prepare(struct s3d_xfer *x)
@@ -1904,6 +1974,7 @@ static void fetch_stale(struct fetch_op *op, const char *why)
 	s3d_info("GET s3://%s/%s (ETag %s): %s; checking the object",
 		 op->m->bucket, op->key, op->r->etag, why);
 	s3d_ctx_release(&op->x);
+	fetch_io_put(op);
 	s3d_xfer_init(&op->x, &fetch_head_ops, "HEAD", op->key);
 	s3d_ctx_submit(op->ctx, &op->x);
 }
@@ -2037,13 +2108,12 @@ static void do_fetch(struct s3d_req *r, struct s3d_mount *m,
 	len = op->end - op->start;
 	op->bufsz = (size_t)S3D_MIN(round_up(len, S3D_DIO_ALIGN),
 				    (uint64_t)S3D_PIECE_MAX);
-	if (posix_memalign((void **)&op->buf, S3D_DIO_ALIGN, op->bufsz)) {
-		op->buf = NULL;
-		fetch_finish(op, -ENOMEM);
-		return;
-	}
+	/* Taken again when its GET starts (fetch_io_get()). */
+	fetch_io_put(op);
 	op->counted = true;
 	s3d_cache_fetching(m->cache, len);
+	op->x.prio = r->prio == S3CFS_PRIO_ASYNC ? S3D_PRIO_ASYNC :
+		     S3D_PRIO_SYNC;
 	s3d_ctx_submit(op->ctx, &op->x);
 }
 

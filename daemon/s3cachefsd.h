@@ -305,6 +305,42 @@ void s3d_retry_budget_success(struct s3d_retry_budget *b, unsigned int spent);
 long s3d_retry_after_ms(const char *v, time_t now);
 bool s3d_retry_throttled(long status, const char *code);
 
+/* ---- prio.c: the order waiting transfers start in ---- */
+/**
+ * enum s3d_prio - priority classes of S3 transfers, most urgent first
+ * @S3D_PRIO_META: LOOKUP, LIST, the HEAD of a stale FETCH: an `ls` or a
+ *	`stat` waits for it
+ * @S3D_PRIO_SYNC: a FETCH a reader is blocked on (S3CFS_PRIO_SYNC, or a
+ *	kernel that does not say)
+ * @S3D_PRIO_ASYNC: readahead and prefetch (S3CFS_PRIO_ASYNC)
+ * @S3D_PRIO_NR: number of classes
+ */
+enum s3d_prio {
+	S3D_PRIO_META,
+	S3D_PRIO_SYNC,
+	S3D_PRIO_ASYNC,
+	S3D_PRIO_NR,
+};
+
+/* A class passed over this many times in a row while it waits goes next. */
+#define S3D_PRIO_PASS	8
+
+/* A queue per class, FIFO within each (see prio.c). */
+struct s3d_pq {
+	struct s3d_list q[S3D_PRIO_NR];
+	unsigned int n[S3D_PRIO_NR];
+	unsigned int passed[S3D_PRIO_NR];	/* starts it was passed over */
+};
+
+const char *s3d_prio_name(int prio);
+void s3d_pq_init(struct s3d_pq *pq);
+void s3d_pq_add(struct s3d_pq *pq, struct s3d_list *node, int prio,
+		bool front);
+void s3d_pq_del(struct s3d_pq *pq, struct s3d_list *node, int prio);
+struct s3d_list *s3d_pq_pop(struct s3d_pq *pq, int *prio);
+bool s3d_pq_empty(const struct s3d_pq *pq);
+unsigned int s3d_pq_count(const struct s3d_pq *pq, int prio);
+
 /* ---- fetch.c: the event loop and the S3 transfer engine ---- */
 struct s3d_timer {
 	struct s3d_list node;
@@ -334,12 +370,17 @@ struct s3d_xfer;
  * @throttled: optional; the server answered "slow down" (503 SlowDown,
  *	429, ...): called before the retry is planned (ops.c lowers the
  *	bucket's concurrency for a while)
+ * @ended: optional; an attempt that @prepare began is over, before the
+ *	engine plans a retry or calls @done: release what only an attempt
+ *	in flight needs (a FETCH's buffer and cache file), so that waiting
+ *	transfers, backing off or queued, hold none of it
  */
 struct s3d_xfer_ops {
 	int (*prepare)(struct s3d_xfer *x);
 	size_t (*body)(struct s3d_xfer *x, const char *p, size_t n);
 	int (*done)(struct s3d_xfer *x);
 	void (*throttled)(struct s3d_xfer *x);
+	void (*ended)(struct s3d_xfer *x);
 };
 
 #define S3D_XFER_RETRY	1
@@ -348,6 +389,7 @@ struct s3d_xfer {
 	const struct s3d_xfer_ops *ops;
 	const char *what;		/* "GET", "HEAD", "LIST": for logs */
 	const char *key;		/* for logs */
+	int prio;			/* enum s3d_prio; fixed while queued */
 	struct s3d_http_req req;
 
 	/* Outcome of the last attempt. */
@@ -378,7 +420,7 @@ struct s3d_xfer {
 	/* Per-bucket admission ahead of the engine (ops.c, s3d_ctx_submit). */
 	struct s3d_ctx *ctx;		/* NULL: submitted straight */
 	const struct s3d_xfer_ops *ctx_ops;	/* the caller's; ->ops wraps */
-	struct s3d_list ctx_node;	/* on ctx->waiting */
+	struct s3d_list ctx_node;	/* on ctx->waiting, by ->prio */
 	bool ctx_waiting;		/* waits for a slot of @ctx */
 	bool ctx_slot;			/* holds a slot of @ctx */
 
@@ -564,6 +606,7 @@ struct s3d_req {
 	uint64_t off;
 	uint64_t len;
 	uint64_t done;		/* FETCH: [off, off + done) is written */
+	uint32_t prio;		/* FETCH: enum s3cfs_prio (absent: SYNC) */
 	/* MOUNT */
 	char *bucket;
 	char *prefix;

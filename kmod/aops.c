@@ -70,8 +70,9 @@ struct s3cfs_rd {
 
 /**
  * struct s3cfs_ra_wait - the missing pieces of one readahead window
- * @work: runs on s3cfs_ra_wq: waits for each piece's chunk, in file order
- *	(the order in which the window's FETCH lands them), then submits it
+ * @work: runs on s3cfs_ra_wq (s3cfs_ra_sync_wq when a reader is blocked on
+ *	it): waits for each piece's chunk, in file order (the order in which
+ *	the window's FETCH lands them), then submits it
  * @inode: the upper inode, referenced (ihold) while queued or running
  * @rds: the pieces, &struct s3cfs_rd.list, their folios locked
  *
@@ -89,6 +90,12 @@ struct s3cfs_ra_wait {
 };
 
 static struct workqueue_struct *s3cfs_ra_wq;
+/*
+ * Workers of windows a reader is blocked on (see s3cfs_ra_sync_end()):
+ * never queued behind the s3cfs_ra_wq workers of hundreds of readahead
+ * windows, each asleep until its FETCH, served last by the daemon, lands.
+ */
+static struct workqueue_struct *s3cfs_ra_sync_wq;
 static struct workqueue_struct *s3cfs_rd_wq;
 
 /* A work item of @sbi is queued; s3cfs_aops_drain() waits for it. */
@@ -402,6 +409,32 @@ static loff_t s3cfs_ra_next(struct readahead_control *rac)
 }
 
 /*
+ * End of the part of a readahead window a reader is blocked on: the
+ * FETCHes from there on are readahead (S3CFS_PRIO_ASYNC), which the daemon
+ * serves after what readers wait for. The VFS does not say which kind of
+ * window this is, but its file_ra_state does, in 6.1 and 6.12 alike: an
+ * asynchronous window (the reader hit the PG_readahead mark ahead of it)
+ * starts at ra->start and is async_size == size long; a synchronous one
+ * (the reader's page is missing) starts with the size - async_size pages
+ * the reader asked for; a file's state before its first window is all
+ * zeroes, so posix_fadvise(WILLNEED) of a file not read yet is async too.
+ * Anything else (readahead off or FMODE_RANDOM: the reader's own pages,
+ * forced; a partial window) counts as blocked.
+ */
+static loff_t s3cfs_ra_sync_end(struct readahead_control *rac)
+{
+	struct file_ra_state *ra = rac->ra;
+	loff_t end = readahead_pos(rac) + readahead_length(rac);
+
+	if (!ra || !ra->ra_pages || !rac->file ||
+	    (rac->file->f_mode & FMODE_RANDOM) ||
+	    readahead_index(rac) != ra->start || ra->async_size > ra->size)
+		return end;
+	return min_t(loff_t, end, readahead_pos(rac) +
+		     ((loff_t)(ra->size - ra->async_size) << PAGE_SHIFT));
+}
+
+/*
  * Fetches for every missing chunk of the window go out at once (nothing
  * beyond it: the kernel's asynchronous window is the fetch-ahead, and
  * bytes fetched further ahead would share the S3 connection's bandwidth
@@ -419,14 +452,15 @@ static void s3cfs_readahead(struct readahead_control *rac)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	loff_t pos = readahead_pos(rac);
 	loff_t end = pos + readahead_length(rac);
+	loff_t sync_end = s3cfs_ra_sync_end(rac);
 	struct s3cfs_ra_wait *w = NULL;
 	struct s3cfs_rd *rd;
 	struct folio *folio;
-	bool missing;
+	bool missing, blocked = false;
 	loff_t lim;
 	int err;
 
-	s3cfs_chunks_prefetch(inode, pos, end - pos);
+	s3cfs_chunks_prefetch(inode, pos, end - pos, sync_end);
 	while (pos < end) {
 		lim = min_t(loff_t, s3cfs_chunks_segment(inode, pos, end),
 			    pos + S3CFS_RA_PIECE);
@@ -465,6 +499,7 @@ static void s3cfs_readahead(struct readahead_control *rac)
 		}
 		if (missing && w) {
 			list_add_tail(&rd->list, &w->rds);
+			blocked |= rd->pos < sync_end;
 			continue;
 		}
 		/* Present (or no memory for the worker: wait here). */
@@ -480,7 +515,7 @@ static void s3cfs_readahead(struct readahead_control *rac)
 		ihold(inode);
 		w->inode = inode;
 		s3cfs_work_get(sbi);
-		queue_work(s3cfs_ra_wq, &w->work);
+		queue_work(blocked ? s3cfs_ra_sync_wq : s3cfs_ra_wq, &w->work);
 	}
 }
 
@@ -520,18 +555,26 @@ int __init s3cfs_aops_init(void)
 				      min(ra_max_active, WQ_MAX_ACTIVE));
 	if (!s3cfs_ra_wq)
 		return -ENOMEM;
+	s3cfs_ra_sync_wq = alloc_workqueue("s3cfs_ra_sync",
+					   WQ_UNBOUND | WQ_HIGHPRI, 0);
+	if (!s3cfs_ra_sync_wq)
+		goto fail_ra;
 	/* Blocking lower reads only, never a wait for S3 (see the top). */
 	s3cfs_rd_wq = alloc_workqueue("s3cfs_rd", WQ_UNBOUND, 0);
-	if (!s3cfs_rd_wq) {
-		destroy_workqueue(s3cfs_ra_wq);
-		return -ENOMEM;
-	}
+	if (!s3cfs_rd_wq)
+		goto fail_sync;
 	return 0;
+fail_sync:
+	destroy_workqueue(s3cfs_ra_sync_wq);
+fail_ra:
+	destroy_workqueue(s3cfs_ra_wq);
+	return -ENOMEM;
 }
 
 void s3cfs_aops_exit(void)
 {
 	destroy_workqueue(s3cfs_rd_wq);
+	destroy_workqueue(s3cfs_ra_sync_wq);
 	destroy_workqueue(s3cfs_ra_wq);
 }
 

@@ -434,13 +434,17 @@ static int s3cfs_fetch_submit(struct s3cfs_req *req, bool nowait)
  * @inode: upper inode of an open regular file
  * @pos: start of the range
  * @len: length of the range
+ * @sync_end: a reader is blocked on [@pos, @sync_end): a run that starts
+ *	there is sent S3CFS_PRIO_SYNC, the rest S3CFS_PRIO_ASYNC (the daemon
+ *	serves readahead after what readers wait for)
  *
  * Sends one FETCH per run of missing chunks that no one is fetching yet,
  * so that all the runs of a readahead window are in flight together.
  * Never waits for a request slot: without one the rest is left to the
  * readers, which fetch what they find missing.
  */
-void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
+void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len,
+			   loff_t sync_end)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -483,6 +487,8 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len)
 		}
 		e = s3cfs_run_end(sbi, si, c, limit);
 		s3cfs_fetch_arm(sbi, si, req, c, e - c);
+		if ((loff_t)(c << sbi->chunk_shift) >= sync_end)
+			req->prio = S3CFS_PRIO_ASYNC;
 		spin_unlock(&si->chunk_lock);
 		err = s3cfs_fetch_submit(req, true);
 		s3cfs_req_put(req);
@@ -533,9 +539,10 @@ loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end)
  * @len: length of the range
  *
  * Sends one FETCH per run of adjacent missing chunks that no other reader
- * is fetching already, and waits (killable, at most the fetch timeout) for
- * all the chunks of the range, each as soon as it lands (a progress report
- * of its FETCH or the answer). Does not hold data_sem while waiting.
+ * is fetching already (S3CFS_PRIO_SYNC: the caller waits for it), and
+ * waits (killable, at most the fetch timeout) for all the chunks of the
+ * range, each as soon as it lands (a progress report of its FETCH or the
+ * answer). Does not hold data_sem while waiting.
  *
  * When the object changed in S3 (the daemon answers -ESTALE), the inode is
  * marked stale and nothing more is fetched for it: its version is gone.

@@ -108,12 +108,15 @@ ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to)
 		return 0;
 	want = min_t(loff_t, pos + count, isize);
 
-	/* A stream: fetch this read and the window after it, as one run. */
+	/*
+	 * A stream: fetch this read (the reader waits for it) and the window
+	 * after it (readahead) at once.
+	 */
 	ra_kb = READ_ONCE(sbi->opts.readahead_kb);
 	if (ra_kb && pos == READ_ONCE(sf->dio_next) &&
 	    !(iocb->ki_flags & IOCB_NOWAIT))
 		s3cfs_chunks_prefetch(inode, pos,
-				      want - pos + ((u64)ra_kb << 10));
+				      want - pos + ((u64)ra_kb << 10), want);
 
 	while (pos < want) {
 		/* Pieces end on chunk boundaries, which are aligned. */

@@ -273,7 +273,8 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 	if (req->cmd == S3CFS_CMD_FETCH &&
 	    (nla_put_u64_64bit(skb, S3CFS_A_OFFSET, req->offset, S3CFS_A_PAD) ||
 	     nla_put_u64_64bit(skb, S3CFS_A_LENGTH, req->length, S3CFS_A_PAD) ||
-	     nla_put_string(skb, S3CFS_A_ETAG, req->etag)))
+	     nla_put_string(skb, S3CFS_A_ETAG, req->etag) ||
+	     nla_put_u32(skb, S3CFS_A_PRIORITY, req->prio)))
 		goto too_big;
 	genlmsg_end(skb, hdr);
 	return genlmsg_unicast(&init_net, skb, portid);

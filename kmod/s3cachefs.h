@@ -264,6 +264,7 @@ struct s3cfs_req {
 	char *etag;
 	u64 offset;
 	u64 length;
+	u32 prio;		/* FETCH: enum s3cfs_prio */
 };
 
 #define S3CFS_REQ_DONE		0	/* answered, cancelled or flushed */
@@ -348,7 +349,8 @@ void s3cfs_aops_exit(void);
 int s3cfs_chunks_load(struct inode *inode);
 void s3cfs_chunks_free(struct s3cfs_inode_info *si);
 int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len);
-void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len);
+void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len,
+			   loff_t sync_end);
 loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end);
 bool s3cfs_chunks_present(struct inode *inode, loff_t pos, size_t len);
 bool s3cfs_chunks_hold(struct inode *inode, loff_t pos, size_t len);

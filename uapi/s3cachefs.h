@@ -12,6 +12,11 @@
  *       kernel accepts REGISTER of versions S3CFS_GENL_VERSION_MIN..
  *       S3CFS_GENL_VERSION; a daemon registered as version 1 never sends
  *       DONE (a kernel of version 1 refuses unknown attributes).
+ *   2 - (no bump: both directions stay compatible) FETCH carries
+ *       S3CFS_A_PRIORITY: whether a reader is blocked on the range or it is
+ *       readahead. Kernel -> daemon only; a daemon that does not know it
+ *       ignores it (libnl skips attributes above its policy), a kernel that
+ *       does not send it gets every FETCH treated as S3CFS_PRIO_SYNC.
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
@@ -70,7 +75,8 @@
  *	replies STATUS (-EXDEV: the cache belongs to another bucket/prefix).
  * @S3CFS_CMD_UMOUNT: kernel -> daemon notification. Attrs: MOUNT_ID.
  * @S3CFS_CMD_FETCH: kernel -> daemon. Attrs: REQ_ID, MOUNT_ID, PATH, OFFSET,
- *	LENGTH, ETAG. Fill [OFFSET, OFFSET + LENGTH) of the lower file PATH
+ *	LENGTH, ETAG, PRIORITY (optional). Fill [OFFSET, OFFSET + LENGTH) of
+ *	the lower file PATH
  *	(chunk aligned; LENGTH may run past EOF, the daemon clamps it) with
  *	the bytes of the object version ETAG, as whole chunks. -ESTALE: the
  *	object changed; the daemon has already replaced the lower file with
@@ -123,6 +129,9 @@ enum s3cfs_cmd {
  * @S3CFS_A_PAD: padding for 64-bit attributes
  * @S3CFS_A_DONE: u64, FETCH progress report (version 2): bytes of the range,
  *	from OFFSET, written to the cache so far
+ * @S3CFS_A_PRIORITY: u32, FETCH: enum s3cfs_prio; absent means
+ *	S3CFS_PRIO_SYNC. The daemon serves metadata (LOOKUP, LIST) first,
+ *	then SYNC fetches, then ASYNC ones (daemon/README.md, "Priorities")
  * @__S3CFS_A_MAX: number of attributes
  */
 enum s3cfs_attr {
@@ -142,9 +151,23 @@ enum s3cfs_attr {
 	S3CFS_A_ETAG,
 	S3CFS_A_PAD,
 	S3CFS_A_DONE,
+	S3CFS_A_PRIORITY,
 	__S3CFS_A_MAX,
 };
 #define S3CFS_A_MAX (__S3CFS_A_MAX - 1)
+
+/**
+ * enum s3cfs_prio - how urgent a FETCH is (S3CFS_A_PRIORITY)
+ * @S3CFS_PRIO_SYNC: a reader is blocked on (the start of) the range: a
+ *	->read_folio, a synchronous readahead window's first pages, a
+ *	readahead worker whose folios a reader may be waiting on
+ * @S3CFS_PRIO_ASYNC: readahead or prefetch ahead of the reader
+ *	(the asynchronous readahead window, posix_fadvise(WILLNEED))
+ */
+enum s3cfs_prio {
+	S3CFS_PRIO_SYNC,
+	S3CFS_PRIO_ASYNC,
+};
 
 /* Limits, checked by both sides. Lengths exclude the terminating NUL. */
 #define S3CFS_BUCKET_MAX	63
