@@ -449,10 +449,40 @@ static void prune_one(void *arg, uint32_t mount_id, const struct s3d_cache *c)
 	}
 }
 
+/* The eviction counters: one family each, no labels. */
+struct evict_metric {
+	const char *name, *type, *help;
+	size_t off;		/* in struct s3d_evict_stats */
+};
+
+#define EVICT_METRIC(n, t, f, h) \
+	{ PREFIX n, t, h, offsetof(struct s3d_evict_stats, f) }
+static const struct evict_metric evict_metrics[] = {
+	EVICT_METRIC("evictions_total", "counter", evictions,
+		     "Files evicted (the kernel punched them)."),
+	EVICT_METRIC("evicted_bytes_total", "counter", bytes,
+		     "Bytes freed by evictions."),
+	EVICT_METRIC("eviction_busy_total", "counter", busy,
+		     "Evictions skipped: the file was being fetched."),
+	EVICT_METRIC("eviction_failures_total", "counter", failures,
+		     "Evictions that failed for another reason."),
+	EVICT_METRIC("eviction_timeouts_total", "counter", timeouts,
+		     "EVICTs given up: no answer from the kernel in time."),
+	EVICT_METRIC("eviction_acks_lost_total", "counter", lost,
+		     "EVICTs given up: the netlink receive queue overflowed."),
+	EVICT_METRIC("cache_full_total", "counter", nospace,
+		     "Writes of fetched data that found the cache device full."),
+	EVICT_METRIC("eviction_passes_total", "counter", passes,
+		     "Eviction passes started."),
+	EVICT_METRIC("eviction_slice_max_ms", "gauge", slice_ms_max,
+		     "The longest the event loop was held by one slice of a pass."),
+};
+
 static void render_cache(struct s3d_buf *b)
 {
 	struct usage_ctx u = { .b = b };
 	struct mbucket *keep = NULL, *m;
+	size_t i;
 
 	s3d_cache_foreach(prune_one, &keep);
 	while ((m = mbuckets)) {
@@ -469,42 +499,14 @@ static void render_cache(struct s3d_buf *b)
 	u.limit = true;
 	s3d_cache_foreach(usage_one, &u);
 
-	s3d_prom_family(b, PREFIX "evictions_total", "counter",
-			"Files evicted (the kernel punched them).");
-	s3d_prom_u64(b, PREFIX "evictions_total", NULL, 0,
-		     s3d_evict_stats.evictions);
-	s3d_prom_family(b, PREFIX "evicted_bytes_total", "counter",
-			"Bytes freed by evictions.");
-	s3d_prom_u64(b, PREFIX "evicted_bytes_total", NULL, 0,
-		     s3d_evict_stats.bytes);
-	s3d_prom_family(b, PREFIX "eviction_busy_total", "counter",
-			"Evictions skipped: the file was being fetched.");
-	s3d_prom_u64(b, PREFIX "eviction_busy_total", NULL, 0,
-		     s3d_evict_stats.busy);
-	s3d_prom_family(b, PREFIX "eviction_failures_total", "counter",
-			"Evictions that failed for another reason.");
-	s3d_prom_u64(b, PREFIX "eviction_failures_total", NULL, 0,
-		     s3d_evict_stats.failures);
-	s3d_prom_family(b, PREFIX "eviction_timeouts_total", "counter",
-			"EVICTs given up: no answer from the kernel in time.");
-	s3d_prom_u64(b, PREFIX "eviction_timeouts_total", NULL, 0,
-		     s3d_evict_stats.timeouts);
-	s3d_prom_family(b, PREFIX "eviction_acks_lost_total", "counter",
-			"EVICTs given up: the netlink receive queue overflowed.");
-	s3d_prom_u64(b, PREFIX "eviction_acks_lost_total", NULL, 0,
-		     s3d_evict_stats.lost);
-	s3d_prom_family(b, PREFIX "cache_full_total", "counter",
-			"Writes of fetched data that found the cache device full.");
-	s3d_prom_u64(b, PREFIX "cache_full_total", NULL, 0,
-		     s3d_evict_stats.nospace);
-	s3d_prom_family(b, PREFIX "eviction_passes_total", "counter",
-			"Eviction passes started.");
-	s3d_prom_u64(b, PREFIX "eviction_passes_total", NULL, 0,
-		     s3d_evict_stats.passes);
-	s3d_prom_family(b, PREFIX "eviction_slice_max_ms", "gauge",
-			"The longest the event loop was held by one slice of a pass.");
-	s3d_prom_u64(b, PREFIX "eviction_slice_max_ms", NULL, 0,
-		     s3d_evict_stats.slice_ms_max);
+	for (i = 0; i < sizeof(evict_metrics) / sizeof(evict_metrics[0]); i++) {
+		const struct evict_metric *m = &evict_metrics[i];
+
+		s3d_prom_family(b, m->name, m->type, m->help);
+		s3d_prom_u64(b, m->name, NULL, 0,
+			     *(const uint64_t *)((const char *)&s3d_evict_stats +
+						 m->off));
+	}
 }
 
 /**
