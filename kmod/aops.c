@@ -133,6 +133,7 @@ MODULE_PARM_DESC(ra_max_active, "Tests only: most s3cfs_ra work items run at onc
  * @pos: start
  * @len: length
  *
+ * For every lower read: ->readahead, ->read_folio and O_DIRECT reads.
  * On success a lower read is counted in flight (s3cfs_chunks_hold()) until
  * s3cfs_chunks_unhold(), which an asynchronous read calls from its
  * completion: eviction waits for it before punching, so no hole is
@@ -140,7 +141,7 @@ MODULE_PARM_DESC(ra_max_active, "Tests only: most s3cfs_ra work items run at onc
  *
  * Return: 0 with the read counted, or a negative errno without it.
  */
-static int s3cfs_fill_hold(struct inode *inode, loff_t pos, size_t len)
+int s3cfs_fill_hold(struct inode *inode, loff_t pos, size_t len)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	loff_t end = min_t(loff_t, pos + len, i_size_read(inode));

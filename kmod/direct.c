@@ -49,19 +49,20 @@ static ssize_t s3cfs_dio_piece(struct kiocb *iocb, struct inode *inode,
 	size_t count;
 	ssize_t ret;
 
-	if (!nowait) {
-		ret = s3cfs_chunks_ensure(inode, pos, len);
-		if (ret < 0)
-			return ret;
+	if (nowait) {
+		if (!s3cfs_chunks_hold(inode, pos, len))
+			return -EAGAIN;
+	} else {
 		/*
 		 * Fault the buffer in before the hold: a buffer mapped from
 		 * a file of ours would otherwise fault under our hold.
 		 */
 		if (fault_in_iov_iter_writeable(to, len) == len)
 			return -EFAULT;
+		ret = s3cfs_fill_hold(inode, pos, len);
+		if (ret < 0)
+			return ret;
 	}
-	if (!s3cfs_chunks_hold(inode, pos, len))
-		return nowait ? -EAGAIN : -EIO;
 
 	count = iov_iter_count(to);
 	iov_iter_truncate(to, len);

@@ -343,6 +343,7 @@ ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to);
 extern const struct address_space_operations s3cfs_aops;
 int s3cfs_aops_init(void);
 void s3cfs_aops_drain(struct s3cfs_sb_info *sbi);
+int s3cfs_fill_hold(struct inode *inode, loff_t pos, size_t len);
 void s3cfs_aops_exit(void);
 
 /* chunk.c */
