@@ -99,6 +99,7 @@ struct s3d_cache {
 	/* the eviction pass under way */
 	bool evicting;
 	bool choosing;		/* walking the table (then: evicting) */
+	bool again;		/* a check came during the pass: redo it after */
 	bool nospace;		/* a write failed for want of space */
 	bool short_inodes;	/* at the last look, under the inode floor */
 	uint64_t inode_pass_ms;	/* when a pass last started for inodes */
@@ -107,6 +108,7 @@ struct s3d_cache {
 	size_t cursor_nbuckets;	/* ... of a table this size */
 	struct s3d_timer slice;	/* the next slice of choosing */
 	struct s3d_timer ack;	/* the EVICT in flight times out */
+	struct s3d_timer recheck;	/* the check put off by a pass */
 	char **queue;		/* paths, in eviction order */
 	size_t nqueue, qnext;
 	uint64_t pass_freed;
@@ -483,6 +485,7 @@ static void cache_put(struct s3d_cache *c)
 		return;
 	s3d_timer_cancel(&c->slice);
 	s3d_timer_cancel(&c->ack);
+	s3d_timer_cancel(&c->recheck);
 	s3d_evict_sel_free(&c->sel);
 	for (i = 0; i < c->nbuckets; i++)
 		while (c->tab[i])
@@ -539,6 +542,14 @@ static void pass_end(struct s3d_cache *c)
 	s3d_dbg("mount %u: eviction pass done, %llu bytes freed, %llu in use",
 		c->mount_id, (unsigned long long)c->pass_freed,
 		(unsigned long long)c->used);
+	/*
+	 * Fetches that ended during the pass were not counted in its choice;
+	 * once the reads stop no other check would come, so look again.
+	 */
+	if (c->again) {
+		c->again = false;
+		s3d_timer_arm(&c->recheck, 0);
+	}
 }
 
 static void evict_next(struct s3d_cache *c);
@@ -716,13 +727,22 @@ static void slice_timer(struct s3d_timer *t)
 	choose_slice(s3d_container_of(t, struct s3d_cache, slice));
 }
 
+static void recheck_timer(struct s3d_timer *t)
+{
+	check(s3d_container_of(t, struct s3d_cache, recheck), 0);
+}
+
 /* Start a pass if over the limit (@extra: bytes about to be written). */
 static void check(struct s3d_cache *c, uint64_t extra)
 {
 	uint64_t need;
 
+	if (c->evicting) {
+		c->again = true;
+		return;
+	}
 	/* Before the scan ends, usage is too low and the LRU order partial. */
-	if (c->evicting || c->dead || c->walk)
+	if (c->dead || c->walk)
 		return;
 	need = need_now(c, extra, true);
 	if (!need || !c->nfiles)
@@ -771,6 +791,7 @@ struct s3d_cache *s3d_cache_open(uint32_t mount_id, int rootfd,
 	s3d_list_init(&c->all);
 	c->slice.fn = slice_timer;
 	c->ack.fn = ack_timeout;
+	c->recheck.fn = recheck_timer;
 	c->mount_id = mount_id;
 	c->pol = *pol;
 	c->rootfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
@@ -799,6 +820,7 @@ void s3d_cache_close(struct s3d_cache *c)
 	c->dead = true;
 	/* A pass still choosing ends here; an EVICT in flight holds @c. */
 	s3d_timer_cancel(&c->slice);
+	s3d_timer_cancel(&c->recheck);
 	cache_put(c);
 }
 

@@ -692,6 +692,58 @@ static void test_pass_timeout(void)
 	rm_root(root);
 }
 
+/*
+ * Fetches that end while a pass is evicting are not in its choice; with no
+ * fetch after them, the pass's end must look again (the reads are over).
+ */
+static void test_pass_again(void)
+{
+	char root[] = "/tmp/s3d-test-again-XXXXXX", name[32];
+	struct s3d_cache_policy pol = { .limit = 4 * KiB64 };
+	time_t t0 = time(NULL) - 10000;
+	uint64_t used, limit, passes;
+	struct s3d_cache *c;
+	int rootfd, i;
+
+	rootfd = make_root(root);
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		put_file(root, name, KiB64, t0 + i * 100);
+	}
+	c = s3d_cache_open(5, rootfd, &pol);
+	if (c)
+		wait_scan(c);
+	ok(c != NULL, "again: cache opened at its limit");
+	if (!c)
+		return;
+	fk.ack = false;		/* each EVICT waits out its timeout */
+	fk.sent = 0;
+	s3d_evict_timeout_ms = 100;
+	passes = s3d_evict_stats.passes;
+	put_file(root, "new", KiB64, t0 + 9000);
+	s3d_cache_fetched(c, "new");
+	is_int(fk.sent, 1, "again: a pass started (one EVICT out)");
+	/* The reads go on while it waits: 6 more files, then no more. */
+	for (i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "g%d", i);
+		put_file(root, name, KiB64, t0 + 9100 + i);
+		s3d_cache_fetched(c, name);
+	}
+	run_until(c, 4 * KiB64 - 4 * KiB64 / 20, 5000);
+	s3d_cache_usage(c, &used, &limit);
+	ok(!deadline_hit,
+	   "again: usage came back under the low-water mark with no fetch after the pass (%llu bytes, %llu passes, %d EVICTs)",
+	   (unsigned long long)used,
+	   (unsigned long long)(s3d_evict_stats.passes - passes), fk.sent);
+	ok(s3d_evict_stats.passes - passes >= 2,
+	   "again: a second pass ran for the files fetched during the first");
+	fk.ack = true;
+	s3d_evict_timeout_ms = 30000;
+	s3d_cache_close(c);
+	close(rootfd);
+	rm_root(root);
+}
+
 /* A file being fetched (-EBUSY) is not chosen again pass after pass. */
 static void test_pass_busy(void)
 {
@@ -790,6 +842,7 @@ int main(void)
 	fk.ack = true;
 	test_pass_lru();
 	test_pass_timeout();
+	test_pass_again();
 	test_pass_busy();
 	test_nospace();
 	s3d_loop_fini();
