@@ -47,8 +47,15 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include "s3cachefsd.h"
+#include "evict.h"
+#include "lib/base.h"
+#include "lib/config.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
+#include "netlink.h"
 #include "walk.h"
+#include "uapi/s3cachefs.h"
 
 struct s3d_cache_policy s3d_cache_default;
 const struct s3d_cache_policy *(*s3d_cache_policy_hook)(const char *bucket);

@@ -4,7 +4,7 @@
  *
  * Threading model
  * ---------------
- * One thread runs everything, driven by one epoll loop (fetch.c) that
+ * One thread runs everything, driven by one epoll loop (lib/loop.c) that
  * watches the generic netlink socket, a signalfd and every libcurl socket,
  * with libcurl's timers and our retry back-offs folded into the epoll
  * timeout. Kernel requests become operations (ops.c) that own their S3
@@ -39,9 +39,19 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 
-#include "s3cachefsd.h"
-#include "config.h"
+#include "evict.h"
+#include "lib/base.h"
+#include "lib/config.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/retry.h"
+#include "lib/s3.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
 #include "metrics.h"
+#include "netlink.h"
+#include "req.h"
+#include "uapi/s3cachefs.h"
 
 int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv);
 
@@ -353,13 +363,13 @@ static void conf_apply_now(const struct s3d_conf *c)
 	struct s3d_retry_policy rp;
 
 	s3d_log_level = c->log_level >= 0 ? c->log_level : S3D_LOG_INFO;
-	s3d_loop_set_stall_timeout(c->stall_timeout);
-	s3d_loop_set_min_rate(c->tune[S3D_TUNE_MIN_RATE]);
+	s3d_engine_set_stall_timeout(c->stall_timeout);
+	s3d_engine_set_min_rate(c->tune[S3D_TUNE_MIN_RATE]);
 	s3d_evict_timeout_ms = 1000ULL * (c->tune[S3D_TUNE_EVICT_TIMEOUT] ?:
 					  S3D_EVICT_TIMEOUT_DEFAULT);
 	s3d_conf_retry_policy(c, &rp);
-	s3d_loop_set_retry(&rp);
-	rp = *s3d_loop_retry();
+	s3d_engine_set_retry(&rp);
+	rp = *s3d_engine_retry();
 	if (rp.max_time_s <= (c->stall_timeout ?: S3D_STALL_DEFAULT))
 		s3d_warn("retry_max_time (%u s) is not above stall_timeout (%u s): a stalled transfer is never retried",
 			 rp.max_time_s, c->stall_timeout ?: S3D_STALL_DEFAULT);
@@ -532,7 +542,7 @@ int main(int argc, char **argv)
 	if (!ca && getenv("AWS_CA_BUNDLE") && *getenv("AWS_CA_BUNDLE"))
 		ca = getenv("AWS_CA_BUNDLE");
 	inflight = conf->max_inflight ?: 64;
-	err = s3d_loop_init(inflight, ca);
+	err = s3d_engine_init(inflight, ca);
 	if (err)
 		goto out_conf;
 	s3d_info("s3cachefsd %s: %s, %u in flight%s%s", S3D_VERSION,
@@ -550,7 +560,7 @@ int main(int argc, char **argv)
 
 	s3d_ops_fini();
 out_loop:
-	s3d_loop_fini();
+	s3d_engine_fini();
 out_conf:
 	s3d_conf_free(conf);
 	s3d_log_once_reset();

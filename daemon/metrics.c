@@ -19,7 +19,7 @@
  * before the client reads it (an oversized request, say).
  *
  * The numbers come from where they are kept: the transfer engine
- * (s3d_stats, fetch.c), eviction (s3d_evict_stats, per-mount usage,
+ * (s3d_stats, lib/xfer.c), eviction (s3d_evict_stats, per-mount usage,
  * evict.c), the pending kernel requests (ops.c), and the kernel requests
  * answered, counted here from netlink.c's reply path.
  */
@@ -34,8 +34,16 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "s3cachefsd.h"
+#include "evict.h"
+#include "lib/base.h"
+#include "lib/creds.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
 #include "metrics.h"
+#include "req.h"
+#include "uapi/s3cachefs.h"
 
 #define PREFIX		"s3cachefsd_"
 #define DRAIN_MAX	(64U << 10)	/* bytes dropped after the reply */
@@ -360,11 +368,11 @@ static void render_s3(struct s3d_buf *b)
 	s3d_prom_family(b, PREFIX "s3_inflight_requests", "gauge",
 			"S3 requests in flight now (at most --max-inflight).");
 	s3d_prom_u64(b, PREFIX "s3_inflight_requests", NULL, 0,
-		     s3d_loop_inflight());
+		     s3d_engine_inflight());
 	s3d_prom_family(b, PREFIX "s3_queued_requests", "gauge",
 			"S3 requests waiting for an in-flight slot.");
 	s3d_prom_u64(b, PREFIX "s3_queued_requests", NULL, 0,
-		     s3d_loop_queued());
+		     s3d_engine_queued());
 }
 
 /* Refreshes of temporary credentials (creds_watch.c counts them). */
@@ -872,7 +880,7 @@ static int listen_on(const struct addrinfo *ai)
  * @addr: "host:port", "[v6]:port" or "port" (127.0.0.1); NULL: do nothing.
  *	Port 0 picks a free one (tests; see s3d_metrics_port()).
  *
- * Must be called after s3d_loop_init(). A non-loopback address is allowed
+ * Must be called after s3d_engine_init(). A non-loopback address is allowed
  * (it was asked for explicitly) but warned about: the endpoint has no
  * authentication.
  *
@@ -937,7 +945,7 @@ int s3d_metrics_port(void)
 	return srv.fd >= 0 ? srv.port : -1;
 }
 
-/* Close the listener and every connection (before s3d_loop_fini()). */
+/* Close the listener and every connection (before s3d_engine_fini()). */
 void s3d_metrics_stop(void)
 {
 	if (srv.fd < 0)

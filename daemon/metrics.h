@@ -2,9 +2,6 @@
 /*
  * metrics.c: the Prometheus endpoint of s3cachefsd (--metrics ADDR), and
  * the text exposition helpers it is built from (tests drive them).
- *
- * Not in s3cachefsd.h: only main.c, netlink.c, the config code and the
- * tests need it, and libs3c.a (shared with s3cachectl) must not.
  */
 #ifndef S3D_METRICS_H
 #define S3D_METRICS_H

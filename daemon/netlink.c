@@ -44,8 +44,15 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "s3cachefsd.h"
+#include "evict.h"
+#include "lib/base.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
 #include "metrics.h"
+#include "netlink.h"
+#include "req.h"
+#include "uapi/s3cachefs.h"
 
 #define RCVBUF_BYTES		(8 << 20)
 #define REGISTER_TIMEOUT_MS	5000

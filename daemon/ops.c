@@ -21,8 +21,22 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "s3cachefsd.h"
-#include "config.h"
+#include "evict.h"
+#include "lib/base.h"
+#include "lib/config.h"
+#include "lib/creds.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/path.h"
+#include "lib/prio.h"
+#include "lib/retry.h"
+#include "lib/s3.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
+#include "lib/xml.h"
+#include "req.h"
+#include "store.h"
+#include "uapi/s3cachefs.h"
 
 struct s3d_mount {
 	struct s3d_list node;	/* on mounts */
@@ -451,7 +465,7 @@ static struct s3d_ctx *ctx_new(const char *section, struct s3d_ctx *seed,
 	c->refs = 1;		/* the table's */
 	c->max = b ? b->max_concurrency : 0;
 	s3d_pq_init(&c->waiting);
-	s3d_retry_budget_init(&c->budget, s3d_loop_retry()->budget);
+	s3d_retry_budget_init(&c->budget, s3d_engine_retry()->budget);
 	s3d_list_add_tail(&c->node, &ctxs);
 	s3d_info("%s: %s://%s, region %s, %s%s%s%s%s", section ?: "[global]",
 		 c->s3.scheme, c->s3.authority, c->s3.region,

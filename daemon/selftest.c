@@ -14,7 +14,14 @@
 #include <unistd.h>
 #include <sys/xattr.h>
 
-#include "s3cachefsd.h"
+#include "lib/base.h"
+#include "lib/client.h"
+#include "lib/loop.h"
+#include "lib/s3.h"
+#include "lib/xml.h"
+#include "req.h"
+#include "store.h"
+#include "uapi/s3cachefs.h"
 
 int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv);
 

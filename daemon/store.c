@@ -35,7 +35,11 @@
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 
-#include "s3cachefsd.h"
+#include "lib/base.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "store.h"
+#include "uapi/s3cachefs.h"
 
 #define FORMAT_MAX	(S3CFS_BUCKET_MAX + S3CFS_PREFIX_MAX + 64)
 #define META_NAME	"format"

@@ -22,8 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "s3cachefsd.h"
+#include "lib/loop.h"
+#include "lib/util.h"
 #include "walk.h"
+#include "uapi/s3cachefs.h"
 
 #define WALK_SLICE	1024	/* entries per slice at most */
 #define WALK_SLICE_MS	5	/* and this long at most */

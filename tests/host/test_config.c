@@ -17,9 +17,15 @@
 
 #include <curl/curl.h>
 
+#include "lib/base.h"
+#include "lib/config.h"
+#include "lib/creds.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
+#include "req.h"
 #include "tap.h"
-#include "s3cachefsd.h"
-#include "config.h"
 
 static struct s3d_conf *load(const char *file, bool must, int *err,
 			     struct s3d_buf *errs)
@@ -291,7 +297,7 @@ static void test_contexts(void)
 	s3d_buf_init(&errs, 0);
 	c = load("config/good.conf", true, &err, &errs);
 	c2 = load("config/reload.conf", true, &err, &errs);
-	if (!c || !c2 || s3d_loop_init(4, NULL)) {
+	if (!c || !c2 || s3d_engine_init(4, NULL)) {
 		ok(0, "setting up the context tests");
 		return;
 	}
@@ -359,7 +365,7 @@ static void test_contexts(void)
 	s3d_ctx_put(g);
 	s3d_ctx_put(other);
 	s3d_ops_fini();
-	s3d_loop_fini();
+	s3d_engine_fini();
 	s3d_conf_free(bad);
 	s3d_conf_free(c);
 	s3d_conf_free(c2);
@@ -509,7 +515,7 @@ static void test_refresh(void)
 	s3d_buf_init(&errs, 0);
 	c = load("config/refresh.conf", true, &err, &errs);
 	c2 = load("config/refresh.conf", true, &err, &errs);
-	if (!c || !c2 || s3d_loop_init(4, NULL)) {
+	if (!c || !c2 || s3d_engine_init(4, NULL)) {
 		ok(0, "refresh: setting up");
 		goto out;
 	}
@@ -613,7 +619,7 @@ static void test_refresh(void)
 out_ops:
 	s3d_ops_fini();
 out_loop:
-	s3d_loop_fini();
+	s3d_engine_fini();
 out:
 	s3d_conf_free(c);
 	s3d_conf_free(c2);

@@ -16,7 +16,12 @@
 
 #include <json-c/json.h>
 
-#include "s3cachefsd.h"
+#include "lib/base.h"
+#include "lib/creds.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/s3d-test-creds-XXXXXX";
@@ -697,7 +702,7 @@ static void test_refresh(void)
 	uint64_t t0, elapsed;
 	long tokens;
 
-	ok(!s3d_loop_init(4, NULL), "refresh: loop");
+	ok(!s3d_engine_init(4, NULL), "refresh: loop");
 	ctl("reset=1&lifetime=3");
 	set_container("container-secret");
 	is_int(s3d_creds_resolve(&cont, NULL), 0, "refresh: container creds");
@@ -766,7 +771,7 @@ static void test_refresh(void)
 	s3d_creds_clear(&cont);
 	s3d_creds_clear(&imds);
 	s3d_creds_clear(&stat);
-	s3d_loop_fini();
+	s3d_engine_fini();
 	unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
 	unsetenv("AWS_CONTAINER_AUTHORIZATION_TOKEN");
 	unsetenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");

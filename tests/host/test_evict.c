@@ -18,7 +18,13 @@
 #include <linux/falloc.h>
 #include <sys/stat.h>
 
-#include "s3cachefsd.h"
+#include "evict.h"
+#include "lib/base.h"
+#include "lib/config.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
 #include "walk.h"
 #include "tap.h"
 
@@ -824,7 +830,7 @@ static void test_nospace(void)
 int main(void)
 {
 	s3d_log_level = -1;
-	if (s3d_loop_init(4, NULL)) {
+	if (s3d_engine_init(4, NULL)) {
 		ok(0, "loop");
 		return tap_done();
 	}
@@ -845,7 +851,7 @@ int main(void)
 	test_pass_again();
 	test_pass_busy();
 	test_nospace();
-	s3d_loop_fini();
+	s3d_engine_fini();
 	return tap_done();
 }
 

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "s3cachefsd.h"
+#include "lib/log.h"
+#include "lib/util.h"
 #include "tap.h"
 
 /* What s3d_err(fmt, arg) writes to stderr (the line, without the prefix). */

@@ -20,8 +20,18 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "s3cachefsd.h"
+#include "evict.h"
+#include "lib/base.h"
+#include "lib/config.h"
+#include "lib/creds.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/retry.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
 #include "metrics.h"
+#include "req.h"
+#include "uapi/s3cachefs.h"
 #include "tap.h"
 
 #define ATTEMPTS	3
@@ -633,7 +643,7 @@ static void test_transfers(int port)
 	snprintf(t[1].url, sizeof(t[1].url), "http://127.0.0.1:%d/nope", port);
 	snprintf(t[2].url, sizeof(t[2].url), "http://127.0.0.1:%d/", dead_port());
 	/* Three attempts, quickly (the default is ten, over up to 35 s). */
-	s3d_loop_set_retry(&(struct s3d_retry_policy){ .attempts = ATTEMPTS,
+	s3d_engine_set_retry(&(struct s3d_retry_policy){ .attempts = ATTEMPTS,
 						      .base_ms = 50 });
 	for (i = 0; i < 3; i++)
 		s3d_xfer_submit(&t[i].x);
@@ -712,7 +722,7 @@ int main(void)
 	int port;
 
 	s3d_log_level = S3D_LOG_ERR;
-	if (s3d_loop_init(8, NULL)) {
+	if (s3d_engine_init(8, NULL)) {
 		ok(0, "loop init");
 		return tap_done();
 	}
@@ -721,13 +731,13 @@ int main(void)
 	test_addresses();
 	if (s3d_metrics_start("127.0.0.1:0") || (port = s3d_metrics_port()) <= 0) {
 		ok(0, "metrics listener on 127.0.0.1:0");
-		s3d_loop_fini();
+		s3d_engine_fini();
 		return tap_done();
 	}
 	test_http(port);
 	test_stall(port);
 	test_transfers(port);
 	s3d_metrics_stop();
-	s3d_loop_fini();
+	s3d_engine_fini();
 	return tap_done();
 }

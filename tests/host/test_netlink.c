@@ -18,8 +18,11 @@
 #include <netlink/genl/genl.h>
 #include <netlink/msg.h>
 
-#include "s3cachefsd.h"
-#include "config.h"
+#include "lib/config.h"
+#include "lib/log.h"
+#include "netlink.h"
+#include "req.h"
+#include "uapi/s3cachefs.h"
 #include "tap.h"
 
 #define FAMILY	0x1d

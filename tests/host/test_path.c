@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "s3cachefsd.h"
+#include "lib/path.h"
+#include "uapi/s3cachefs.h"
 #include "tap.h"
 
 static void path(const char *p, bool want)

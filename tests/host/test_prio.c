@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "s3cachefsd.h"
+#include "lib/base.h"
+#include "lib/prio.h"
 #include "tap.h"
 
 struct item {

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "s3cachefsd.h"
-#include "config.h"
+#include "lib/base.h"
+#include "lib/config.h"
+#include "lib/retry.h"
+#include "lib/xfer.h"
 #include "tap.h"
 
 static const struct s3d_retry_policy pol = {

@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "s3cachefsd.h"
+#include "lib/base.h"
+#include "lib/log.h"
+#include "lib/s3.h"
+#include "lib/util.h"
 #include "tap.h"
 
 #define SUITE_AK	"AKIDEXAMPLE"

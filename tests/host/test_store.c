@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
-#include "s3cachefsd.h"
+#include "lib/log.h"
+#include "store.h"
+#include "uapi/s3cachefs.h"
 #include "tap.h"
 
 static char root[] = "/tmp/s3d-test-store-XXXXXX";

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "s3cachefsd.h"
+#include "lib/log.h"
+#include "lib/s3.h"
+#include "lib/util.h"
 #include "tap.h"
 
 /* The input as a test name: control bytes would break the TAP line. */

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "s3cachefsd.h"
+#include "lib/util.h"
+#include "lib/xml.h"
 #include "tap.h"
 
 static const char page1[] =

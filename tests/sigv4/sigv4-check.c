@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "s3cachefsd.h"
+#include "lib/log.h"
+#include "lib/s3.h"
 
 #define MAX_KV	16
 

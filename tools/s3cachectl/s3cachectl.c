@@ -28,8 +28,15 @@
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
 
-#include "s3cachefsd.h"
-#include "config.h"
+#include "lib/client.h"
+#include "lib/config.h"
+#include "lib/creds.h"
+#include "lib/log.h"
+#include "lib/s3.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
+#include "lib/xml.h"
+#include "uapi/s3cachefs.h"
 
 #define SYSFS	"/sys/fs/s3cachefs"
 
@@ -458,14 +465,14 @@ static int s3_setup(const struct s3opts *o, const char *bucket)
 	if (err)
 		goto fail;
 	/* $AWS_CA_BUNDLE only ever names the CA file (as for the daemon). */
-	if (s3d_loop_init(4, ca && *ca ? ca : NULL)) {
+	if (s3d_engine_init(4, ca && *ca ? ca : NULL)) {
 		fprintf(stderr, "s3cachectl: cannot set up libcurl\n");
 		goto fail_s3;
 	}
 	/* A long cat may outlive temporary credentials: renew them. */
 	if (s3.creds.expires && s3d_creds_watch(&s3.creds, profile)) {
 		fprintf(stderr, "s3cachectl: out of memory\n");
-		s3d_loop_fini();
+		s3d_engine_fini();
 		goto fail_s3;
 	}
 	free(profile);
@@ -547,7 +554,7 @@ static int cmd_s3(const char *cmd, int argc, char **argv)
 		report(strcmp(cmd, "ls") ? (strcmp(cmd, "head") ? "GET" : "HEAD")
 		       : "LIST", bucket, key, err, &ce);
 	}
-	s3d_loop_fini();
+	s3d_engine_fini();
 	s3d_s3_fini(&s3);
 	free(bucket);
 	return err ? 1 : 0;

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The configuration file, /etc/s3cachefs/s3cachefsd.conf (config.c).
+ * Shared by s3cachefsd and s3cachectl (it is part of libs3c.a).
+ */
+#ifndef S3D_CONFIG_H
+#define S3D_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "retry.h"
+#include "s3.h"
+#include "util.h"
+
+#define S3D_CONF_DEFAULT	"/etc/s3cachefs/s3cachefsd.conf"
+#define S3D_CONF_ENV		"S3CACHEFSD_CONFIG"
+
+/**
+ * struct s3d_cache_policy - a mount's cache limits
+ * @limit: bytes of cached data at most; 0: unlimited
+ * @min_free: bytes to keep free on the cache device; 0: none
+ * @min_free_pct: or a percentage of it (takes precedence when set)
+ */
+struct s3d_cache_policy {
+	uint64_t limit;
+	uint64_t min_free;
+	unsigned int min_free_pct;
+};
+
+int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
+
+/* Seconds an EVICT waits for its ack before it is given up. */
+#define S3D_EVICT_TIMEOUT_DEFAULT	30
+
+/**
+ * struct s3d_conf_s3 - where and how to reach S3, as one section says
+ * @endpoint: "http[s]://host[:port]"; NULL: not set
+ * @region: signing region; NULL: not set
+ * @profile: credentials profile; NULL: not set
+ * @ca_bundle: CA certificates file; NULL: not set
+ * @path_style: 1 path, 0 virtual host, -1 not set
+ * @anonymous: 1 unsigned requests, 0 signed, -1 not set
+ */
+struct s3d_conf_s3 {
+	char *endpoint;
+	char *region;
+	char *profile;
+	char *ca_bundle;
+	int path_style;
+	int anonymous;
+};
+
+/**
+ * struct s3d_conf_bucket - a [bucket NAME] section
+ * @next: the next section, in file order
+ * @name: the bucket
+ * @line: where the section starts (for messages)
+ * @s3: its S3 settings (unset ones come from [global])
+ * @max_concurrency: S3 requests in flight for this bucket at most; 0: no cap
+ * @cache: cache limits of its mounts, where @has_cache_limit/@has_min_free
+ */
+struct s3d_conf_bucket {
+	struct s3d_conf_bucket *next;
+	char *name;
+	unsigned int line;
+	struct s3d_conf_s3 s3;
+	unsigned int max_concurrency;
+	bool has_cache_limit;
+	bool has_min_free;
+	struct s3d_cache_policy cache;
+};
+
+/*
+ * Numbers of [global] with a flag each (--retry-attempts N, ...): the
+ * retry policy (struct s3d_retry_policy) and the least transfer rate.
+ * In struct s3d_conf, 0 means not set (the default applies).
+ */
+enum s3d_tune {
+	S3D_TUNE_RETRY_ATTEMPTS,
+	S3D_TUNE_RETRY_MAX_TIME,
+	S3D_TUNE_RETRY_BASE_MS,
+	S3D_TUNE_RETRY_MAX_DELAY_MS,
+	S3D_TUNE_RETRY_BUDGET,
+	S3D_TUNE_MIN_RATE,
+	S3D_TUNE_EVICT_TIMEOUT,
+	S3D_TUNE_NR,
+};
+
+/* A tunable's key, flag (without "--"), bounds and default. */
+struct s3d_tune_info {
+	const char *key;
+	const char *flag;
+	unsigned int min, max, def;
+};
+
+extern const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR];
+
+/**
+ * struct s3d_conf - a whole configuration: the file's, with the command
+ *	line's settings laid over its [global] section
+ * @file: the file read, or NULL (none)
+ * @global: daemon-wide S3 defaults
+ * @max_inflight: S3 requests in flight at most (all buckets); 0: not set
+ * @stall_timeout: seconds below min_rate before a transfer is retried;
+ *	0: not set (S3D_STALL_DEFAULT)
+ * @tune: enum s3d_tune settings; 0: not set
+ * @has_cache_limit: @cache.limit was set
+ * @has_min_free: @cache.min_free/min_free_pct were set
+ * @cache: default cache limits of a mount
+ * @log_level: S3D_LOG_*, or -1: not set
+ * @metrics: metrics listen address, or NULL: not set
+ * @buckets: the [bucket NAME] sections, in file order
+ */
+struct s3d_conf {
+	char *file;
+	struct s3d_conf_s3 global;
+	unsigned int max_inflight;
+	unsigned int stall_timeout;
+	unsigned int tune[S3D_TUNE_NR];
+	bool has_cache_limit;
+	bool has_min_free;
+	struct s3d_cache_policy cache;
+	int log_level;
+	char *metrics;
+	struct s3d_conf_bucket *buckets;
+};
+
+void s3d_conf_init(struct s3d_conf *c);
+void s3d_conf_free(struct s3d_conf *c);
+const char *s3d_conf_path(const char *opt, bool *must_exist);
+int s3d_conf_load(const char *file, bool must_exist, struct s3d_conf **out,
+		  struct s3d_buf *errs);
+int s3d_conf_override(struct s3d_conf *c, const struct s3d_conf *cli);
+const struct s3d_conf_bucket *s3d_conf_bucket(const struct s3d_conf *c,
+					      const char *bucket);
+void s3d_conf_settings(const struct s3d_conf *c, const char *bucket,
+		       struct s3d_conf_s3 *out);
+void s3d_conf_cache_policy(const struct s3d_conf *c, const char *bucket,
+			   struct s3d_cache_policy *out);
+int s3d_conf_s3_client(const struct s3d_conf *c, const char *bucket,
+		       struct s3d_s3 *s3);
+int s3d_conf_s3_init(const struct s3d_conf *c, const char *bucket,
+		     struct s3d_s3 *s3);
+int s3d_conf_s3_open(const struct s3d_conf *c, const char *bucket,
+		     const struct s3d_conf_s3 *over, struct s3d_s3 *s3,
+		     char *why, size_t whylen);
+int s3d_conf_parse_log_level(const char *s);
+int s3d_conf_parse_stall_timeout(const char *v, unsigned int *out);
+int s3d_conf_parse_tune(enum s3d_tune t, const char *v, unsigned int *out);
+void s3d_conf_retry_policy(const struct s3d_conf *c,
+			   struct s3d_retry_policy *p);
+
+#endif /* S3D_CONFIG_H */

@@ -1,0 +1,3 @@
+lib/log.o: lib/log.c lib/log.h lib/util.h
+lib/log.h:
+lib/util.h:

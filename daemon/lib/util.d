@@ -1,0 +1,2 @@
+lib/util.o: lib/util.c lib/util.h
+lib/util.h:

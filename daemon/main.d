@@ -1,0 +1,23 @@
+main.o: main.c evict.h lib/config.h lib/retry.h lib/s3.h lib/creds.h \
+ lib/util.h lib/base.h lib/log.h lib/loop.h lib/base.h lib/retry.h \
+ lib/s3.h lib/util.h lib/xfer.h lib/loop.h metrics.h netlink.h req.h \
+ ../uapi/s3cachefs.h
+evict.h:
+lib/config.h:
+lib/retry.h:
+lib/s3.h:
+lib/creds.h:
+lib/util.h:
+lib/base.h:
+lib/log.h:
+lib/loop.h:
+lib/base.h:
+lib/retry.h:
+lib/s3.h:
+lib/util.h:
+lib/xfer.h:
+lib/loop.h:
+metrics.h:
+netlink.h:
+req.h:
+../uapi/s3cachefs.h:

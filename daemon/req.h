@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel's requests and what the daemon does for them (ops.c).
+ */
+#ifndef S3D_REQ_H
+#define S3D_REQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/base.h"
+#include "lib/config.h"
+#include "lib/s3.h"
+#include "lib/xfer.h"
+#include "uapi/s3cachefs.h"
+
+/* Alignment of O_DIRECT buffers, offsets and lengths. */
+#define S3D_DIO_ALIGN		4096U
+/*
+ * Largest piece of a FETCH held in memory before it is written out: with
+ * 256 requests in flight, 256 x 128 KiB of body at most (t_memory bounds
+ * the daemon's RSS); a direct write of 128 KiB costs NVMe little extra.
+ */
+#define S3D_PIECE_MAX		(128U << 10)
+
+struct s3d_s3;
+struct s3d_conf;
+struct s3d_ctx;
+
+/**
+ * struct s3d_req - one request from the kernel (or from --selftest)
+ * @reply: called exactly once with 0 or -errno; owns freeing @r after.
+ * @progress: if set, sends a progress report (STATUS -EINPROGRESS) for a
+ *	request still in progress; @r stays ours. Called after each listing
+ *	page, each whole chunk of a FETCH written, and every S3D_PROGRESS_MS
+ *	while bytes move for it (or while it waits for its first attempt, for
+ *	a slot): never for a request whose S3 transfer is stuck or backing
+ *	off, so the kernel's fetch_timeout bounds those.
+ */
+struct s3d_req {
+	int cmd;
+	uint64_t id;
+	uint32_t mount_id;
+	char *path;
+	char *name;
+	char *etag;
+	uint64_t off;
+	uint64_t len;
+	uint64_t done;		/* FETCH: [off, off + done) is written */
+	uint32_t prio;		/* FETCH: enum s3cfs_prio (absent: SYNC) */
+	/* MOUNT */
+	char *bucket;
+	char *prefix;
+	char *cache_dir;
+	uint32_t chunk;
+	void (*reply)(struct s3d_req *r, int status);
+	void (*progress)(struct s3d_req *r);
+	void *priv;
+	/* ops.c private */
+	uint64_t reported_ms;		/* start or last progress report */
+	bool moved;			/* body bytes arrived since then */
+	bool started;			/* its first S3 attempt has begun */
+	struct s3d_list active;		/* on the in-progress list */
+	struct s3d_req *riders;		/* identical requests answered with it */
+	struct s3d_req *rider_next;
+};
+
+/*
+ * The kernel restarts a request's wait (fetch_timeout) on each progress
+ * report: report a pending request that moved bytes (or has not started
+ * yet) when this long has passed since its start or its last report
+ * (checked every S3D_PROGRESS_TICK_MS), so while bytes move two reports
+ * are never more than 4 s apart.
+ */
+#define S3D_PROGRESS_MS		3000
+#define S3D_PROGRESS_TICK_MS	1000
+
+int s3d_ops_init(const struct s3d_conf *c);
+int s3d_ops_set_conf(const struct s3d_conf *c);
+void s3d_ops_fini(void);
+struct s3d_ctx *s3d_ctx_get(const char *bucket, int *err);
+void s3d_ctx_put(struct s3d_ctx *c);
+int s3d_ctx_wait(struct s3d_ctx *c);
+struct s3d_s3 *s3d_ctx_s3(struct s3d_ctx *c);
+unsigned int s3d_ctx_inflight(const struct s3d_ctx *c);
+void s3d_ctx_submit(struct s3d_ctx *c, struct s3d_xfer *x);
+void s3d_ctx_release(struct s3d_xfer *x);
+void s3d_req_handle(struct s3d_req *r);
+void s3d_req_free(struct s3d_req *r);
+unsigned int s3d_ops_pending(void);
+
+#endif /* S3D_REQ_H */

@@ -1,0 +1,7 @@
+store.o: store.c lib/base.h lib/log.h lib/util.h store.h \
+ ../uapi/s3cachefs.h
+lib/base.h:
+lib/log.h:
+lib/util.h:
+store.h:
+../uapi/s3cachefs.h:
