@@ -53,7 +53,6 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/util.h"
-#include "netlink.h"
 #include "walk.h"
 #include "uapi/s3cachefs.h"
 
@@ -62,9 +61,8 @@ const struct s3d_cache_policy *(*s3d_cache_policy_hook)(const char *bucket);
 struct s3d_evict_stats s3d_evict_stats;
 uint64_t s3d_evict_timeout_ms = S3D_EVICT_TIMEOUT_DEFAULT * 1000;
 int (*s3d_evict_send)(uint32_t mount_id, const char *path, uint64_t len,
-		      void (*done)(void *arg, int err), void *arg) = s3d_nl_evict;
-bool (*s3d_evict_cancel)(void (*done)(void *arg, int err),
-			 void *arg) = s3d_nl_evict_cancel;
+		      void (*done)(void *arg, int err), void *arg);
+bool (*s3d_evict_cancel)(void (*done)(void *arg, int err), void *arg);
 
 /* Every live mount's tracker, for s3d_cache_foreach() (metrics). */
 static struct s3d_list caches = { &caches, &caches };
@@ -613,7 +611,7 @@ static void ack_timeout(struct s3d_timer *t)
 {
 	struct s3d_cache *c = s3d_container_of(t, struct s3d_cache, ack);
 
-	if (s3d_evict_cancel(evict_done, c))
+	if (!s3d_evict_cancel || s3d_evict_cancel(evict_done, c))
 		evict_done(c, -ETIMEDOUT);
 }
 
@@ -633,8 +631,10 @@ static void evict_next(struct s3d_cache *c)
 		if (!*pp || !(*pp)->f.bytes)
 			continue;
 		c->refs++;
-		err = s3d_evict_send(c->mount_id, path, (*pp)->f.size,
-				     evict_done, c);
+		err = s3d_evict_send ? s3d_evict_send(c->mount_id, path,
+						      (*pp)->f.size,
+						      evict_done, c) :
+				       -EOPNOTSUPP;
 		if (!err) {
 			/* evict_done() goes on, or the timeout does */
 			s3d_timer_arm(&c->ack, s3d_evict_timeout_ms);

@@ -1,7 +1,6 @@
 evict.o: evict.c evict.h lib/config.h lib/retry.h lib/s3.h lib/creds.h \
- lib/util.h lib/base.h lib/log.h lib/loop.h lib/base.h lib/util.h \
- netlink.h req.h lib/s3.h lib/xfer.h lib/loop.h ../uapi/s3cachefs.h \
- walk.h
+ lib/util.h lib/base.h lib/log.h lib/loop.h lib/base.h lib/util.h walk.h \
+ ../uapi/s3cachefs.h
 evict.h:
 lib/config.h:
 lib/retry.h:
@@ -13,10 +12,5 @@ lib/log.h:
 lib/loop.h:
 lib/base.h:
 lib/util.h:
-netlink.h:
-req.h:
-lib/s3.h:
-lib/xfer.h:
-lib/loop.h:
-../uapi/s3cachefs.h:
 walk.h:
+../uapi/s3cachefs.h:

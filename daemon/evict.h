@@ -53,7 +53,7 @@ extern struct s3d_cache_policy s3d_cache_default;
 extern struct s3d_evict_stats s3d_evict_stats;
 extern const struct s3d_cache_policy *(*s3d_cache_policy_hook)(const char *bucket);
 extern uint64_t s3d_evict_timeout_ms;
-/* How EVICTs go out and are given up (netlink.c; tests replace them). */
+/* How EVICTs go out and are given up (main.c sets netlink.c's; tests fakes). */
 extern int (*s3d_evict_send)(uint32_t mount_id, const char *path, uint64_t len,
 			     void (*done)(void *arg, int err), void *arg);
 extern bool (*s3d_evict_cancel)(void (*done)(void *arg, int err), void *arg);

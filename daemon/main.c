@@ -7,9 +7,9 @@
  * One thread runs everything, driven by one epoll loop (lib/loop.c) that
  * watches the generic netlink socket, a signalfd and every libcurl socket,
  * with libcurl's timers and our retry back-offs folded into the epoll
- * timeout. Kernel requests become operations (ops.c) that own their S3
- * transfers; a transfer progresses only through curl_multi_socket_action(),
- * so a slow or dead S3 connection never holds up anything else, and many
+ * timeout. Kernel requests become operations (ops.c, op_*.c) that own
+ * their S3 transfers; a transfer progresses only through
+ * curl_multi_socket_action(), so a slow or dead S3 connection never holds up anything else, and many
  * requests are in flight at once (up to --max-inflight, FIFO beyond).
  *
  * Why one thread is enough: the daemon's work is waiting on S3 (tens of
@@ -39,21 +39,20 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 
+#include "ctx.h"
 #include "evict.h"
 #include "lib/base.h"
 #include "lib/config.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/retry.h"
-#include "lib/s3.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "metrics.h"
 #include "netlink.h"
-#include "req.h"
+#include "ops.h"
+#include "selftest.h"
 #include "uapi/s3cachefs.h"
-
-int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv);
 
 struct options {
 	struct s3d_conf cli;	/* what the flags set: laid over [global] */
@@ -469,6 +468,12 @@ static void block_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+static const struct s3d_nl_hooks nl_hooks = {
+	.request = s3d_req_handle,
+	.replied = s3d_metrics_kreq,
+	.acks_lost = s3d_cache_recheck_all,
+};
+
 static int run_daemon(const struct options *o)
 {
 	int err;
@@ -476,7 +481,10 @@ static int run_daemon(const struct options *o)
 	err = signals_init();
 	if (err)
 		return err;
-	err = s3d_nl_init();
+	/* The channel hands requests up; eviction sends EVICTs down it. */
+	s3d_evict_send = s3d_nl_evict;
+	s3d_evict_cancel = s3d_nl_evict_cancel;
+	err = s3d_nl_init(&nl_hooks);
 	if (err)
 		goto out_sig;
 	if (o->daemonize) {

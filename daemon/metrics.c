@@ -42,6 +42,7 @@
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "metrics.h"
+#include "ops.h"
 #include "req.h"
 #include "uapi/s3cachefs.h"
 

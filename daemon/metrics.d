@@ -1,6 +1,6 @@
 metrics.o: metrics.c evict.h lib/config.h lib/retry.h lib/s3.h \
  lib/creds.h lib/util.h lib/base.h lib/creds.h lib/log.h lib/loop.h \
- lib/base.h lib/util.h lib/xfer.h lib/loop.h metrics.h req.h lib/s3.h \
+ lib/base.h lib/util.h lib/xfer.h lib/loop.h metrics.h ops.h req.h \
  ../uapi/s3cachefs.h
 evict.h:
 lib/config.h:
@@ -17,6 +17,6 @@ lib/util.h:
 lib/xfer.h:
 lib/loop.h:
 metrics.h:
+ops.h:
 req.h:
-lib/s3.h:
 ../uapi/s3cachefs.h:

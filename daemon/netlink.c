@@ -44,12 +44,10 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "evict.h"
 #include "lib/base.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/util.h"
-#include "metrics.h"
 #include "netlink.h"
 #include "req.h"
 #include "uapi/s3cachefs.h"
@@ -62,6 +60,7 @@
 #define REREGISTER_MAX_MS	30000
 
 static struct {
+	struct s3d_nl_hooks hooks;
 	struct nl_sock *sk;
 	struct nl_cb *cb;	/* the socket's callbacks (a reference) */
 	int family;
@@ -376,7 +375,8 @@ static void evicts_lost(void)
 	}
 	for (i = 0; i < n; i++)
 		lost[i].done(lost[i].arg, -ENOBUFS);
-	s3d_cache_recheck_all();
+	if (nl.hooks.acks_lost)
+		nl.hooks.acks_lost();
 }
 
 static void nl_reply(struct s3d_req *r, int status)
@@ -384,7 +384,8 @@ static void nl_reply(struct s3d_req *r, int status)
 	struct nl_msg *msg;
 	int err;
 
-	s3d_metrics_kreq(r, status);
+	if (nl.hooks.replied)
+		nl.hooks.replied(r, status);
 	if (nl.family < 0) {
 		/* The module went away with the request; no one waits. */
 		s3d_dbg("%s reply to request %llu dropped: no module",
@@ -455,7 +456,7 @@ static void on_request(struct nlmsghdr *nlh)
 	}
 	s3d_dbg("%s request %llu mount %u path '%s'", cmd_name(r->cmd),
 		(unsigned long long)r->id, r->mount_id, r->path ?: "");
-	s3d_req_handle(r);
+	nl.hooks.request(r);
 }
 
 /* The text of an extended ack, if the kernel attached one. */
@@ -810,6 +811,7 @@ static int join_ctrl_notify(void)
 
 /**
  * s3d_nl_init() - connect to the module and register as its daemon
+ * @hooks: what becomes of the requests that come in (copied)
  *
  * Requests may already be handled (and S3 transfers queued) before this
  * returns, so the loop and the operations must be set up first.
@@ -818,10 +820,11 @@ static int join_ctrl_notify(void)
  *
  * Return: 0 or -errno (logged).
  */
-int s3d_nl_init(void)
+int s3d_nl_init(const struct s3d_nl_hooks *hooks)
 {
 	int err;
 
+	nl.hooks = *hooks;
 	nl.sk = nl_socket_alloc();
 	if (!nl.sk) {
 		s3d_err("netlink: out of memory");

@@ -10,10 +10,8 @@ netlink.o: netlink.c /usr/include/libnl3/netlink/genl/ctrl.h \
  /usr/include/libnl3/netlink/list.h /usr/include/libnl3/netlink/cache.h \
  /usr/include/libnl3/netlink/msg.h /usr/include/libnl3/netlink/attr.h \
  /usr/include/libnl3/netlink/addr.h /usr/include/libnl3/netlink/data.h \
- /usr/include/libnl3/netlink/genl/genl.h evict.h lib/config.h lib/retry.h \
- lib/s3.h lib/creds.h lib/util.h lib/base.h lib/log.h lib/loop.h \
- lib/base.h lib/util.h metrics.h netlink.h req.h lib/s3.h lib/xfer.h \
- lib/loop.h ../uapi/s3cachefs.h
+ /usr/include/libnl3/netlink/genl/genl.h lib/base.h lib/log.h lib/loop.h \
+ lib/base.h lib/util.h netlink.h req.h ../uapi/s3cachefs.h
 /usr/include/libnl3/netlink/genl/ctrl.h:
 /usr/include/libnl3/netlink/netlink.h:
 /usr/include/libnl3/netlink/netlink-compat.h:
@@ -32,21 +30,11 @@ netlink.o: netlink.c /usr/include/libnl3/netlink/genl/ctrl.h \
 /usr/include/libnl3/netlink/addr.h:
 /usr/include/libnl3/netlink/data.h:
 /usr/include/libnl3/netlink/genl/genl.h:
-evict.h:
-lib/config.h:
-lib/retry.h:
-lib/s3.h:
-lib/creds.h:
-lib/util.h:
 lib/base.h:
 lib/log.h:
 lib/loop.h:
 lib/base.h:
 lib/util.h:
-metrics.h:
 netlink.h:
 req.h:
-lib/s3.h:
-lib/xfer.h:
-lib/loop.h:
 ../uapi/s3cachefs.h:

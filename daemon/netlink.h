@@ -14,7 +14,20 @@
 struct nlmsghdr;
 struct nl_msg;
 
-int s3d_nl_init(void);
+/**
+ * struct s3d_nl_hooks - what the layers above do with the channel's events
+ * @request: a request came in (parsed; @r->reply and @r->progress set)
+ * @replied: optional; a reply is about to be sent (metrics count it)
+ * @acks_lost: optional; the receive queue overflowed: EVICT acks may have
+ *	been lost (each EVICT in flight was given up first)
+ */
+struct s3d_nl_hooks {
+	void (*request)(struct s3d_req *r);
+	void (*replied)(const struct s3d_req *r, int status);
+	void (*acks_lost)(void);
+};
+
+int s3d_nl_init(const struct s3d_nl_hooks *hooks);
 void s3d_nl_fini(void);
 int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out);
 struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The kernel's requests and what the daemon does for them (ops.c).
+ * req.c: one request from the kernel, from its arrival to its one reply:
+ * progress reports while it runs, identical requests answered together.
  */
 #ifndef S3D_REQ_H
 #define S3D_REQ_H
@@ -9,23 +10,8 @@
 #include <stdint.h>
 
 #include "lib/base.h"
-#include "lib/config.h"
-#include "lib/s3.h"
-#include "lib/xfer.h"
-#include "uapi/s3cachefs.h"
 
-/* Alignment of O_DIRECT buffers, offsets and lengths. */
-#define S3D_DIO_ALIGN		4096U
-/*
- * Largest piece of a FETCH held in memory before it is written out: with
- * 256 requests in flight, 256 x 128 KiB of body at most (t_memory bounds
- * the daemon's RSS); a direct write of 128 KiB costs NVMe little extra.
- */
-#define S3D_PIECE_MAX		(128U << 10)
-
-struct s3d_s3;
-struct s3d_conf;
-struct s3d_ctx;
+struct s3d_mount;
 
 /**
  * struct s3d_req - one request from the kernel (or from --selftest)
@@ -56,7 +42,8 @@ struct s3d_req {
 	void (*reply)(struct s3d_req *r, int status);
 	void (*progress)(struct s3d_req *r);
 	void *priv;
-	/* ops.c private */
+	struct s3d_mount *mount;	/* ops.c: its mount, while credentials load */
+	/* req.c private */
 	uint64_t reported_ms;		/* start or last progress report */
 	bool moved;			/* body bytes arrived since then */
 	bool started;			/* its first S3 attempt has begun */
@@ -75,18 +62,14 @@ struct s3d_req {
 #define S3D_PROGRESS_MS		3000
 #define S3D_PROGRESS_TICK_MS	1000
 
-int s3d_ops_init(const struct s3d_conf *c);
-int s3d_ops_set_conf(const struct s3d_conf *c);
-void s3d_ops_fini(void);
-struct s3d_ctx *s3d_ctx_get(const char *bucket, int *err);
-void s3d_ctx_put(struct s3d_ctx *c);
-int s3d_ctx_wait(struct s3d_ctx *c);
-struct s3d_s3 *s3d_ctx_s3(struct s3d_ctx *c);
-unsigned int s3d_ctx_inflight(const struct s3d_ctx *c);
-void s3d_ctx_submit(struct s3d_ctx *c, struct s3d_xfer *x);
-void s3d_ctx_release(struct s3d_xfer *x);
-void s3d_req_handle(struct s3d_req *r);
+void s3d_req_init(void);
+void s3d_req_fini(void);
+void s3d_req_begin(struct s3d_req *r);
+bool s3d_req_join(struct s3d_req *r);
+void s3d_req_progress(struct s3d_req *r);
+void s3d_req_finish(struct s3d_req *r, int status);
+void s3d_req_drop(struct s3d_req *r);
 void s3d_req_free(struct s3d_req *r);
-unsigned int s3d_ops_pending(void);
+unsigned int s3d_req_pending(void);
 
 #endif /* S3D_REQ_H */

@@ -19,11 +19,11 @@
 #include "lib/loop.h"
 #include "lib/s3.h"
 #include "lib/xml.h"
+#include "ops.h"
 #include "req.h"
+#include "selftest.h"
 #include "store.h"
 #include "uapi/s3cachefs.h"
-
-int s3d_selftest(struct s3d_s3 *s3, int argc, char **argv);
 
 /* ---- list / head / get: the synchronous client (client.c) ---- */
 struct list_tally {

@@ -1,7 +1,6 @@
 selftest.o: selftest.c lib/base.h lib/client.h lib/s3.h lib/creds.h \
- lib/util.h lib/xml.h lib/loop.h lib/base.h lib/s3.h lib/xml.h req.h \
- lib/config.h lib/retry.h lib/xfer.h lib/loop.h ../uapi/s3cachefs.h \
- store.h
+ lib/util.h lib/xml.h lib/loop.h lib/base.h lib/s3.h lib/xml.h ops.h \
+ lib/config.h lib/retry.h req.h selftest.h store.h ../uapi/s3cachefs.h
 lib/base.h:
 lib/client.h:
 lib/s3.h:
@@ -12,10 +11,10 @@ lib/loop.h:
 lib/base.h:
 lib/s3.h:
 lib/xml.h:
-req.h:
+ops.h:
 lib/config.h:
 lib/retry.h:
-lib/xfer.h:
-lib/loop.h:
-../uapi/s3cachefs.h:
+req.h:
+selftest.h:
 store.h:
+../uapi/s3cachefs.h:

@@ -14,7 +14,7 @@
  * one, so the kernel sees either the old file or the new, never a mix.
  * The object's size is one of the tags: the file's i_size is longer after
  * a crash between writing the last piece, rounded up to the block size,
- * and truncating it back (ops.c fetch_write()).
+ * and truncating it back (op_fetch.c fetch_write()).
  *
  * The tags are one compact binary xattr, S3CFS_XATTR_META (layout in the
  * uapi header), small enough for the inode itself on ext4 with 256-byte

@@ -60,7 +60,7 @@ extern struct s3d_creds_stats s3d_creds_stats;
 #define S3D_CREDS_RETRY_FIRST_MS	1000
 #define S3D_CREDS_RETRY_MAX_MS		(300 * 1000)
 /*
- * A context whose credentials failed to resolve (daemon: ops.c): no new
+ * A context whose credentials failed to resolve (daemon: ctx.c): no new
  * attempt for this long, doubling from the first to the max; its requests
  * fail at once meanwhile.
  */

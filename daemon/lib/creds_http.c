@@ -25,7 +25,6 @@
 #include "base.h"
 #include "creds.h"
 #include "creds_int.h"
-#include "s3.h"
 #include "util.h"
 
 #define IMDS_DEFAULT		"http://169.254.169.254"

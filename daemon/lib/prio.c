@@ -2,7 +2,7 @@
 /*
  * The order in which waiting S3 transfers start: a queue per priority
  * class (enum s3d_prio), FIFO within a class. The engine (xfer.c) and
- * each bucket's admission (ops.c) keep one.
+ * each bucket's admission (the daemon's ctx.c) keep one.
  *
  * Metadata (LOOKUP, LIST, the HEAD of a stale FETCH) goes first: an `ls`
  * or a `stat` must not wait behind hundreds of readahead GETs. Then the

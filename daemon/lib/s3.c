@@ -26,42 +26,6 @@
 #define SIGV4_ALGO		"AWS4-HMAC-SHA256"
 #define UNSIGNED_PAYLOAD	"UNSIGNED-PAYLOAD"
 
-static bool unreserved(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
-	       c == '~';
-}
-
-/**
- * s3d_uri_encode() - percent-encode as SigV4 and S3 require
- * @b: appended to
- * @s: bytes to encode (UTF-8 for keys)
- * @n: their number
- * @encode_slash: encode '/' too (query components); keep it in paths
- *
- * Everything but A-Z a-z 0-9 - _ . ~ becomes %XX with upper-case hex, byte
- * by byte, so multi-byte UTF-8 becomes one escape per byte.
- */
-void s3d_uri_encode(struct s3d_buf *b, const char *s, size_t n,
-		    bool encode_slash)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = s[i];
-
-		if (unreserved(c) || (c == '/' && !encode_slash)) {
-			s3d_buf_addc(b, c);
-		} else {
-			char esc[3] = { '%', hex[c >> 4], hex[c & 15] };
-
-			s3d_buf_add(b, esc, 3);
-		}
-	}
-}
-
 void s3d_sha256_hex(const void *data, size_t n, char out[65])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];

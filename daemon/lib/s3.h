@@ -47,8 +47,6 @@ struct s3d_sigv4_out {
 
 int s3d_sigv4(const struct s3d_sigv4_in *in, struct s3d_sigv4_out *out);
 void s3d_sigv4_out_free(struct s3d_sigv4_out *out);
-void s3d_uri_encode(struct s3d_buf *b, const char *s, size_t n,
-		    bool encode_slash);
 void s3d_sha256_hex(const void *data, size_t n, char out[65]);
 void s3d_amz_date(time_t t, char out[17]);
 int s3d_signing_key(const char *secret, const char *date, const char *region,

@@ -495,3 +495,45 @@ int s3d_parse_size(const char *s, uint64_t *out)
 	*out = v * mul;
 	return 0;
 }
+
+/* Equal strings, or both NULL. */
+bool s3d_str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool unreserved(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	       (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
+	       c == '~';
+}
+
+/**
+ * s3d_uri_encode() - percent-encode as SigV4 and S3 require
+ * @b: appended to
+ * @s: bytes to encode (UTF-8 for keys)
+ * @n: their number
+ * @encode_slash: encode '/' too (query components); keep it in paths
+ *
+ * Everything but A-Z a-z 0-9 - _ . ~ becomes %XX with upper-case hex, byte
+ * by byte, so multi-byte UTF-8 becomes one escape per byte.
+ */
+void s3d_uri_encode(struct s3d_buf *b, const char *s, size_t n,
+		    bool encode_slash)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = s[i];
+
+		if (unreserved(c) || (c == '/' && !encode_slash)) {
+			s3d_buf_addc(b, c);
+		} else {
+			char esc[3] = { '%', hex[c >> 4], hex[c & 15] };
+
+			s3d_buf_add(b, esc, 3);
+		}
+	}
+}

@@ -8,9 +8,10 @@
  * Transfers (struct s3d_xfer) start at most max_inflight at a time; the
  * rest wait on a queue per priority class (prio.c): metadata first, then
  * chunks readers are blocked on, then readahead, FIFO within a class.
- * Keep-alive comes from the multi handle's connection cache, sized to the same cap. Transient failures (connection
- * errors, timeouts, too slow a transfer, 5xx, 429, a body cut short) are
- * retried by the policy of retry.c: up to retry_attempts attempts, full
+ * Keep-alive comes from the multi handle's connection cache, sized to the
+ * same cap. Transient failures (connection errors, timeouts, too slow a
+ * transfer, 5xx, 429, a body cut short) are retried by the policy of
+ * retry.c: up to retry_attempts attempts, full
  * jitter back-off, Retry-After, no retry starting past retry_max_time
  * (counted from the first attempt or the last progress the operation
  * reported with s3d_xfer_progress()), and a retry budget per S3 context.

@@ -32,7 +32,7 @@ struct s3d_xfer;
  *	S3D_XFER_RETRY to ask for another attempt (only while @x->can_retry),
  *	0 when finished; the engine never touches @x after that.
  * @throttled: optional; the server answered "slow down" (503 SlowDown,
- *	429, ...): called before the retry is planned (ops.c lowers the
+ *	429, ...): called before the retry is planned (the daemon lowers the
  *	bucket's concurrency for a while)
  * @ended: optional; an attempt that @prepare began is over, before the
  *	engine plans a retry or calls @done: release what only an attempt
@@ -81,12 +81,15 @@ struct s3d_xfer {
 	unsigned int spent;		/* retry tokens taken */
 	struct s3d_retry_budget *budget;	/* NULL: the loop's own */
 
-	/* Per-bucket admission ahead of the engine (the daemon's ctx.c). */
-	struct s3d_ctx *ctx;		/* NULL: submitted straight */
-	const struct s3d_xfer_ops *ctx_ops;	/* the caller's; ->ops wraps */
-	struct s3d_list ctx_node;	/* on ctx->waiting, by ->prio */
-	bool ctx_waiting;		/* waits for a slot of @ctx */
-	bool ctx_slot;			/* holds a slot of @ctx */
+	/*
+	 * An admission layer's, ahead of the engine (the daemon's per-bucket
+	 * caps): the engine never looks at them.
+	 */
+	void *gate;			/* the gate holding it; NULL: none */
+	const struct s3d_xfer_ops *gate_ops;	/* the caller's; ->ops wraps */
+	struct s3d_list gate_node;	/* waiting at the gate, by ->prio */
+	bool gate_waiting;		/* waits for a slot of @gate */
+	bool gate_slot;			/* holds a slot of @gate */
 
 	/* Engine private. */
 	int op;				/* enum s3d_op, from @what */

@@ -17,6 +17,7 @@
 
 #include <curl/curl.h>
 
+#include "ctx.h"
 #include "lib/base.h"
 #include "lib/config.h"
 #include "lib/creds.h"
@@ -24,7 +25,7 @@
 #include "lib/loop.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
-#include "req.h"
+#include "ops.h"
 #include "tap.h"
 
 static struct s3d_conf *load(const char *file, bool must, int *err,
@@ -248,7 +249,7 @@ static const struct s3d_xfer_ops dummy_ops = {
 /* The engine's queue holds @x: it was admitted (not started: no loop run). */
 static bool admitted(const struct s3d_xfer *x)
 {
-	return x->queued && x->ctx_slot && !x->ctx_waiting;
+	return x->queued && x->gate_slot && !x->gate_waiting;
 }
 
 static void test_gate(struct s3d_ctx *ctx)
@@ -262,11 +263,11 @@ static void test_gate(struct s3d_ctx *ctx)
 	}
 	is_int(s3d_ctx_inflight(ctx), 2, "cap 2: two of four admitted");
 	ok(admitted(&x[0]) && admitted(&x[1]), "the first two, in order");
-	ok(x[2].ctx_waiting && x[3].ctx_waiting && !x[2].queued && !x[3].queued,
+	ok(x[2].gate_waiting && x[3].gate_waiting && !x[2].queued && !x[3].queued,
 	   "the other two wait, outside the engine");
 
 	s3d_ctx_release(&x[0]);
-	ok(admitted(&x[2]) && x[3].ctx_waiting,
+	ok(admitted(&x[2]) && x[3].gate_waiting,
 	   "releasing one admits the longest waiting (FIFO)");
 	is_int(s3d_ctx_inflight(ctx), 2, "still two in flight");
 
@@ -277,7 +278,7 @@ static void test_gate(struct s3d_ctx *ctx)
 	x[1].ops->done(&x[1]);
 	is_int(dones, 1, "done() goes through to the caller's");
 	ok(admitted(&x[3]), "a finished request hands its slot on");
-	ok(x[1].ops == &dummy_ops && !x[1].ctx, "and leaves the admission");
+	ok(x[1].ops == &dummy_ops && !x[1].gate, "and leaves the admission");
 	for (i = 0; i < 4; i++)
 		s3d_ctx_release(&x[i]);
 	is_int(s3d_ctx_inflight(ctx), 0, "all released: no slot held");

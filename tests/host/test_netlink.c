@@ -21,6 +21,7 @@
 #include "lib/config.h"
 #include "lib/log.h"
 #include "netlink.h"
+#include "ops.h"
 #include "req.h"
 #include "uapi/s3cachefs.h"
 #include "tap.h"

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The mounts the kernel told us of (MOUNT, UMOUNT): bucket, prefix, cache
+ * root and chunk size of each, its cache tracker (evict.c), shared by
+ * reference with the operations running on it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctx.h"
+#include "evict.h"
+#include "lib/base.h"
+#include "lib/log.h"
+#include "lib/path.h"
+#include "lib/util.h"
+#include "mount.h"
+#include "req.h"
+#include "store.h"
+#include "uapi/s3cachefs.h"
+
+static struct s3d_list mounts = { &mounts, &mounts };
+
+static void mount_go(void *arg, struct s3d_ctx *ctx, int err);
+
+void s3d_mount_put(struct s3d_mount *m)
+{
+	if (--m->refs)
+		return;
+	s3d_cache_close(m->cache);
+	s3d_strset_free(&m->whole);
+	if (m->rootfd >= 0)
+		close(m->rootfd);
+	free(m->bucket);
+	free(m->prefix);
+	free(m->cache_dir);
+	free(m);
+}
+
+/* The mount @id, with a reference (drop with s3d_mount_put()), or NULL. */
+struct s3d_mount *s3d_mount_get(uint32_t id)
+{
+	struct s3d_list *pos;
+
+	for (pos = mounts.next; pos != &mounts; pos = pos->next) {
+		struct s3d_mount *m = s3d_container_of(pos, struct s3d_mount, node);
+
+		if (m->id == id) {
+			m->refs++;
+			return m;
+		}
+	}
+	return NULL;
+}
+
+static void mount_forget(uint32_t id)
+{
+	struct s3d_mount *m = s3d_mount_get(id);
+
+	if (!m)
+		return;
+	s3d_list_del(&m->node);
+	s3d_mount_put(m);	/* the table's reference */
+	s3d_mount_put(m);	/* ours */
+}
+
+static int mount_check(const struct s3d_req *r)
+{
+	if (!r->bucket || !s3d_bucket_valid(r->bucket))
+		return -EINVAL;
+	if (!r->prefix || !s3d_prefix_valid(r->prefix))
+		return -EINVAL;
+	if (!r->cache_dir || r->cache_dir[0] != '/')
+		return -EINVAL;
+	if (r->chunk < S3CFS_CHUNK_MIN || r->chunk > S3CFS_CHUNK_MAX ||
+	    (r->chunk & (r->chunk - 1)))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * s3d_mount_start() - MOUNT: open and check the cache directory, then make
+ *	the mount known once its bucket's credentials are
+ * @r: the request, answered (here or from the loop)
+ */
+void s3d_mount_start(struct s3d_req *r)
+{
+	struct s3d_mount *m;
+	struct s3d_ctx *ctx;
+	int err;
+
+	err = mount_check(r);
+	if (err) {
+		s3d_err("mount %u: invalid parameters (bucket, prefix, cache dir or chunk size %u)",
+			r->mount_id, r->chunk);
+		goto out;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		err = -ENOMEM;
+		goto out;
+	}
+	m->rootfd = -1;
+	m->refs = 1;
+	m->id = r->mount_id;
+	m->chunk = r->chunk;
+	m->bucket = strdup(r->bucket);
+	m->prefix = strdup(r->prefix);
+	m->cache_dir = strdup(r->cache_dir);
+	if (!m->bucket || !m->prefix || !m->cache_dir) {
+		err = -ENOMEM;
+		goto put;
+	}
+	err = s3d_store_open_root(r->cache_dir, &m->rootfd);
+	if (err) {
+		s3d_err("mount %u: cache directory %s: %s", r->mount_id,
+			r->cache_dir, strerror(-err));
+		goto put;
+	}
+	err = s3d_store_check_format(m->rootfd, m->bucket, m->prefix);
+	if (err) {
+		s3d_err("mount %u: cache directory %s refused for s3://%s/%s: %s",
+			r->mount_id, r->cache_dir, m->bucket, m->prefix,
+			strerror(-err));
+		goto put;
+	}
+	/* Unusable credentials fail the mount, not each read after it. */
+	ctx = s3d_ctx_get(m->bucket, &err);
+	if (!ctx) {
+		s3d_err("mount %u: s3://%s: no S3 client (see above)",
+			r->mount_id, m->bucket);
+		err = err == -ENOENT ? -EACCES : err;
+		goto put;
+	}
+	/* Waits for credentials being resolved, on the loop. */
+	m->mounting = r;
+	err = s3d_ctx_ready(ctx, mount_go, m);
+	if (err <= 0)
+		mount_go(m, ctx, err);
+	return;
+put:
+	s3d_mount_put(m);
+out:
+	s3d_req_finish(r, err);
+}
+
+/* The second half of a MOUNT, once its context's credentials are known. */
+static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
+{
+	struct s3d_mount *m = arg;
+	struct s3d_req *r = m->mounting;
+
+	m->mounting = NULL;
+	if (err) {
+		s3d_err("mount %u: s3://%s: no AWS credentials (%s; see above)",
+			r->mount_id, m->bucket, strerror(-err));
+		s3d_mount_put(m);
+		s3d_ctx_put(ctx);
+		s3d_req_finish(r, err);
+		return;
+	}
+	/* A MOUNT for a known id (the kernel re-sends them) replaces it. */
+	mount_forget(m->id);
+	m->cache = s3d_cache_open(m->id, m->rootfd,
+				  s3d_cache_policy_for(m->bucket));
+	s3d_list_add_tail(&m->node, &mounts);
+	s3d_info("mount %u: s3://%s/%s cached in %s (chunk %u KiB, %s settings)",
+		 m->id, m->bucket, m->prefix, m->cache_dir, m->chunk >> 10,
+		 s3d_ctx_section(ctx) ? "its [bucket] section's" : "[global]");
+	s3d_ctx_put(ctx);
+	s3d_req_finish(r, 0);
+}
+
+/* UMOUNT: forget the mount (operations still running keep it alive). */
+void s3d_mount_stop(struct s3d_req *r)
+{
+	s3d_info("mount %u: unmounted", r->mount_id);
+	mount_forget(r->mount_id);
+	s3d_req_drop(r);	/* a notification: no reply */
+}
+
+/* Forget all mounts (operations still running keep theirs alive). */
+void s3d_mounts_fini(void)
+{
+	while (!s3d_list_empty(&mounts)) {
+		struct s3d_mount *m = s3d_container_of(mounts.next,
+						       struct s3d_mount, node);
+
+		s3d_list_del(&m->node);
+		s3d_mount_put(m);
+	}
+}

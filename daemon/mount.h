@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mount.c: the mounts the kernel told us of, shared by reference with the
+ * operations running on them.
+ */
+#ifndef S3D_MOUNT_H
+#define S3D_MOUNT_H
+
+#include <stdint.h>
+
+#include "lib/base.h"
+#include "lib/util.h"
+#include "req.h"
+
+struct s3d_cache;
+
+struct s3d_mount {
+	struct s3d_list node;	/* on mounts */
+	uint32_t id;
+	int refs;		/* the table's, plus one per operation */
+	char *bucket;
+	char *prefix;
+	char *cache_dir;
+	uint32_t chunk;
+	int rootfd;		/* O_PATH */
+	struct s3d_cache *cache;	/* usage and eviction (NULL: untracked) */
+	struct s3d_strset whole;	/* paths whose GET got the whole object */
+	struct s3d_req *mounting;	/* its MOUNT, while credentials load */
+};
+
+void s3d_mount_start(struct s3d_req *r);
+void s3d_mount_stop(struct s3d_req *r);
+struct s3d_mount *s3d_mount_get(uint32_t id);
+void s3d_mount_put(struct s3d_mount *m);
+void s3d_mounts_fini(void);
+
+#endif /* S3D_MOUNT_H */

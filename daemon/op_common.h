@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The operations on kernel requests (op_list.c, op_lookup.c, op_fetch.c)
+ * and what they share (op_common.c). Each request becomes an operation
+ * that owns one or two S3 transfers and finishes by answering the request
+ * exactly once. Requests may be repeated (the kernel re-sends pending ones
+ * to a daemon that registers again), so every operation is idempotent.
+ */
+#ifndef S3D_OP_COMMON_H
+#define S3D_OP_COMMON_H
+
+#include <stdbool.h>
+
+#include "ctx.h"
+#include "lib/xfer.h"
+#include "mount.h"
+#include "req.h"
+#include "store.h"
+#include "uapi/s3cachefs.h"
+
+void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
+void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
+void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
+
+void s3d_op_fail(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx,
+		 int err);
+int s3d_op_split_path(const char *path, char **parent, const char **name);
+void s3d_op_log_skip(const struct s3d_mount *m, const char *key,
+		     const char *why);
+int s3d_op_list_prepare(struct s3d_xfer *x, struct s3d_ctx *ctx,
+			const struct s3d_mount *m, const char *prefix,
+			const char *token, bool one);
+int s3d_op_head_prepare(struct s3d_xfer *x, struct s3d_ctx *ctx,
+			const struct s3d_mount *m, const char *key);
+int s3d_op_head_meta(const struct s3d_xfer *x, struct s3d_meta *meta);
+
+#endif /* S3D_OP_COMMON_H */

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * LIST: ListObjectsV2 (delimiter '/', all pages) into the lower directory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "ctx.h"
+#include "lib/base.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/path.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
+#include "lib/xml.h"
+#include "mount.h"
+#include "op_common.h"
+#include "req.h"
+#include "store.h"
+
+/*
+ * Pages are applied to the cache directory a slice at a time from a timer,
+ * so a directory of a million objects never holds the loop for long, and
+ * the next page is already being fetched while this one is applied (at
+ * most LIST_AHEAD pages parsed and waiting).
+ */
+#define LIST_SLICE	256
+#define LIST_AHEAD	2
+
+enum { SEEN_FILE = 1, SEEN_DIR = 2 };
+
+struct deferred {
+	struct deferred *next;
+	struct s3d_obj obj;
+	char name[];
+};
+
+struct list_page {
+	struct list_page *next;
+	struct s3d_list_page pg;
+	size_t next_prefix;	/* the first not applied yet */
+	size_t next_obj;
+};
+
+struct list_op {
+	struct s3d_req *r;
+	struct s3d_mount *m;
+	struct s3d_ctx *ctx;	/* its bucket's S3 context */
+	char *lp;		/* listing prefix */
+	int dirfd;
+	bool at_root;
+	char *token;		/* continuation token for the next page */
+	bool more;		/* a next page exists and is not requested yet */
+	bool fetching;		/* a page request is queued or in flight */
+	bool last;		/* the final page has arrived */
+	struct list_page *head, *tail;	/* parsed pages, oldest first */
+	unsigned int queued;
+	unsigned int pages;
+	struct s3d_strset seen;
+	struct deferred *deferred;	/* files whose name is a dir on disk */
+	struct s3d_timer work;
+	struct s3d_xfer x;
+};
+
+static void list_finish(struct list_op *op, int err)
+{
+	struct s3d_req *r = op->r;
+
+	while (op->deferred) {
+		struct deferred *d = op->deferred;
+
+		op->deferred = d->next;
+		free(d->obj.etag);
+		free(d);
+	}
+	while (op->head) {
+		struct list_page *p = op->head;
+
+		op->head = p->next;
+		s3d_list_page_free(&p->pg);
+		free(p);
+	}
+	s3d_timer_cancel(&op->work);
+	s3d_ctx_release(&op->x);
+	s3d_strset_free(&op->seen);
+	if (op->dirfd >= 0)
+		close(op->dirfd);
+	s3d_mount_put(op->m);
+	s3d_ctx_put(op->ctx);
+	free(op->lp);
+	free(op->token);
+	free(op);
+	s3d_req_finish(r, err);
+}
+
+static int list_page_prepare(struct s3d_xfer *x)
+{
+	struct list_op *op = s3d_container_of(x, struct list_op, x);
+
+	op->r->started = true;
+	return s3d_op_list_prepare(x, op->ctx, op->m, op->lp, op->token, false);
+}
+
+static int list_dir(struct list_op *op, const char *cp)
+{
+	char name[256];
+	size_t len;
+	const char *p = s3d_list_name(op->lp, cp, true, &len);
+	int err;
+
+	if (!p || !s3d_name_valid(p, len, op->at_root)) {
+		s3d_op_log_skip(op->m, cp, "common prefix is not a usable directory name; skipped");
+		return 0;
+	}
+	memcpy(name, p, len);
+	name[len] = '\0';
+	if (s3d_strset_put(&op->seen, name, SEEN_DIR) < 0)
+		return -ENOMEM;
+	err = s3d_store_ensure_dir(op->dirfd, name, true);
+	if (err == 1)
+		s3d_op_log_skip(op->m, cp, "a directory replaces the object of the same name");
+	return err < 0 ? err : 0;
+}
+
+static int defer_file(struct list_op *op, const char *name,
+		      const struct s3d_obj *o)
+{
+	struct deferred *d = calloc(1, sizeof(*d) + strlen(name) + 1);
+
+	if (!d)
+		return -ENOMEM;
+	strcpy(d->name, name);
+	d->obj = *o;
+	d->obj.key = NULL;
+	d->obj.etag = strdup(o->etag);
+	if (!d->obj.etag) {
+		free(d);
+		return -ENOMEM;
+	}
+	d->next = op->deferred;
+	op->deferred = d;
+	return 0;
+}
+
+static int list_file(struct list_op *op, const struct s3d_obj *o)
+{
+	struct s3d_meta meta = { o->etag, o->size, o->mtime };
+	const char *p;
+	size_t len;
+	int seen, err;
+
+	if (!strcmp(o->key, op->lp))
+		return 0;	/* the "dir/" marker object itself */
+	p = s3d_list_name(op->lp, o->key, false, &len);
+	if (!p || !s3d_name_valid(p, len, op->at_root)) {
+		s3d_op_log_skip(op->m, o->key, "key is not a usable file name; skipped");
+		return 0;
+	}
+	if (s3d_strset_get(&op->seen, p, &seen) && seen == SEEN_DIR) {
+		s3d_op_log_skip(op->m, o->key, "object hidden by a directory of the same name");
+		return 0;
+	}
+	if (s3d_strset_put(&op->seen, p, SEEN_FILE) < 0)
+		return -ENOMEM;
+	/*
+	 * A directory on disk may yet be confirmed by a common prefix on a
+	 * later page; only replace it (and its cached contents) at the end.
+	 */
+	err = s3d_store_ensure_file(op->dirfd, p, &meta, false);
+	if (err == -EISDIR)
+		return defer_file(op, p, o);
+	return err < 0 ? err : 0;
+}
+
+/* Apply up to @budget entries of @lp; returns the budget left or -errno. */
+static int list_apply(struct list_op *op, struct list_page *lp, int budget)
+{
+	const struct s3d_list_page *pg = &lp->pg;
+	int err;
+
+	while (budget > 0 && lp->next_prefix < pg->nprefixes) {
+		err = list_dir(op, pg->prefixes[lp->next_prefix++]);
+		if (err)
+			return err;
+		budget--;
+	}
+	while (budget > 0 && lp->next_obj < pg->nobjs) {
+		err = list_file(op, &pg->objs[lp->next_obj++]);
+		if (err)
+			return err;
+		budget--;
+	}
+	return budget;
+}
+
+static int list_deferred(struct list_op *op)
+{
+	struct deferred *d;
+	int seen, err;
+
+	for (d = op->deferred; d; d = d->next) {
+		struct s3d_meta meta = { d->obj.etag, d->obj.size, d->obj.mtime };
+
+		if (!s3d_strset_get(&op->seen, d->name, &seen) ||
+		    seen != SEEN_FILE)
+			continue;
+		err = s3d_store_ensure_file(op->dirfd, d->name, &meta, true);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+static bool list_keep(const char *name, void *arg)
+{
+	struct list_op *op = arg;
+
+	return s3d_strset_get(&op->seen, name, NULL);
+}
+
+static void list_complete(struct list_op *op)
+{
+	int err;
+
+	err = list_deferred(op);
+	err = err ?: s3d_store_prune(op->dirfd, op->at_root, list_keep, op);
+	err = err ?: s3d_store_set_listed(op->dirfd, time(NULL));
+	if (err)
+		s3d_err("LIST s3://%s/%s: cache directory: %s", op->m->bucket,
+			op->lp, strerror(-err));
+	else
+		s3d_dbg("LIST s3://%s/%s: %zu entries in %u pages",
+			op->m->bucket, op->lp, op->seen.count, op->pages);
+	list_finish(op, err);
+}
+
+static void list_fetch_more(struct list_op *op)
+{
+	if (!op->more || op->fetching || op->queued >= LIST_AHEAD)
+		return;
+	op->more = false;
+	op->fetching = true;
+	s3d_ctx_submit(op->ctx, &op->x);
+}
+
+static void list_work(struct s3d_timer *t)
+{
+	struct list_op *op = s3d_container_of(t, struct list_op, work);
+	int budget = LIST_SLICE;
+
+	while (op->head && budget > 0) {
+		struct list_page *p = op->head;
+
+		budget = list_apply(op, p, budget);
+		if (budget < 0) {
+			s3d_err("LIST s3://%s/%s: cache directory: %s",
+				op->m->bucket, op->lp, strerror(-budget));
+			list_finish(op, budget);
+			return;
+		}
+		if (p->next_prefix < p->pg.nprefixes || p->next_obj < p->pg.nobjs)
+			break;
+		op->head = p->next;
+		if (!op->head)
+			op->tail = NULL;
+		op->queued--;
+		s3d_list_page_free(&p->pg);
+		free(p);
+		list_fetch_more(op);
+	}
+	if (op->head)
+		s3d_timer_arm(&op->work, 0);	/* more after other events */
+	else if (op->last && !op->fetching)
+		list_complete(op);
+}
+
+static int list_page_done(struct s3d_xfer *x)
+{
+	struct list_op *op = s3d_container_of(x, struct list_op, x);
+	struct list_page *p;
+	char why[160];
+	int err;
+
+	op->fetching = false;
+	err = s3d_xfer_errno(x, op->m->bucket);
+	if (err) {
+		list_finish(op, err);
+		return 0;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		list_finish(op, -ENOMEM);
+		return 0;
+	}
+	op->pages++;
+	err = s3d_xml_parse_list(s3d_buf_str(&x->resp), x->resp.len, &p->pg,
+				 why, sizeof(why));
+	if (!err && p->pg.truncated && op->token &&
+	    !strcmp(op->token, p->pg.next_token)) {
+		snprintf(why, sizeof(why), "continuation token repeated");
+		err = -EINVAL;
+	}
+	if (err) {
+		s3d_err("LIST s3://%s/%s: unusable response (page %u): %s",
+			op->m->bucket, op->lp, op->pages, why);
+		s3d_list_page_free(&p->pg);
+		free(p);
+		list_finish(op, err == -ENOMEM ? err : -EIO);
+		return 0;
+	}
+	if (p->pg.truncated) {
+		free(op->token);
+		op->token = p->pg.next_token;
+		p->pg.next_token = NULL;
+		op->more = true;
+	} else {
+		op->last = true;
+	}
+	if (op->tail)
+		op->tail->next = p;
+	else
+		op->head = p;
+	op->tail = p;
+	op->queued++;
+	s3d_req_progress(op->r);		/* a page: the listing moves on */
+	list_fetch_more(op);
+	if (!op->work.armed)
+		s3d_timer_arm(&op->work, 0);
+	return 0;
+}
+
+static const struct s3d_xfer_ops list_ops = {
+	.prepare = list_page_prepare,
+	.done = list_page_done,
+};
+
+void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
+{
+	struct list_op *op;
+	int err;
+
+	op = calloc(1, sizeof(*op));
+	if (!op) {
+		s3d_op_fail(r, m, ctx, -ENOMEM);
+		return;
+	}
+	op->r = r;
+	op->m = m;
+	op->ctx = ctx;
+	op->dirfd = -1;
+	op->at_root = !*r->path;
+	s3d_strset_init(&op->seen);
+	s3d_list_init(&op->work.node);
+	op->work.fn = list_work;
+	s3d_xfer_init(&op->x, &list_ops, "LIST", "");
+	op->lp = s3d_list_prefix(m->prefix, r->path);
+	if (!op->lp) {
+		list_finish(op, -errno);
+		return;
+	}
+	op->x.key = op->lp;
+	err = s3d_store_open_dir(m->rootfd, r->path, true, &op->dirfd);
+	if (err) {
+		s3d_err("LIST %s: cache directory %s/%s: %s", op->lp,
+			m->cache_dir, r->path, strerror(-err));
+		list_finish(op, err);
+		return;
+	}
+	op->fetching = true;
+	s3d_ctx_submit(op->ctx, &op->x);
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A request's life: s3d_req_begin() counts it, s3d_req_join() makes a
+ * request the kernel re-sent ride on the same work already under way,
+ * s3d_req_progress() tells the kernel it still runs (and a timer does so
+ * while bytes move), s3d_req_finish() answers it and its riders once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/base.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
+#include "req.h"
+#include "uapi/s3cachefs.h"
+
+static struct s3d_list active = { &active, &active };	/* s3d_req.active */
+static unsigned int pending;
+static struct s3d_timer progress_timer;
+
+/* Tell the kernel @r (and every request riding on it) is still going. */
+void s3d_req_progress(struct s3d_req *r)
+{
+	uint64_t now = s3d_now_ms();
+	struct s3d_req *x;
+
+	for (x = r; x; x = x == r ? r->riders : x->rider_next) {
+		x->reported_ms = now;
+		x->done = r->done;
+		if (x->progress)
+			x->progress(x);
+	}
+}
+
+static void progress_tick(struct s3d_timer *t)
+{
+	uint64_t now = s3d_now_ms();
+	struct s3d_list *pos;
+
+	for (pos = active.next; pos != &active; pos = pos->next) {
+		struct s3d_req *a = s3d_container_of(pos, struct s3d_req, active);
+
+		/*
+		 * Only while bytes move, or while it waits for a slot (the
+		 * daemon's own queue, not S3's fault): a transfer that is
+		 * stuck, or backing off, must not keep the kernel waiting past
+		 * fetch_timeout; the retry policy bounds it below that.
+		 */
+		if (now - a->reported_ms >= S3D_PROGRESS_MS &&
+		    (a->moved || !a->started)) {
+			a->moved = false;
+			s3d_req_progress(a);
+		}
+	}
+	if (!s3d_list_empty(&active))
+		s3d_timer_arm(t, S3D_PROGRESS_TICK_MS);
+}
+
+void s3d_req_free(struct s3d_req *r)
+{
+	if (!r)
+		return;
+	free(r->path);
+	free(r->name);
+	free(r->etag);
+	free(r->bucket);
+	free(r->prefix);
+	free(r->cache_dir);
+	free(r);
+}
+
+/* Answer @r, and every request riding on it, with @status. */
+void s3d_req_finish(struct s3d_req *r, int status)
+{
+	struct s3d_req *rider = r->riders;
+
+	if (r->active.next)
+		s3d_list_del(&r->active);
+	pending--;
+	s3d_dbg("request %llu (cmd %d) done: %d", (unsigned long long)r->id,
+		r->cmd, status);
+	r->reply(r, status);
+	while (rider) {
+		struct s3d_req *next = rider->rider_next;
+
+		pending--;
+		rider->reply(rider, status);
+		rider = next;
+	}
+}
+
+static bool same_req(const struct s3d_req *a, const struct s3d_req *b)
+{
+	if (a->cmd != b->cmd || a->mount_id != b->mount_id ||
+	    !s3d_str_eq(a->path, b->path))
+		return false;
+	if (a->cmd == S3CFS_CMD_LOOKUP)
+		return s3d_str_eq(a->name, b->name);
+	if (a->cmd == S3CFS_CMD_FETCH)
+		return a->off == b->off && a->len == b->len &&
+		       s3d_str_eq(a->etag, b->etag);
+	return true;
+}
+
+/*
+ * The kernel re-sends a request whose wait timed out (or after a daemon
+ * restart) under a new id. If the same work is already under way, answer
+ * the newcomer with it instead of starting over: a 10k-entry listing on a
+ * slow server must not restart (and slow itself down) with every retry.
+ */
+bool s3d_req_join(struct s3d_req *r)
+{
+	struct s3d_list *pos;
+
+	for (pos = active.next; pos != &active; pos = pos->next) {
+		struct s3d_req *a = s3d_container_of(pos, struct s3d_req, active);
+
+		if (!same_req(a, r))
+			continue;
+		s3d_dbg("request %llu joins request %llu (same work in progress)",
+			(unsigned long long)r->id, (unsigned long long)a->id);
+		r->rider_next = a->riders;
+		a->riders = r;
+		return true;
+	}
+	s3d_list_add_tail(&r->active, &active);
+	if (!progress_timer.armed)
+		s3d_timer_arm(&progress_timer, S3D_PROGRESS_TICK_MS);
+	return false;
+}
+
+/* Requests handed in and not yet answered. */
+unsigned int s3d_req_pending(void)
+{
+	return pending;
+}
+
+void s3d_req_init(void)
+{
+	s3d_list_init(&progress_timer.node);
+	progress_timer.fn = progress_tick;
+}
+
+void s3d_req_fini(void)
+{
+	s3d_timer_cancel(&progress_timer);
+}
+
+/* @r is handed in: count it until its reply. */
+void s3d_req_begin(struct s3d_req *r)
+{
+	pending++;
+	r->reported_ms = s3d_now_ms();
+}
+
+/* @r is a notification (no reply): done with it. */
+void s3d_req_drop(struct s3d_req *r)
+{
+	pending--;
+	s3d_req_free(r);
+}
