@@ -597,6 +597,32 @@ static void rm_root(const char *root)
 }
 
 /*
+ * A fresh cache root in @root holding @n files f0.. of 64 KiB, oldest
+ * first, tracked as mount @id under @pol once the scan is over (reported
+ * as @what). NULL if it could not be opened.
+ */
+static struct s3d_cache *open_files(char *root, int *rootfd, int n,
+				    time_t t0, uint32_t id,
+				    const struct s3d_cache_policy *pol,
+				    const char *what)
+{
+	struct s3d_cache *c;
+	char name[32];
+	int i;
+
+	*rootfd = make_root(root);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		put_file(root, name, KiB64, t0 + i * 100);
+	}
+	c = s3d_cache_open(id, *rootfd, pol);
+	if (c)
+		wait_scan(c);
+	ok(c != NULL, "%s", what);
+	return c;
+}
+
+/*
  * The LRU clock is read at the pass: files whose atime the kernel moved
  * after the daemon last looked (reads from the page cache fetch nothing)
  * are not the old ones any more.
@@ -654,22 +680,15 @@ static void test_pass_lru(void)
 /* An EVICT whose ack never comes times out, and the pass goes on. */
 static void test_pass_timeout(void)
 {
-	char root[] = "/tmp/s3d-test-ack-XXXXXX", name[32];
+	char root[] = "/tmp/s3d-test-ack-XXXXXX";
 	struct s3d_cache_policy pol = { .limit = 4 * KiB64 };
 	time_t t0 = time(NULL) - 10000;
 	uint64_t used, limit, timeouts = s3d_evict_stats.timeouts;
 	struct s3d_cache *c;
-	int rootfd, i;
+	int rootfd;
 
-	rootfd = make_root(root);
-	for (i = 0; i < 4; i++) {
-		snprintf(name, sizeof(name), "f%d", i);
-		put_file(root, name, KiB64, t0 + i * 100);
-	}
-	c = s3d_cache_open(4, rootfd, &pol);
-	if (c)
-		wait_scan(c);
-	ok(c != NULL, "timeout: cache opened at its limit");
+	c = open_files(root, &rootfd, 4, t0, 4, &pol,
+		       "timeout: cache opened at its limit");
 	if (!c)
 		return;
 	fk.ack = false;		/* the kernel punches; the acks are dropped */
@@ -711,15 +730,8 @@ static void test_pass_again(void)
 	struct s3d_cache *c;
 	int rootfd, i;
 
-	rootfd = make_root(root);
-	for (i = 0; i < 4; i++) {
-		snprintf(name, sizeof(name), "f%d", i);
-		put_file(root, name, KiB64, t0 + i * 100);
-	}
-	c = s3d_cache_open(5, rootfd, &pol);
-	if (c)
-		wait_scan(c);
-	ok(c != NULL, "again: cache opened at its limit");
+	c = open_files(root, &rootfd, 4, t0, 5, &pol,
+		       "again: cache opened at its limit");
 	if (!c)
 		return;
 	fk.ack = false;		/* each EVICT waits out its timeout */
@@ -795,22 +807,15 @@ static void test_pass_busy(void)
 /* A write that found the device full starts a pass, limits or not. */
 static void test_nospace(void)
 {
-	char root[] = "/tmp/s3d-test-nospace-XXXXXX", name[32];
+	char root[] = "/tmp/s3d-test-nospace-XXXXXX";
 	struct s3d_cache_policy pol = { 0 };
 	time_t t0 = time(NULL) - 10000;
 	uint64_t used0, used, limit;
 	struct s3d_cache *c;
-	int rootfd, i;
+	int rootfd;
 
-	rootfd = make_root(root);
-	for (i = 0; i < 8; i++) {
-		snprintf(name, sizeof(name), "f%d", i);
-		put_file(root, name, KiB64, t0 + i * 100);
-	}
-	c = s3d_cache_open(5, rootfd, &pol);
-	if (c)
-		wait_scan(c);
-	ok(c != NULL, "nospace: cache opened, no limit, no floor");
+	c = open_files(root, &rootfd, 8, t0, 5, &pol,
+		       "nospace: cache opened, no limit, no floor");
 	if (!c)
 		return;
 	s3d_cache_usage(c, &used0, &limit);

@@ -1,9 +1,0 @@
-lib/creds_async.o: lib/creds_async.c lib/base.h lib/creds.h \
- lib/creds_int.h lib/util.h lib/curlm.h lib/loop.h lib/log.h
-lib/base.h:
-lib/creds.h:
-lib/creds_int.h:
-lib/util.h:
-lib/curlm.h:
-lib/loop.h:
-lib/log.h:

@@ -1,3 +1,0 @@
-lib/log.o: lib/log.c lib/log.h lib/util.h
-lib/log.h:
-lib/util.h:
