@@ -6,7 +6,8 @@
 #   not_ok DESC [MSG]   a failing one, MSG (may be multi-line) as diagnostics
 #   skip DESC REASON    a skipped one ("ok N - DESC # SKIP REASON")
 #   diag MSG            a "# MSG" line
-#   check DESC CMD...   run CMD (bounded by $TAP_TIMEOUT seconds, default 60):
+#   check DESC CMD...   run CMD (bounded by $TAP_TIMEOUT seconds, default 60
+#                       times S3CFS_TIMEOUT_SCALE, 4 on the debug kernel):
 #                       ok if it exits 0, else not_ok with its output. CMD may
 #                       be a shell function of tests/lib (they are exported)
 #                       or a "bash -c" string using them.
@@ -23,7 +24,7 @@
 TAP_N=0
 TAP_FAILED=0
 TAP_PLANNED=
-TAP_TIMEOUT=${TAP_TIMEOUT:-60}
+TAP_TIMEOUT=${TAP_TIMEOUT:-$((60 * ${S3CFS_TIMEOUT_SCALE:-1}))}
 
 plan() {
 	TAP_PLANNED=$1
