@@ -24,9 +24,11 @@ if ! start_faultproxy 9103; then
 fi
 ok "fault proxy starts"
 # The GET is held for as long as the test needs (a debug kernel is slow):
-# the daemon must not drop it as stalled meanwhile.
+# the daemon must not drop it as stalled meanwhile, nor the kernel give
+# the FETCH up (fetch_timeout, 60 s by default: on the debug kernel the
+# hold took longer, and reader A got the 2 MiB that had landed).
 check_sh "daemon starts (through the proxy)" start_daemon --stall-timeout 300
-if ! mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,chunk=1M,readahead=8192"; then
+if ! mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,chunk=1M,readahead=8192,fetch_timeout=300"; then
 	not_ok "mount"
 	tap_done
 fi
