@@ -353,18 +353,9 @@ bool s3d_evict_inodes_short(const struct s3d_cache_policy *pol,
 
 /* ---- the file table ---- */
 
-static size_t hash_path(const char *s)
-{
-	size_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
 static struct cfile **slot_of(struct s3d_cache *c, const char *path)
 {
-	struct cfile **pp = &c->tab[hash_path(path) % c->nbuckets];
+	struct cfile **pp = &c->tab[s3d_hash_str(path) % c->nbuckets];
 
 	while (*pp && strcmp((*pp)->f.path, path))
 		pp = &(*pp)->hnext;
@@ -381,7 +372,7 @@ static int grow(struct s3d_cache *c)
 	for (i = 0; i < c->nbuckets; i++) {
 		while (c->tab[i]) {
 			struct cfile *f = c->tab[i];
-			size_t b = hash_path(f->f.path) % n;
+			size_t b = s3d_hash_str(f->f.path) % n;
 
 			c->tab[i] = f->hnext;
 			f->hnext = tab[b];

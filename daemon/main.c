@@ -9,8 +9,9 @@
  * with libcurl's timers and our retry back-offs folded into the epoll
  * timeout. Kernel requests become operations (ops.c, op_*.c) that own
  * their S3 transfers; a transfer progresses only through
- * curl_multi_socket_action(), so a slow or dead S3 connection never holds up anything else, and many
- * requests are in flight at once (up to --max-inflight, FIFO beyond).
+ * curl_multi_socket_action(), so a slow or dead S3 connection never holds
+ * up anything else, and many requests are in flight at once (up to
+ * --max-inflight, FIFO beyond).
  *
  * Why one thread is enough: the daemon's work is waiting on S3 (tens of
  * milliseconds per request, far more for big ranges), and that waiting is

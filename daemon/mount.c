@@ -134,10 +134,10 @@ void s3d_mount_start(struct s3d_req *r)
 		goto put;
 	}
 	/* Waits for credentials being resolved, on the loop. */
-	m->mounting = r;
-	err = s3d_ctx_ready(ctx, mount_go, m);
+	r->mount = m;
+	err = s3d_ctx_ready(ctx, mount_go, r);
 	if (err <= 0)
-		mount_go(m, ctx, err);
+		mount_go(r, ctx, err);
 	return;
 put:
 	s3d_mount_put(m);
@@ -148,10 +148,10 @@ out:
 /* The second half of a MOUNT, once its context's credentials are known. */
 static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
 {
-	struct s3d_mount *m = arg;
-	struct s3d_req *r = m->mounting;
+	struct s3d_req *r = arg;
+	struct s3d_mount *m = r->mount;
 
-	m->mounting = NULL;
+	r->mount = NULL;
 	if (err) {
 		s3d_err("mount %u: s3://%s: no AWS credentials (%s; see above)",
 			r->mount_id, m->bucket, strerror(-err));

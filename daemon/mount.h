@@ -25,7 +25,6 @@ struct s3d_mount {
 	int rootfd;		/* O_PATH */
 	struct s3d_cache *cache;	/* usage and eviction (NULL: untracked) */
 	struct s3d_strset whole;	/* paths whose GET got the whole object */
-	struct s3d_req *mounting;	/* its MOUNT, while credentials load */
 };
 
 void s3d_mount_start(struct s3d_req *r);

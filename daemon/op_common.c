@@ -19,8 +19,11 @@
 #include "req.h"
 #include "store.h"
 
-/* A request that fails before its operation starts: drop what it holds. */
-void s3d_op_fail(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx,
+/*
+ * The end of a request's operation (or its failure before one starts):
+ * drop its mount and context, and answer it with @err.
+ */
+void s3d_op_done(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx,
 		 int err)
 {
 	s3d_mount_put(m);

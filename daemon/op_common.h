@@ -22,7 +22,7 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 
-void s3d_op_fail(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx,
+void s3d_op_done(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx,
 		 int err);
 int s3d_op_split_path(const char *path, char **parent, const char **name);
 void s3d_op_log_skip(const struct s3d_mount *m, const char *key,

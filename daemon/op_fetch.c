@@ -77,16 +77,16 @@ static void fetch_io_put(struct fetch_op *op)
 static void fetch_finish(struct fetch_op *op, int err)
 {
 	struct s3d_req *r = op->r;
+	struct s3d_mount *m = op->m;
+	struct s3d_ctx *ctx = op->ctx;
 
 	if (op->counted)
-		s3d_cache_fetched(op->m->cache, r->path);
+		s3d_cache_fetched(m->cache, r->path);
 	s3d_ctx_release(&op->x);
 	fetch_io_put(op);
-	s3d_mount_put(op->m);
-	s3d_ctx_put(op->ctx);
 	free(op->key);
 	free(op);
-	s3d_req_finish(r, err);
+	s3d_op_done(r, m, ctx, err);
 }
 
 static uint64_t round_up(uint64_t v, uint64_t a)
@@ -528,12 +528,12 @@ void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 		s3d_err("FETCH %s: invalid request (offset %llu, length %llu)",
 			r->path, (unsigned long long)r->off,
 			(unsigned long long)r->len);
-		s3d_op_fail(r, m, ctx, err);
+		s3d_op_done(r, m, ctx, err);
 		return;
 	}
 	op = calloc(1, sizeof(*op));
 	if (!op) {
-		s3d_op_fail(r, m, ctx, -ENOMEM);
+		s3d_op_done(r, m, ctx, -ENOMEM);
 		return;
 	}
 	op->r = r;

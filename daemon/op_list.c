@@ -70,6 +70,8 @@ struct list_op {
 static void list_finish(struct list_op *op, int err)
 {
 	struct s3d_req *r = op->r;
+	struct s3d_mount *m = op->m;
+	struct s3d_ctx *ctx = op->ctx;
 
 	while (op->deferred) {
 		struct deferred *d = op->deferred;
@@ -90,12 +92,10 @@ static void list_finish(struct list_op *op, int err)
 	s3d_strset_free(&op->seen);
 	if (op->dirfd >= 0)
 		close(op->dirfd);
-	s3d_mount_put(op->m);
-	s3d_ctx_put(op->ctx);
 	free(op->lp);
 	free(op->token);
 	free(op);
-	s3d_req_finish(r, err);
+	s3d_op_done(r, m, ctx, err);
 }
 
 static int list_page_prepare(struct s3d_xfer *x)
@@ -346,7 +346,7 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 
 	op = calloc(1, sizeof(*op));
 	if (!op) {
-		s3d_op_fail(r, m, ctx, -ENOMEM);
+		s3d_op_done(r, m, ctx, -ENOMEM);
 		return;
 	}
 	op->r = r;

@@ -37,15 +37,15 @@ struct lookup_op {
 static void lookup_finish(struct lookup_op *op, int err)
 {
 	struct s3d_req *r = op->r;
+	struct s3d_mount *m = op->m;
+	struct s3d_ctx *ctx = op->ctx;
 
 	s3d_ctx_release(&op->head);
 	s3d_ctx_release(&op->list);
-	s3d_mount_put(op->m);
-	s3d_ctx_put(op->ctx);
 	free(op->key);
 	free(op->dirprefix);
 	free(op);
-	s3d_req_finish(r, err);
+	s3d_op_done(r, m, ctx, err);
 }
 
 static int lookup_head_prepare(struct s3d_xfer *x)
@@ -188,12 +188,12 @@ void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 
 	if (!r->name || !s3d_name_valid(r->name, strlen(r->name), !*r->path)) {
 		/* Names we never map do not exist as far as anyone can see. */
-		s3d_op_fail(r, m, ctx, -ENOENT);
+		s3d_op_done(r, m, ctx, -ENOENT);
 		return;
 	}
 	op = calloc(1, sizeof(*op));
 	if (!op) {
-		s3d_op_fail(r, m, ctx, -ENOMEM);
+		s3d_op_done(r, m, ctx, -ENOMEM);
 		return;
 	}
 	op->r = r;

@@ -33,7 +33,7 @@ static void dispatch(void *arg, struct s3d_ctx *ctx, int err)
 
 	r->mount = NULL;
 	if (err)
-		s3d_op_fail(r, m, ctx, err);
+		s3d_op_done(r, m, ctx, err);
 	else if (r->cmd == S3CFS_CMD_FETCH)
 		s3d_op_fetch(r, m, ctx);
 	else if (r->cmd == S3CFS_CMD_LOOKUP)

@@ -42,7 +42,7 @@ struct s3d_req {
 	void (*reply)(struct s3d_req *r, int status);
 	void (*progress)(struct s3d_req *r);
 	void *priv;
-	struct s3d_mount *mount;	/* ops.c: its mount, while credentials load */
+	struct s3d_mount *mount;	/* its mount, while credentials load */
 	/* req.c private */
 	uint64_t reported_ms;		/* start or last progress report */
 	bool moved;			/* body bytes arrived since then */

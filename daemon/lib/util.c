@@ -131,7 +131,8 @@ struct s3d_strset_ent {
 	char key[];
 };
 
-static uint64_t fnv1a(const char *s)
+/* FNV-1a of a string: the hash of the daemon's string tables. */
+uint64_t s3d_hash_str(const char *s)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
@@ -172,7 +173,7 @@ static int strset_rehash(struct s3d_strset *s)
 		return -ENOMEM;
 	for (i = 0; i < s->nbuckets; i++) {
 		for (e = s->tab[i]; e; e = next) {
-			size_t h = fnv1a(e->key) & (n - 1);
+			size_t h = s3d_hash_str(e->key) & (n - 1);
 
 			next = e->next;
 			e->next = tab[h];
@@ -192,7 +193,7 @@ static struct s3d_strset_ent *strset_find(const struct s3d_strset *s,
 
 	if (!s->nbuckets)
 		return NULL;
-	for (e = s->tab[fnv1a(key) & (s->nbuckets - 1)]; e; e = e->next)
+	for (e = s->tab[s3d_hash_str(key) & (s->nbuckets - 1)]; e; e = e->next)
 		if (!strcmp(e->key, key))
 			return e;
 	return NULL;
@@ -216,7 +217,7 @@ int s3d_strset_put(struct s3d_strset *s, const char *key, int val)
 		return -ENOMEM;
 	memcpy(e->key, key, len + 1);
 	e->val = val;
-	h = fnv1a(key) & (s->nbuckets - 1);
+	h = s3d_hash_str(key) & (s->nbuckets - 1);
 	e->next = s->tab[h];
 	s->tab[h] = e;
 	s->count++;

@@ -11,10 +11,10 @@
  * Keep-alive comes from the multi handle's connection cache, sized to the
  * same cap. Transient failures (connection errors, timeouts, too slow a
  * transfer, 5xx, 429, a body cut short) are retried by the policy of
- * retry.c: up to retry_attempts attempts, full
- * jitter back-off, Retry-After, no retry starting past retry_max_time
- * (counted from the first attempt or the last progress the operation
- * reported with s3d_xfer_progress()), and a retry budget per S3 context.
+ * retry.c: up to retry_attempts attempts, full jitter back-off,
+ * Retry-After, no retry starting past retry_max_time (counted from the
+ * first attempt or the last progress the operation reported with
+ * s3d_xfer_progress()), and a retry budget per S3 context.
  * Each attempt calls ->prepare() again, so signatures are fresh and a
  * ranged GET can resume.
  *
@@ -32,8 +32,6 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-#include <unistd.h>
-#include <sys/epoll.h>
 
 #include "base.h"
 #include "curlm.h"
@@ -681,12 +679,13 @@ int s3d_engine_init(unsigned int max_inflight, const char *ca_bundle)
 
 	s3d_pq_init(&eng.queue);
 	eng.max_inflight = max_inflight ?: 1;
-	if (s3d_loop_open())
-		return -EIO;
-
 	cc = curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (cc) {
 		s3d_err("curl_global_init: %s", curl_easy_strerror(cc));
+		return -EIO;
+	}
+	if (s3d_loop_open()) {
+		s3d_engine_fini();
 		return -EIO;
 	}
 	vi = curl_version_info(CURLVERSION_NOW);
