@@ -449,6 +449,11 @@ static int ctx_prepare(struct s3d_xfer *x)
 	return x->gate_ops->prepare(x);
 }
 
+static bool ctx_headers(struct s3d_xfer *x)
+{
+	return !x->gate_ops->headers || x->gate_ops->headers(x);
+}
+
 static size_t ctx_body(struct s3d_xfer *x, const char *p, size_t n)
 {
 	return x->gate_ops->body(x, p, n);
@@ -465,6 +470,7 @@ static int ctx_done(struct s3d_xfer *x);
 /* Two tables: the engine collects the body itself when ->body is NULL. */
 static const struct s3d_xfer_ops ctx_ops_body = {
 	.prepare = ctx_prepare,
+	.headers = ctx_headers,
 	.body = ctx_body,
 	.done = ctx_done,
 	.throttled = ctx_throttled,
@@ -473,6 +479,7 @@ static const struct s3d_xfer_ops ctx_ops_body = {
 
 static const struct s3d_xfer_ops ctx_ops_nobody = {
 	.prepare = ctx_prepare,
+	.headers = ctx_headers,
 	.done = ctx_done,
 	.throttled = ctx_throttled,
 	.ended = ctx_ended,

@@ -117,6 +117,8 @@ static const struct option long_opts[] = {
 	{ "min-rate", required_argument, NULL, OPT_TUNE + S3D_TUNE_MIN_RATE },
 	{ "evict-timeout", required_argument, NULL,
 	  OPT_TUNE + S3D_TUNE_EVICT_TIMEOUT },
+	{ "lookup-get-max", required_argument, NULL,
+	  OPT_TUNE + S3D_TUNE_LOOKUP_GET_MAX },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -160,6 +162,9 @@ static void usage(FILE *f)
 "                       (default none)\n"
 "  --evict-timeout S    give an EVICT unanswered this long up (1..3600,\n"
 "                       default 30)\n"
+"  --lookup-get-max N   a lookup of a name not cached GETs the object's first\n"
+"                       N bytes instead of a HEAD: objects that fit need no\n"
+"                       second request (0..8388608, 0: HEAD; default 262144)\n"
 "  --metrics ADDR       serve Prometheus metrics on http://ADDR/metrics\n"
 "                       (HOST:PORT, [V6]:PORT or PORT; use loopback, e.g.\n"
 "                       127.0.0.1:9464; default off)\n"
@@ -286,6 +291,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 						t->flag, t->min, t->max, optarg);
 					return -EINVAL;
 				}
+				o->cli.tune_set[c - OPT_TUNE] = true;
 				break;
 			}
 			usage(stderr);

@@ -42,6 +42,7 @@
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "metrics.h"
+#include "op_common.h"
 #include "ops.h"
 #include "req.h"
 #include "uapi/s3cachefs.h"
@@ -418,6 +419,14 @@ static void render_kernel(struct s3d_buf *b)
 			"Kernel requests being worked on now.");
 	s3d_prom_u64(b, PREFIX "kernel_requests_pending", NULL, 0,
 		     s3d_ops_pending());
+	s3d_prom_family(b, PREFIX "lookup_whole_objects_total", "counter",
+			"Objects a LOOKUP brought whole with its first GET (no FETCH to follow).");
+	s3d_prom_u64(b, PREFIX "lookup_whole_objects_total", NULL, 0,
+		     s3d_lookup_stats.whole);
+	s3d_prom_family(b, PREFIX "lookup_whole_bytes_total", "counter",
+			"Bytes of those objects, written to the cache.");
+	s3d_prom_u64(b, PREFIX "lookup_whole_bytes_total", NULL, 0,
+		     s3d_lookup_stats.whole_bytes);
 }
 
 struct usage_ctx {

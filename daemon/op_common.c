@@ -19,6 +19,8 @@
 #include "req.h"
 #include "store.h"
 
+struct s3d_op_stats_lookup s3d_lookup_stats;
+
 /*
  * The end of a request's operation (or its failure before one starts):
  * drop its mount and context, and answer it with @err.

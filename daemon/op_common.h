@@ -10,6 +10,7 @@
 #define S3D_OP_COMMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "ctx.h"
 #include "lib/xfer.h"
@@ -20,6 +21,15 @@
 
 void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
+void s3d_op_lookup_set_get_max(unsigned int bytes);
+
+/* What the operations count (metrics.c exposes it). */
+struct s3d_op_stats_lookup {
+	uint64_t whole;		/* objects a LOOKUP's GET brought whole */
+	uint64_t whole_bytes;	/* ... their bytes */
+};
+
+extern struct s3d_op_stats_lookup s3d_lookup_stats;
 void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 
 void s3d_op_done(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx,

@@ -171,7 +171,7 @@ static int list_file(struct list_op *op, const struct s3d_obj *o)
 	 * A directory on disk may yet be confirmed by a common prefix on a
 	 * later page; only replace it (and its cached contents) at the end.
 	 */
-	err = s3d_store_ensure_file(op->dirfd, p, &meta, false);
+	err = s3d_store_ensure_file(op->dirfd, p, &meta, NULL, false);
 	if (err == -EISDIR)
 		return defer_file(op, p, o);
 	return err < 0 ? err : 0;
@@ -209,7 +209,7 @@ static int list_deferred(struct list_op *op)
 		if (!s3d_strset_get(&op->seen, d->name, &seen) ||
 		    seen != SEEN_FILE)
 			continue;
-		err = s3d_store_ensure_file(op->dirfd, d->name, &meta, true);
+		err = s3d_store_ensure_file(op->dirfd, d->name, &meta, NULL, true);
 		if (err < 0)
 			return err;
 	}

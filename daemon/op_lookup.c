@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * LOOKUP: HEAD key and LIST key/ (max-keys 1) at once; make the lower
- * entry a file, a directory, or nothing.
+ * LOOKUP: HEAD key (or, for a name new to the cache, GET its first bytes:
+ * a small object arrives whole) and LIST key/ (max-keys 1) at once; make
+ * the lower entry a file, a directory, or nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +13,12 @@
 #include <sys/stat.h>
 
 #include "ctx.h"
+#include "evict.h"
 #include "lib/base.h"
 #include "lib/log.h"
 #include "lib/path.h"
+#include "lib/prio.h"
+#include "lib/s3.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "lib/xml.h"
@@ -23,6 +27,9 @@
 #include "req.h"
 #include "store.h"
 
+/* See S3D_LOOKUP_GET_MAX_DEFAULT; set from the configuration. */
+static unsigned int lookup_get_max = S3D_LOOKUP_GET_MAX_DEFAULT;
+
 struct lookup_op {
 	struct s3d_req *r;
 	struct s3d_mount *m;
@@ -30,9 +37,18 @@ struct lookup_op {
 	char *key;
 	char *dirprefix;	/* key + "/" */
 	int left;		/* transfers still running */
-	struct s3d_xfer head;
+	bool get;		/* @obj is a GET of the first bytes, not a HEAD */
+	bool cut;		/* ... stopped: the object is longer */
+	bool empty;		/* ... stopped: the object has no bytes */
+	struct s3d_buf body;	/* ... what it brought */
+	struct s3d_xfer obj;	/* HEAD key, or GET its first bytes */
 	struct s3d_xfer list;
 };
+
+void s3d_op_lookup_set_get_max(unsigned int bytes)
+{
+	lookup_get_max = S3D_MIN(bytes, S3D_LOOKUP_GET_MAX_MAX);
+}
 
 static void lookup_finish(struct lookup_op *op, int err)
 {
@@ -40,8 +56,9 @@ static void lookup_finish(struct lookup_op *op, int err)
 	struct s3d_mount *m = op->m;
 	struct s3d_ctx *ctx = op->ctx;
 
-	s3d_ctx_release(&op->head);
+	s3d_ctx_release(&op->obj);
 	s3d_ctx_release(&op->list);
+	s3d_buf_free(&op->body);
 	free(op->key);
 	free(op->dirprefix);
 	free(op);
@@ -50,10 +67,59 @@ static void lookup_finish(struct lookup_op *op, int err)
 
 static int lookup_head_prepare(struct s3d_xfer *x)
 {
-	struct lookup_op *op = s3d_container_of(x, struct lookup_op, head);
+	struct lookup_op *op = s3d_container_of(x, struct lookup_op, obj);
 
 	op->r->started = true;
 	return s3d_op_head_prepare(x, op->ctx, op->m, op->key);
+}
+
+/* The first lookup_get_max bytes: a small object whole, metadata of any. */
+static int lookup_get_prepare(struct s3d_xfer *x)
+{
+	struct lookup_op *op = s3d_container_of(x, struct lookup_op, obj);
+	struct s3d_kv h[1];
+	char range[48];
+
+	op->r->started = true;
+	op->cut = false;
+	op->empty = false;
+	s3d_buf_free(&op->body);
+	s3d_buf_init(&op->body, lookup_get_max);
+	snprintf(range, sizeof(range), "bytes=0-%u", lookup_get_max - 1);
+	h[0] = (struct s3d_kv){ "Range", range };
+	return s3d_s3_build(s3d_ctx_s3(op->ctx), "GET", op->m->bucket, op->key,
+			    NULL, 0, h, 1, time(NULL), &x->req);
+}
+
+/*
+ * A zero-byte object has no byte 0: S3 answers 416; s3rver a 206 of range
+ * "0-0/0" that promises one byte and closes. The headers say it all.
+ */
+static bool lookup_get_headers(struct s3d_xfer *x)
+{
+	struct lookup_op *op = s3d_container_of(x, struct lookup_op, obj);
+
+	if (x->status >= 300 || x->range_total != 0)
+		return true;
+	op->empty = true;
+	return false;
+}
+
+/* A longer body (a server that ignores Range) is cut short: not kept. */
+static size_t lookup_get_body(struct s3d_xfer *x, const char *p, size_t n)
+{
+	struct lookup_op *op = s3d_container_of(x, struct lookup_op, obj);
+
+	s3d_buf_add(&op->body, p, n);
+	if (op->body.err == -E2BIG) {
+		op->cut = true;
+		return 0;
+	}
+	if (op->body.err) {
+		x->err = op->body.err;
+		return 0;
+	}
+	return n;
 }
 
 static int lookup_list_prepare(struct s3d_xfer *x)
@@ -86,7 +152,9 @@ static int lookup_is_dir(struct lookup_op *op)
 	return err;
 }
 
-static int lookup_apply(struct lookup_op *op, bool dir, struct s3d_meta *meta)
+/* Return: as s3d_store_ensure_dir()/_file() (>= 0: done), or -errno. */
+static int lookup_apply(struct lookup_op *op, bool dir,
+			const struct s3d_meta *meta, const void *data)
 {
 	const char *name = op->r->name;
 	int dirfd, err;
@@ -100,13 +168,33 @@ static int lookup_apply(struct lookup_op *op, bool dir, struct s3d_meta *meta)
 	if (dir)
 		err = s3d_store_ensure_dir(dirfd, name, true);
 	else
-		err = s3d_store_ensure_file(dirfd, name, meta, true);
+		err = s3d_store_ensure_file(dirfd, name, meta, data, true);
 	if (err == 1 && dir)
 		s3d_op_log_skip(op->m, op->key, "a directory replaces the object of the same name");
 	close(dirfd);
 	if (err < 0)
 		s3d_err("LOOKUP %s: cache entry: %s", op->key, strerror(-err));
-	return err < 0 ? err : 0;
+	return err;
+}
+
+/* A file with the object's bytes in it: the cache tracker counts them. */
+static int lookup_apply_whole(struct lookup_op *op,
+			      const struct s3d_meta *meta, const void *data)
+{
+	char *path;
+	int err;
+
+	s3d_cache_fetching(op->m->cache, meta->size);
+	err = lookup_apply(op, false, meta, data);
+	if (err == 2) {
+		s3d_lookup_stats.whole++;
+		s3d_lookup_stats.whole_bytes += meta->size;
+	}
+	path = s3d_key_of("", op->r->path, op->r->name);
+	if (path)
+		s3d_cache_fetched(op->m->cache, path);
+	free(path);
+	return err;
 }
 
 /* Neither an object nor a prefix: drop whatever the cache still has. */
@@ -125,27 +213,99 @@ static int lookup_negative(struct lookup_op *op)
 	return -ENOENT;
 }
 
+/*
+ * The object's metadata from a successful HEAD, or from the GET of its
+ * first bytes (vetted by lookup_get_vet(); @data is set when the body is
+ * the whole object).
+ */
+static int lookup_obj_meta(struct lookup_op *op, struct s3d_meta *meta,
+			   const void **data)
+{
+	struct s3d_xfer *x = &op->obj;
+	uint64_t len = op->body.len;
+
+	*data = NULL;
+	if (!op->get)
+		return s3d_op_head_meta(x, meta);
+	meta->etag = x->etag;
+	meta->mtime = x->last_modified;
+	if (op->empty) {
+		meta->size = 0;
+	} else if (op->cut) {
+		meta->size = (uint64_t)x->content_length;
+	} else if (x->status == 206) {
+		meta->size = (uint64_t)x->range_total;
+		if (len == meta->size)
+			*data = op->body.p;
+	} else {
+		meta->size = len;
+		*data = op->body.p;
+	}
+	return 0;
+}
+
+/*
+ * Is the answer to the GET of the first bytes one we can vouch for? A 206
+ * must be the range asked for, cut at the end of an object of known size,
+ * as long as its Content-Range says; a 200 (Range ignored) the whole object, or cut
+ * short by us with its length announced. NULL if so, else why not (the
+ * lookup then asks with a HEAD).
+ */
+static const char *lookup_get_vet(struct lookup_op *op)
+{
+	struct s3d_xfer *x = &op->obj;
+	uint64_t len = op->body.len;
+
+	if (!x->has_etag)
+		return "the response has no ETag";
+	if (op->empty)
+		return NULL;
+	if (op->cut)
+		return x->status == 200 && x->content_length > (int64_t)len ?
+		       NULL : "more body than asked for";
+	if (x->status == 206) {
+		/* Bytes 0 to the end of what we asked for or of the object. */
+		if (x->range_start != 0 || x->range_total < 0 ||
+		    x->range_end + 1 != (int64_t)len ||
+		    x->range_end + 1 != S3D_MIN(x->range_total,
+						(int64_t)lookup_get_max))
+			return "Content-Range does not match the body";
+		return NULL;
+	}
+	if (x->content_length >= 0 && x->content_length != (int64_t)len)
+		return "Content-Length does not match the body";
+	return NULL;
+}
+
 static void lookup_decide(struct lookup_op *op)
 {
 	struct s3d_meta meta;
+	const void *data;
+	bool found;
 	int is_dir, err;
 
 	is_dir = lookup_is_dir(op);
 	if (is_dir == 1) {
-		lookup_finish(op, lookup_apply(op, true, NULL));
+		err = lookup_apply(op, true, NULL, NULL);
+		lookup_finish(op, err < 0 ? err : 0);
 		return;
 	}
-	if (s3d_xfer_ok(&op->head)) {
-		err = s3d_op_head_meta(&op->head, &meta);
+	found = op->get ? !op->obj.err &&
+		(op->cut || op->empty || s3d_xfer_ok(&op->obj)) :
+		s3d_xfer_ok(&op->obj);
+	if (found) {
+		err = lookup_obj_meta(op, &meta, &data);
 		if (err)
 			s3d_err("HEAD s3://%s/%s: response without ETag or Content-Length",
 				op->m->bucket, op->key);
+		else if (data)
+			err = lookup_apply_whole(op, &meta, data);
 		else
-			err = lookup_apply(op, false, &meta);
-		lookup_finish(op, err);
+			err = lookup_apply(op, false, &meta, NULL);
+		lookup_finish(op, err < 0 ? err : 0);
 		return;
 	}
-	err = s3d_xfer_errno(&op->head, op->m->bucket);
+	err = s3d_xfer_errno(&op->obj, op->m->bucket);
 	if (err == -ENOENT && is_dir == 0)
 		err = lookup_negative(op);
 	else if (err == -ENOENT)
@@ -153,10 +313,44 @@ static void lookup_decide(struct lookup_op *op)
 	lookup_finish(op, err);
 }
 
-static int lookup_head_done(struct s3d_xfer *x)
-{
-	struct lookup_op *op = s3d_container_of(x, struct lookup_op, head);
+static const struct s3d_xfer_ops lookup_head_ops;
 
+/* Ask again with a HEAD; the listing goes on meanwhile. */
+static void lookup_head_instead(struct lookup_op *op, const char *why)
+{
+	if (why)
+		s3d_warn("GET s3://%s/%s (first %u bytes): %s; asking with a HEAD",
+			 op->m->bucket, op->key, lookup_get_max, why);
+	s3d_ctx_release(&op->obj);
+	s3d_buf_free(&op->body);
+	op->get = false;
+	op->cut = false;
+	s3d_xfer_init(&op->obj, &lookup_head_ops, "HEAD", op->key);
+	s3d_ctx_submit(op->ctx, &op->obj);
+}
+
+static int lookup_obj_done(struct s3d_xfer *x)
+{
+	struct lookup_op *op = s3d_container_of(x, struct lookup_op, obj);
+	bool stopped = op->cut || op->empty;	/* by us, on purpose */
+	bool answered = x->cres == CURLE_OK ||
+			(x->cres == CURLE_WRITE_ERROR && stopped);
+
+	if (op->get && answered && !x->err) {
+		/* S3's answer for a zero-byte object (see lookup_get_headers()). */
+		if (x->status == 416) {
+			lookup_head_instead(op, NULL);
+			return 0;
+		}
+		if ((x->status >= 200 && x->status < 300) || stopped) {
+			const char *why = lookup_get_vet(op);
+
+			if (why) {
+				lookup_head_instead(op, why);
+				return 0;
+			}
+		}
+	}
 	if (--op->left == 0)
 		lookup_decide(op);
 	return 0;
@@ -173,13 +367,38 @@ static int lookup_list_done(struct s3d_xfer *x)
 
 static const struct s3d_xfer_ops lookup_head_ops = {
 	.prepare = lookup_head_prepare,
-	.done = lookup_head_done,
+	.done = lookup_obj_done,
+};
+
+static const struct s3d_xfer_ops lookup_get_ops = {
+	.prepare = lookup_get_prepare,
+	.headers = lookup_get_headers,
+	.body = lookup_get_body,
+	.done = lookup_obj_done,
 };
 
 static const struct s3d_xfer_ops lookup_list_ops = {
 	.prepare = lookup_list_prepare,
 	.done = lookup_list_done,
 };
+
+/*
+ * Is @r's name new to the cache? Then the object's first bytes are worth
+ * asking for. A name the cache has (listed, or cached before) is only
+ * revalidated: a HEAD, no body.
+ */
+static bool lookup_name_new(const struct s3d_req *r, const struct s3d_mount *m)
+{
+	struct stat st;
+	int dirfd, err;
+
+	err = s3d_store_open_dir(m->rootfd, r->path, false, &dirfd);
+	if (err)
+		return err == -ENOENT;
+	err = fstatat(dirfd, r->name, &st, AT_SYMLINK_NOFOLLOW) ? errno : 0;
+	close(dirfd);
+	return err == ENOENT;
+}
 
 void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 {
@@ -199,7 +418,15 @@ void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	op->r = r;
 	op->m = m;
 	op->ctx = ctx;
-	s3d_xfer_init(&op->head, &lookup_head_ops, "HEAD", "");
+	s3d_buf_init(&op->body, 0);
+	op->get = lookup_get_max && lookup_name_new(r, m);
+	if (op->get) {
+		s3d_xfer_init(&op->obj, &lookup_get_ops, "GET", "");
+		op->obj.prio = S3D_PRIO_META;
+		op->obj.probe = true;
+	} else {
+		s3d_xfer_init(&op->obj, &lookup_head_ops, "HEAD", "");
+	}
 	s3d_xfer_init(&op->list, &lookup_list_ops, "LIST", "");
 	op->key = s3d_key_of(m->prefix, r->path, r->name);
 	if (!op->key) {
@@ -214,9 +441,9 @@ void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	}
 	memcpy(op->dirprefix, op->key, n);
 	strcpy(op->dirprefix + n, "/");
-	op->head.key = op->key;
+	op->obj.key = op->key;
 	op->list.key = op->dirprefix;
 	op->left = 2;
-	s3d_ctx_submit(op->ctx, &op->head);
+	s3d_ctx_submit(op->ctx, &op->obj);
 	s3d_ctx_submit(op->ctx, &op->list);
 }

@@ -108,13 +108,18 @@ void s3d_req_handle(struct s3d_req *r)
 int s3d_ops_init(const struct s3d_conf *c)
 {
 	s3d_req_init();
+	s3d_op_lookup_set_get_max(s3d_conf_tune(c, S3D_TUNE_LOOKUP_GET_MAX));
 	return s3d_ctx_init(c);
 }
 
 /* Use @c for requests from now on (a reload; see s3d_ctx_set_conf()). */
 int s3d_ops_set_conf(const struct s3d_conf *c)
 {
-	return s3d_ctx_set_conf(c);
+	int err = s3d_ctx_set_conf(c);
+
+	if (!err)
+		s3d_op_lookup_set_get_max(s3d_conf_tune(c, S3D_TUNE_LOOKUP_GET_MAX));
+	return err;
 }
 
 /* Forget all mounts (operations still running keep theirs alive). */

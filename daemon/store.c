@@ -623,17 +623,72 @@ int s3d_store_ensure_dir(int dirfd, const char *name, bool replace)
 	return 1;
 }
 
+/* Alignment of direct I/O buffers, offsets and lengths (as op_fetch.c). */
+#define DIO_ALIGN	4096U
+
 /*
- * A new, sparse lower file for @m, made whole before it gets a name (the
- * kernel never sees it without its size and ETag). When @name is known to
- * be @absent it is linked there directly; otherwise, or if something took
- * the name meanwhile, under a temporary name renamed over @name.
+ * The object's @m->size bytes at @data into the new file @fd before it has
+ * a name, as a FETCH writes them: direct I/O, so that what the kernel's
+ * extent scan finds as data is on the device, rounded up to the block and
+ * truncated back. A filesystem without direct I/O, or a failed write,
+ * leaves the file sparse (the chunks are fetched when read).
+ *
+ * Return: true if the file holds the data.
+ */
+static bool put_data(int fd, const struct s3d_meta *m, const void *data)
+{
+	size_t len = (size_t)m->size, alen, put = 0;
+	bool ok = false;
+	char *buf = NULL;
+	int fl;
+	ssize_t n;
+
+	alen = (len + DIO_ALIGN - 1) / DIO_ALIGN * DIO_ALIGN;
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT))
+		return false;
+	if (posix_memalign((void **)&buf, DIO_ALIGN, alen))
+		goto out;
+	memcpy(buf, data, len);
+	memset(buf + len, 0, alen - len);
+	while (put < alen) {
+		n = pwrite(fd, buf + put, alen - put, (off_t)put);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		put += n;
+	}
+	ok = put == alen && !ftruncate(fd, (off_t)len);
+	if (!ok) {
+		s3d_warn("writing a new cache file's %zu bytes: %s; left sparse",
+			 len, put < alen ? strerror(errno) : "short write");
+		/* No partial data: every chunk is missing, none half there. */
+		if (ftruncate(fd, 0) || ftruncate(fd, (off_t)len))
+			s3d_warn("truncating a new cache file: %s", strerror(errno));
+	}
+out:
+	free(buf);
+	if (fcntl(fd, F_SETFL, fl))
+		s3d_warn("clearing O_DIRECT: %s", strerror(errno));
+	return ok;
+}
+
+/*
+ * A new lower file for @m, made whole before it gets a name (the kernel
+ * never sees it without its size and ETag): sparse, or holding the whole
+ * object if @data is not NULL. When @name is known to be @absent it is
+ * linked there directly; otherwise, or if something took the name
+ * meanwhile, under a temporary name renamed over @name.
+ *
+ * Return: 1 if sparse, 2 if holding @data, or -errno.
  */
 static int new_file(int dirfd, const char *name, const struct s3d_meta *m,
-		    bool absent)
+		    const void *data, bool absent)
 {
 	static unsigned int seq;
 	static pid_t pid;
+	bool full = false;
 	char tmp[64];
 	int fd, err = 0, tries;
 
@@ -647,6 +702,8 @@ static int new_file(int dirfd, const char *name, const struct s3d_meta *m,
 	err = set_meta(fd, m, false);
 	if (err)
 		goto out;
+	if (data && m->size)
+		full = put_data(fd, m, data);
 	if (absent) {
 		err = link_tmpfile(fd, dirfd, name);
 		if (err != -EEXIST)
@@ -669,7 +726,7 @@ static int new_file(int dirfd, const char *name, const struct s3d_meta *m,
 	}
 out:
 	close(fd);
-	return err;
+	return err ? err : full ? 2 : 1;
 }
 
 /**
@@ -685,7 +742,9 @@ out:
 int s3d_store_replace_file(int dirfd, const char *name,
 			   const struct s3d_meta *m)
 {
-	return new_file(dirfd, name, m, false);
+	int err = new_file(dirfd, name, m, NULL, false);
+
+	return err < 0 ? err : 0;
 }
 
 /*
@@ -754,16 +813,20 @@ out:
  * @dirfd: the directory
  * @name: a valid single name
  * @m: the object's metadata
+ * @data: NULL, or the whole object (@m->size bytes) for a new file
  * @replace_dir: a directory in the way is removed (else -EISDIR)
  *
  * A regular file that already carries @m->etag (compared by s3d_etag_eq():
  * quotes and W/ aside) and @m->size is left untouched, ETag included (it
- * may hold cached chunks); anything else is replaced by a new file.
+ * may hold cached chunks); anything else is replaced by a new file, which
+ * holds @data where given (else it is sparse: every chunk missing).
  *
- * Return: 0 if kept, 1 if (re)created, or -errno.
+ * Return: 0 if kept, 1 if (re)created sparse, 2 if created with @data in
+ * it, or -errno.
  */
 int s3d_store_ensure_file(int dirfd, const char *name,
-			  const struct s3d_meta *m, bool replace_dir)
+			  const struct s3d_meta *m, const void *data,
+			  bool replace_dir)
 {
 	struct stat st;
 	int err;
@@ -781,13 +844,11 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 		}
 	} else if (errno == ENOENT) {
 		/* A listing of a new directory: most names are new. */
-		err = new_file(dirfd, name, m, true);
-		return err ? err : 1;
+		return new_file(dirfd, name, m, data, true);
 	} else {
 		return -errno;
 	}
-	err = s3d_store_replace_file(dirfd, name, m);
-	return err ? err : 1;
+	return new_file(dirfd, name, m, data, false);
 }
 
 /**

@@ -23,7 +23,8 @@ int s3d_store_open_dir(int rootfd, const char *path, bool create, int *dirfd);
 int s3d_store_open_file(int rootfd, const char *path, int flags, int *fd);
 int s3d_store_ensure_dir(int dirfd, const char *name, bool replace);
 int s3d_store_ensure_file(int dirfd, const char *name,
-			  const struct s3d_meta *m, bool replace_dir);
+			  const struct s3d_meta *m, const void *data,
+			  bool replace_dir);
 int s3d_store_replace_file(int dirfd, const char *name,
 			   const struct s3d_meta *m);
 int s3d_store_remove(int dirfd, const char *name);

@@ -92,6 +92,7 @@ static const struct {
 	[K_TUNE + S3D_TUNE_RETRY_BUDGET] = { "retry_budget", G },
 	[K_TUNE + S3D_TUNE_MIN_RATE] = { "min_rate", G },
 	[K_TUNE + S3D_TUNE_EVICT_TIMEOUT] = { "evict_timeout", G },
+	[K_TUNE + S3D_TUNE_LOOKUP_GET_MAX] = { "lookup_get_max", G },
 };
 
 const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
@@ -109,6 +110,8 @@ const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
 		1, 1U << 30, S3D_MIN_RATE_DEFAULT },
 	[S3D_TUNE_EVICT_TIMEOUT] = { "evict_timeout", "evict-timeout",
 		1, 3600, S3D_EVICT_TIMEOUT_DEFAULT },
+	[S3D_TUNE_LOOKUP_GET_MAX] = { "lookup_get_max", "lookup-get-max",
+		0, S3D_LOOKUP_GET_MAX_MAX, S3D_LOOKUP_GET_MAX_DEFAULT },
 };
 
 /**
@@ -128,6 +131,14 @@ int s3d_conf_parse_tune(enum s3d_tune t, const char *v, unsigned int *out)
 		return -EINVAL;
 	*out = (unsigned int)n;
 	return 0;
+}
+
+/* @t's value in @c, or its default where @c does not set it. */
+unsigned int s3d_conf_tune(const struct s3d_conf *c, enum s3d_tune t)
+{
+	if (c->tune_set[t] || c->tune[t])
+		return c->tune[t];
+	return s3d_tunes[t].def;
 }
 
 /**
@@ -379,6 +390,8 @@ static int set_key(struct parse *p, enum key k, const char *name,
 					&p->conf->tune[k - K_TUNE]))
 			bad(p, line, "%s '%s': want %u..%u", t->key, v, t->min,
 			    t->max);
+		else
+			p->conf->tune_set[k - K_TUNE] = true;
 		return 0;
 	}
 	switch (k) {
@@ -762,9 +775,12 @@ int s3d_conf_override(struct s3d_conf *c, const struct s3d_conf *cli)
 		c->log_level = cli->log_level;
 	if (cli->stall_timeout)
 		c->stall_timeout = cli->stall_timeout;
-	for (n = 0; n < S3D_TUNE_NR; n++)
-		if (cli->tune[n])
+	for (n = 0; n < S3D_TUNE_NR; n++) {
+		if (cli->tune_set[n] || cli->tune[n]) {
 			c->tune[n] = cli->tune[n];
+			c->tune_set[n] = true;
+		}
+	}
 	if (cli->has_cache_limit) {
 		c->cache.limit = cli->cache.limit;
 		c->has_cache_limit = true;

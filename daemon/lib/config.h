@@ -33,6 +33,14 @@ int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 /* Seconds an EVICT waits for its ack before it is given up. */
 #define S3D_EVICT_TIMEOUT_DEFAULT	30
 
+/*
+ * A LOOKUP of a name not in the cache GETs the first lookup_get_max bytes
+ * of the object instead of a HEAD: an object that fits arrives whole and
+ * needs no FETCH. 0: HEAD only.
+ */
+#define S3D_LOOKUP_GET_MAX_DEFAULT	(256U << 10)
+#define S3D_LOOKUP_GET_MAX_MAX		(8U << 20)
+
 /**
  * struct s3d_conf_s3 - where and how to reach S3, as one section says
  * @endpoint: "http[s]://host[:port]"; NULL: not set
@@ -73,8 +81,9 @@ struct s3d_conf_bucket {
 
 /*
  * Numbers of [global] with a flag each (--retry-attempts N, ...): the
- * retry policy (struct s3d_retry_policy) and the least transfer rate.
- * In struct s3d_conf, 0 means not set (the default applies).
+ * retry policy (struct s3d_retry_policy), the least transfer rate, ...
+ * In struct s3d_conf a tune is set where @tune_set says so; those whose
+ * least value is 1 also read 0 as not set (the default applies).
  */
 enum s3d_tune {
 	S3D_TUNE_RETRY_ATTEMPTS,
@@ -84,6 +93,7 @@ enum s3d_tune {
 	S3D_TUNE_RETRY_BUDGET,
 	S3D_TUNE_MIN_RATE,
 	S3D_TUNE_EVICT_TIMEOUT,
+	S3D_TUNE_LOOKUP_GET_MAX,
 	S3D_TUNE_NR,
 };
 
@@ -105,6 +115,7 @@ extern const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR];
  * @stall_timeout: seconds below min_rate before a transfer is retried;
  *	0: not set (S3D_STALL_DEFAULT)
  * @tune: enum s3d_tune settings; 0: not set
+ * @tune_set: which of @tune were set (s3d_conf_tune())
  * @has_cache_limit: @cache.limit was set
  * @has_min_free: @cache.min_free/min_free_pct were set
  * @cache: default cache limits of a mount
@@ -118,6 +129,7 @@ struct s3d_conf {
 	unsigned int max_inflight;
 	unsigned int stall_timeout;
 	unsigned int tune[S3D_TUNE_NR];
+	bool tune_set[S3D_TUNE_NR];
 	bool has_cache_limit;
 	bool has_min_free;
 	struct s3d_cache_policy cache;
@@ -148,6 +160,7 @@ int s3d_conf_s3_open(const struct s3d_conf *c, const char *bucket,
 int s3d_conf_parse_log_level(const char *s);
 int s3d_conf_parse_stall_timeout(const char *v, unsigned int *out);
 int s3d_conf_parse_tune(enum s3d_tune t, const char *v, unsigned int *out);
+unsigned int s3d_conf_tune(const struct s3d_conf *c, enum s3d_tune t);
 void s3d_conf_retry_policy(const struct s3d_conf *c,
 			   struct s3d_retry_policy *p);
 

@@ -153,6 +153,13 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 	char v[S3D_ETAG_MAX + 2];
 	uint64_t u;
 
+	/* The blank line after the headers: the caller may stop here. */
+	if (len <= 2 && (buf[0] == '\r' || buf[0] == '\n')) {
+		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+		if (x->status >= 200 && x->ops->headers && !x->ops->headers(x))
+			return 0;
+		return len;
+	}
 	/* A new status line (after 100 Continue, say): forget the old. */
 	if (len >= 5 && !strncmp(buf, "HTTP/", 5)) {
 		x->has_etag = false;
@@ -596,8 +603,8 @@ int s3d_xfer_errno(struct s3d_xfer *x, const char *bucket)
 		snprintf(e.request_id, sizeof(e.request_id), "%s",
 			 x->request_id[0] ? x->request_id : "-");
 	err = s3d_s3_errno(x->status, e.code);
-	/* A HEAD that finds nothing is a routine negative lookup. */
-	s3d_log(x->status == 404 && !strcmp(x->what, "HEAD") ?
+	/* A HEAD or lookup that finds nothing is a routine negative lookup. */
+	s3d_log(x->status == 404 && (x->probe || !strcmp(x->what, "HEAD")) ?
 		S3D_LOG_DEBUG : S3D_LOG_ERR,
 		"%s s3://%s/%s: HTTP %ld %s%s%s (request id %s)", x->what,
 		bucket, x->key, x->status, e.code[0] ? e.code : "-",

@@ -26,6 +26,9 @@ struct s3d_xfer;
  * struct s3d_xfer_ops - what an operation does with its S3 request
  * @prepare: build @x->req for the next attempt (called each attempt, so the
  *	signature date is fresh and ranges can resume). 0 or -errno.
+ * @headers: optional; the final response's headers are in (@x->status,
+ *	@x->etag, lengths, Content-Range): return false to end the attempt
+ *	before its body (@done then sees @x->cres CURLE_WRITE_ERROR)
  * @body: sink for a 2xx response body; NULL collects it in @x->resp.
  *	Returns the bytes taken; anything else aborts the transfer.
  * @done: the attempt is over (see @x->cres, @x->status, @x->err). Return
@@ -41,6 +44,7 @@ struct s3d_xfer;
  */
 struct s3d_xfer_ops {
 	int (*prepare)(struct s3d_xfer *x);
+	bool (*headers)(struct s3d_xfer *x);
 	size_t (*body)(struct s3d_xfer *x, const char *p, size_t n);
 	int (*done)(struct s3d_xfer *x);
 	void (*throttled)(struct s3d_xfer *x);
@@ -54,6 +58,7 @@ struct s3d_xfer {
 	const char *what;		/* "GET", "HEAD", "LIST": for logs */
 	const char *key;		/* for logs */
 	int prio;			/* enum s3d_prio; fixed while queued */
+	bool probe;			/* a 404 is an answer (lookups) */
 	struct s3d_http_req req;
 
 	/* Outcome of the last attempt. */

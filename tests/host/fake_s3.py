@@ -58,6 +58,15 @@ OBJECTS = {
     "crend.bin": (2 * MIB, '"v1-cre"', "Content-Range end wrong"),
     "crtotal.bin": (2 * MIB, '"v1-crt"', "Content-Range total wrong"),
     "wholelen.bin": (2 * MIB, '"v1-wl"', "200 of the wrong length"),
+    # fault_smoke.sh: LOOKUPs that GET the first bytes of a new name
+    "lk/small.bin": (100 * 1024 + 3, '"v1-lks"', "normal"),
+    "lk/empty.bin": (0, '"v1-lke"', "normal"),
+    "lk/norange.bin": (100 * 1024, '"v1-lkn"', "ignores Range"),
+    "lk/crwrong.bin": (100 * 1024, '"v1-lkc"', "Content-Range total wrong"),
+    "lk/big.bin": (MIB + 1, '"v1-lkb"', "normal"),
+    "lk/bignorange.bin": (2 * MIB + 7, '"v1-lkbn"', "ignores Range"),
+    "lk/flaky.bin": (100 * 1024, '"v1-lkf"', "503 twice"),
+    "lk/denied.bin": (100 * 1024, '"v1-lkd"', "403"),
 }
 # Listing entries that are not objects: (raw url-encoded Key, Size, ETag).
 # What a broken server or a corrupt index could send.
@@ -207,6 +216,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if how == "200 of the wrong length":
             return self.send(200, data[:-4096], {"ETag": etag})
         m = re.fullmatch(r"bytes=(\d+)-(\d+)", rng)
+        if m and int(m.group(1)) >= size:
+            # As S3: no byte there (a zero-byte object has none at all).
+            return self.send(416, error_xml("InvalidRange", "The requested range is not satisfiable", "RID416"),
+                             {"Content-Range": "bytes */%d" % size})
         if not m:
             return self.send(400, error_xml("InvalidRange", rng, "RIDRANGE"))
         a, b = int(m.group(1)), min(int(m.group(2)), size - 1)

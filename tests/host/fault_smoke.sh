@@ -5,7 +5,9 @@
 # misbehaves on purpose: 503s, bodies cut short, Range ignored, 412 on a
 # changed object, an ETag that changed without a 412 (as s3rver does), 403,
 # 404; a 20 MiB range (streamed in pieces); what goes on the wire (Range,
-# If-Match, signed headers) and connection reuse. Host only, no module.
+# If-Match, signed headers) and connection reuse; LOOKUPs of new names that
+# GET the object's first bytes (a small object arrives whole) against the
+# same misbehaviours. Host only, no module.
 # Prints TAP; exit 1 if anything failed.
 #
 #   tests/host/fault_smoke.sh [PORT]      (make -C daemon smoke)
@@ -106,7 +108,8 @@ opts=(--path-style --retry-attempts 3)
 
 keys="ok.bin flaky.bin short.bin short2.bin norange.bin changed.bin lying.bin denied.bin gone.bin big.bin"
 spec=$(for k in $keys; do printf 'lookup::%s,' "$k"; done)
-out=$(cache "${spec%,}")
+# A HEAD each (the faults below are the GETs').
+out=$(opts+=(--lookup-get-max 0); cache "${spec%,}")
 is "$(grep -c -- '-> 0$' <<<"$out")" 10 "LOOKUP: ten objects from HEAD"
 
 # --- normal ranged GETs, checked on the wire -----------------------------------
@@ -197,6 +200,53 @@ opts=(--path-style --retry-attempts 3 --max-inflight 1)
 out=$(cache "fetch:big.bin:0:$MIB,fetch:big.bin:$MIB:$MIB,fetch:big.bin:$((2 * MIB)):$MIB,fetch:big.bin:$((3 * MIB)):$MIB")
 is "$(grep -c -- '-> 0$' <<<"$out")" 4 "--max-inflight 1: four requests queue and finish"
 is "$(reqs big.bin conn | sort -u | wc -l)" 1 "--max-inflight 1: one connection at a time"
+
+# --- LOOKUP of a name new to the cache: a GET of the first bytes ------------------
+# "all" if FILE is data from 0 to its size (every chunk present), else "sparse".
+all_data() {
+	python3 -c 'import os,sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+size = os.fstat(fd).st_size
+print("all" if size and os.lseek(fd, 0, os.SEEK_HOLE) >= size else "sparse")' "$1"
+}
+opts=(--path-style --retry-attempts 3)
+: >"$reqlog"
+lk="small.bin empty.bin norange.bin crwrong.bin big.bin bignorange.bin flaky.bin"
+spec=$(for k in $lk; do printf 'lookup:lk:%s,' "$k"; done)
+out=$(cache "${spec}lookup:lk:denied.bin")
+is "$(grep -c -- '-> 0$' <<<"$out")" 7 "LOOKUP GET: seven new names found"
+is "$(grep denied <<<"$out")" "REPLY lookup:lk:denied.bin -> -13 Permission denied" "LOOKUP GET: 403: EACCES"
+is "$(reqs lk/small.bin range) $(reqs lk/small.bin status HEAD | wc -l)" "bytes=0-262143 0" \
+	"LOOKUP GET: the first 256 KiB asked for, no HEAD"
+check "LOOKUP GET: a small object arrives whole" cmp "$c/lk/small.bin" <(expect lk/small.bin 0 $((100 * 1024 + 3)))
+is "$(all_data "$c/lk/small.bin") $(xattr "$c/lk/small.bin" trusted.s3cachefs.etag)" 'all "v1-lks"' \
+	"LOOKUP GET: ... as data (its chunk present) under its ETag"
+is "$(reqs lk/empty.bin status | tr '\n' ' ')/$(reqs lk/empty.bin status HEAD)" "416 /200" \
+	"LOOKUP GET: a zero-byte object (416): then a HEAD"
+is "$(stat -c %s "$c/lk/empty.bin") $(xattr "$c/lk/empty.bin" trusted.s3cachefs.etag)" '0 "v1-lke"' \
+	"LOOKUP GET: ... an empty file under its ETag"
+is "$(reqs lk/norange.bin status)/$(reqs lk/norange.bin status HEAD | wc -l) $(all_data "$c/lk/norange.bin")" "200/0 all" \
+	"LOOKUP GET: Range ignored, the whole small object: kept"
+check "LOOKUP GET: ... its bytes" cmp "$c/lk/norange.bin" <(expect lk/norange.bin 0 $((100 * 1024)))
+is "$(reqs lk/crwrong.bin status HEAD | wc -l) $(all_data "$c/lk/crwrong.bin")" "1 sparse" \
+	"LOOKUP GET: a Content-Range that disagrees: nothing kept, a HEAD instead"
+check "LOOKUP GET: ... logged" grep -q 'GET s3://fake/lk/crwrong.bin (first 262144 bytes): Content-Range does not match the body; asking with a HEAD' "$work/log"
+is "$(reqs lk/big.bin status)/$(reqs lk/big.bin status HEAD | wc -l) $(stat -c %s "$c/lk/big.bin") $(all_data "$c/lk/big.bin")" \
+	"206/0 $((MIB + 1)) sparse" "LOOKUP GET: a larger object: its size from Content-Range, no data kept"
+is "$(reqs lk/bignorange.bin status)/$(reqs lk/bignorange.bin status HEAD | wc -l) $(stat -c %s "$c/lk/bignorange.bin") $(all_data "$c/lk/bignorange.bin")" \
+	"200/0 $((2 * MIB + 7)) sparse" "LOOKUP GET: Range ignored on a larger object: cut short, its size from Content-Length"
+is "$(reqs lk/flaky.bin status | tr '\n' ' ')$(all_data "$c/lk/flaky.bin")" "503 503 206 all" \
+	"LOOKUP GET: 503 twice: retried, then whole"
+: >"$reqlog"
+out=$(cache "lookup:lk:small.bin")
+is "$out/$(reqs lk/small.bin status | wc -l)/$(reqs lk/small.bin status HEAD)" \
+	"REPLY lookup:lk:small.bin -> 0/0/200" "LOOKUP GET: a name the cache has: a HEAD, no GET"
+is "$(all_data "$c/lk/small.bin")" all "LOOKUP GET: ... its data kept"
+rm -f "$c/lk/norange.bin"
+: >"$reqlog"
+out=$(opts+=(--lookup-get-max 0); cache "lookup:lk:norange.bin")
+is "$out/$(reqs lk/norange.bin status | wc -l)/$(reqs lk/norange.bin status HEAD)" \
+	"REPLY lookup:lk:norange.bin -> 0/0/200" "LOOKUP GET: --lookup-get-max 0: a HEAD"
 
 echo "1..$n"
 [ $failed = 0 ] || { echo "# $failed failed; daemon log:"; tail -n 30 "$work/log" | sed 's/^/# /'; }

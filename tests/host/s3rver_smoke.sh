@@ -86,6 +86,8 @@ s3_put bkt data/clash "$work/small.txt"
 s3_put bkt data/clash/inner "$work/small.txt"
 s3_put bkt data/.s3cachefs "$work/small.txt"
 s3_put bkt data/.s3cfs.evil "$work/small.txt"
+s3_put bkt other/empty0 "$work/empty"
+s3_put bkt other/tiny.txt "$work/small.txt"
 s3_seed_many bkt many/ 10500
 for d in d1 d2 d3; do s3_put bkt "many/$d/x" "$work/small.txt"; done
 big_etag="\"$(md5sum <"$work/big.bin" | cut -d' ' -f1)\""
@@ -185,8 +187,16 @@ out=$(cache "$work/c3" data/ "lookup:sub:deep.txt,lookup::clash,lookup::big.bin"
 is "$(grep -c -- '-> 0$' <<<"$out")" 3 "LOOKUP: in an unlisted cache"
 check "LOOKUP: creates parents, a file, and a directory for a prefix" \
 	test -f "$work/c3/sub/deep.txt" -a -d "$work/c3/clash" -a -f "$work/c3/big.bin"
-is "$(xattr "$work/c3/big.bin" trusted.s3cachefs.etag) $(stat -c %s "$work/c3/big.bin")" \
-	"$new_etag 2097152" "LOOKUP: file metadata from HEAD"
+is "$(xattr "$work/c3/big.bin" trusted.s3cachefs.etag) $(stat -c %s "$work/c3/big.bin") $(first_data "$work/c3/big.bin")" \
+	"$new_etag 2097152 none" "LOOKUP: a new name's metadata from the GET of its first bytes (no data kept)"
+check "LOOKUP: a small object arrives whole with it" cmp "$work/c3/sub/deep.txt" "$work/small.txt"
+is "$(first_hole "$work/c3/sub/deep.txt")" 6 "LOOKUP: ... as data"
+rm -rf "$work/c9" && mkdir "$work/c9"
+out=$(cache "$work/c9" other/ "lookup::empty0,lookup::tiny.txt")
+is "$(grep -c -- "-> 0$" <<<"$out")" 2 "LOOKUP: a zero-byte object and a tiny one" || diag "$out" "$(grep -i empty0 "$work/log")"
+is "$(stat -c %s "$work/c9/empty0") $(xattr "$work/c9/empty0" trusted.s3cachefs.etag)" \
+	'0 "d41d8cd98f00b204e9800998ecf8427e"' "LOOKUP: the zero-byte object: an empty file under its ETag"
+check "LOOKUP: the tiny one whole" cmp "$work/c9/tiny.txt" "$work/small.txt"
 
 # --- a lost cache file ----------------------------------------------------------
 rm "$c/big.bin"

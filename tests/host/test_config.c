@@ -182,6 +182,31 @@ static void test_stall_timeout(void)
 	}
 }
 
+/* A tunable whose 0 is a value ("HEAD only"), not "not set". */
+static void test_lookup_get_max(void)
+{
+	struct s3d_conf file, cli;
+	unsigned int v = 7;
+
+	s3d_conf_init(&file);
+	s3d_conf_init(&cli);
+	is_int(s3d_conf_tune(&file, S3D_TUNE_LOOKUP_GET_MAX),
+	       S3D_LOOKUP_GET_MAX_DEFAULT, "lookup_get_max: not set: 256 KiB");
+	ok(!s3d_conf_parse_tune(S3D_TUNE_LOOKUP_GET_MAX, "8388608", &v) &&
+	   v == 8388608, "lookup_get_max 8388608: the most");
+	ok(s3d_conf_parse_tune(S3D_TUNE_LOOKUP_GET_MAX, "8388609", &v) == -EINVAL &&
+	   v == 8388608, "lookup_get_max 8388609: refused");
+	file.tune[S3D_TUNE_LOOKUP_GET_MAX] = 65536;
+	file.tune_set[S3D_TUNE_LOOKUP_GET_MAX] = true;
+	ok(!s3d_conf_parse_tune(S3D_TUNE_LOOKUP_GET_MAX, "0",
+				&cli.tune[S3D_TUNE_LOOKUP_GET_MAX]),
+	   "lookup_get_max 0: accepted");
+	cli.tune_set[S3D_TUNE_LOOKUP_GET_MAX] = true;
+	is_int(s3d_conf_override(&file, &cli), 0, "override");
+	is_int(s3d_conf_tune(&file, S3D_TUNE_LOOKUP_GET_MAX), 0,
+	       "--lookup-get-max 0 overrides the file's 65536: 0, not the default");
+}
+
 static unsigned int count_lines(const char *s)
 {
 	unsigned int n = 0;
@@ -702,6 +727,7 @@ int main(void)
 	test_override();
 	test_bad();
 	test_stall_timeout();
+	test_lookup_get_max();
 	test_contexts();
 	test_refresh();
 	test_check_config();

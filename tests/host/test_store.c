@@ -185,7 +185,7 @@ static void test_files(void)
 	ino_t i1;
 
 	s3d_store_open_dir(rootfd, "f", true, &dfd);
-	is_int(s3d_store_ensure_file(dfd, "obj", &m1, false), 1,
+	is_int(s3d_store_ensure_file(dfd, "obj", &m1, NULL, false), 1,
 	       "ensure_file: creates");
 	is_str(meta("f/obj"), "\"etag-1\" 3145728 1700000000",
 	       "ensure_file: ETag (raw, with quotes), size and mtime in one xattr");
@@ -211,7 +211,7 @@ static void test_files(void)
 	close(fd);
 	i1 = ino("f/obj");
 
-	is_int(s3d_store_ensure_file(dfd, "obj", &m1, false), 0,
+	is_int(s3d_store_ensure_file(dfd, "obj", &m1, NULL, false), 0,
 	       "ensure_file: same ETag keeps the file");
 	ok(ino("f/obj") == i1, "ensure_file: same inode");
 	fd = open(at("f/obj"), O_RDONLY);
@@ -220,7 +220,7 @@ static void test_files(void)
 	close(fd);
 
 	old = open(at("f/obj"), O_RDONLY);
-	is_int(s3d_store_ensure_file(dfd, "obj", &m2, false), 1,
+	is_int(s3d_store_ensure_file(dfd, "obj", &m2, NULL, false), 1,
 	       "ensure_file: new ETag makes a new file");
 	ok(ino("f/obj") != i1, "ensure_file: different inode");
 	ok(meta("f/obj") && !strncmp(meta("f/obj"), "\"etag-2\" ", 9),
@@ -238,15 +238,15 @@ static void test_files(void)
 
 	mkdir(at("f/dir"), 0755);
 	close(open(at("f/dir/inner"), O_CREAT | O_WRONLY, 0644));
-	is_int(s3d_store_ensure_file(dfd, "dir", &m1, false), -EISDIR,
+	is_int(s3d_store_ensure_file(dfd, "dir", &m1, NULL, false), -EISDIR,
 	       "ensure_file: leaves a directory alone unless told");
-	is_int(s3d_store_ensure_file(dfd, "dir", &m1, true), 1,
+	is_int(s3d_store_ensure_file(dfd, "dir", &m1, NULL, true), 1,
 	       "ensure_file: replaces a directory tree when told");
 	ok(!is_dir("f/dir") && exists("f/dir"), "ensure_file: now a file");
 
 	if (symlink("/etc/passwd", at("f/link")))
 		diag("symlink failed");
-	is_int(s3d_store_ensure_file(dfd, "link", &m1, false), 1,
+	is_int(s3d_store_ensure_file(dfd, "link", &m1, NULL, false), 1,
 	       "ensure_file: a symlink is replaced, not followed");
 	ok(!xattr("/etc/passwd", S3CFS_XATTR_META),
 	   "ensure_file: nothing written through the link");
@@ -260,6 +260,54 @@ static void test_files(void)
 }
 
 /* The object's size is the xattr, not the i_size; older files lack it. */
+/* A small object's bytes given with its metadata (LOOKUP's GET). */
+static void test_data(void)
+{
+	static char obj[100 * 1024 + 3], back[sizeof(obj) + 16];
+	struct s3d_meta m = { "\"etag-d\"", sizeof(obj), 1700000000 };
+	struct s3d_meta e = { "\"etag-e\"", 0, 1700000000 };
+	struct s3d_meta m2 = { "\"etag-d2\"", sizeof(obj), 1700000001 };
+	int dfd, fd;
+	ino_t i1;
+	size_t i;
+
+	for (i = 0; i < sizeof(obj); i++)
+		obj[i] = (char)(i * 7 + 1);
+	s3d_store_open_dir(rootfd, "d", true, &dfd);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, obj, false), 2,
+	       "data: a new file holds the object");
+	fd = open(at("d/obj"), O_RDONLY);
+	is_int(lseek(fd, 0, SEEK_END), sizeof(obj),
+	       "data: the object's size, not rounded up to the block");
+	is_int(lseek(fd, 0, SEEK_HOLE), sizeof(obj),
+	       "data: data from 0 to its end (its chunk is present)");
+	ok(pread(fd, back, sizeof(back), 0) == sizeof(obj) &&
+	   !memcmp(back, obj, sizeof(obj)), "data: its bytes");
+	close(fd);
+	is_str(meta("d/obj"), "\"etag-d\" 102403 1700000000", "data: its tags");
+	i1 = ino("d/obj");
+	obj[0] ^= 0xff;
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, obj, false), 0,
+	       "data: a current file is kept, the bytes given are not written");
+	fd = open(at("d/obj"), O_RDONLY);
+	ok(ino("d/obj") == i1 && pread(fd, back, 1, 0) == 1 &&
+	   back[0] == (char)1, "data: ... its own bytes stay");
+	close(fd);
+	is_int(s3d_store_ensure_file(dfd, "obj", &m2, obj, false), 2,
+	       "data: a changed object: a new file with the new bytes");
+	fd = open(at("d/obj"), O_RDONLY);
+	ok(ino("d/obj") != i1 && pread(fd, back, sizeof(back), 0) == sizeof(obj) &&
+	   !memcmp(back, obj, sizeof(obj)), "data: ... the new bytes");
+	close(fd);
+	is_int(s3d_store_ensure_file(dfd, "empty", &e, obj, false), 1,
+	       "data: a zero-byte object: an empty file, nothing to write");
+	fd = open(at("d/empty"), O_RDONLY);
+	is_int(fd >= 0 ? (int)lseek(fd, 0, SEEK_END) : -1, 0,
+	       "data: ... of size 0");
+	close(fd);
+	close(dfd);
+}
+
 static void test_sizes(void)
 {
 	struct s3d_meta m = { "\"etag-s\"", 10000, 1700000000 };
@@ -268,7 +316,7 @@ static void test_sizes(void)
 	ino_t i1;
 
 	s3d_store_open_dir(rootfd, "s", true, &dfd);
-	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1,
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, NULL, false), 1,
 	       "sizes: created");
 	i1 = ino("s/obj");
 	/* A crash between the rounded last piece and the truncate back. */
@@ -277,7 +325,7 @@ static void test_sizes(void)
 	is_int(s3d_store_get_size(fd, &size), 0, "get_size: reads the xattr");
 	ok(size == 10000, "get_size: the object's size, not the i_size");
 	close(fd);
-	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 0,
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, NULL, false), 0,
 	       "sizes: a longer file with the right size xattr is kept");
 	ok(ino("s/obj") == i1, "sizes: same inode");
 
@@ -287,12 +335,12 @@ static void test_sizes(void)
 	is_int(s3d_store_get_size(fd, &size), -ENODATA,
 	       "get_size: -ENODATA without the xattr");
 	close(fd);
-	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1,
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, NULL, false), 1,
 	       "sizes: an old file whose i_size is not the object's is renewed");
 	ok(ino("s/obj") != i1, "sizes: new inode");
 	i1 = ino("s/obj");
 	old_form("s/obj", "\"etag-s\"", "1700000000", NULL);
-	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 0,
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, NULL, false), 0,
 	       "sizes: an old file of the right i_size is kept");
 	ok(ino("s/obj") == i1, "sizes: same inode");
 	is_str(meta("s/obj"), "\"etag-s\" 10000 1700000000",
@@ -303,7 +351,7 @@ static void test_sizes(void)
 	is_int(s3d_store_get_size(fd, &size), -EINVAL,
 	       "get_size: -EINVAL for a value that is not a number");
 	close(fd);
-	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1,
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, NULL, false), 1,
 	       "sizes: a file with a bad size xattr is renewed");
 	close(dfd);
 }
@@ -365,7 +413,7 @@ static void test_meta(void)
 	/* An older file whose tags S3 still agrees with is rewritten. */
 	m = (struct s3d_meta){ md5, 4096, 1700000000 };
 	s3d_store_open_dir(rootfd, "m", true, &dfd);
-	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1, "meta: created");
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, NULL, false), 1, "meta: created");
 	i1 = ino("m/obj");
 	/* Its own ETag text without quotes: kept as it is (s3d_etag_eq). */
 	old_form("m/obj", "0123456789abcdef0123456789abcdef", "1600000000",
@@ -376,7 +424,7 @@ static void test_meta(void)
 	   !s3d_store_get_size(fd, &size) && size == 4096,
 	   "meta: the older form is read");
 	close(fd);
-	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 0,
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, NULL, false), 0,
 	       "meta: an older file S3 agrees with is kept");
 	ok(ino("m/obj") == i1, "meta: same inode");
 	is_str(meta("m/obj"), "0123456789abcdef0123456789abcdef 4096 1600000000",
@@ -384,7 +432,7 @@ static void test_meta(void)
 	ok(!xattr("m/obj", S3CFS_XATTR_ETAG) && !xattr("m/obj", S3CFS_XATTR_SIZE) &&
 	   !xattr("m/obj", S3CFS_XATTR_MTIME), "meta: the older xattrs are gone");
 	setxattr(at("m/obj"), S3CFS_XATTR_META, "\x01", 1, 0);
-	is_int(s3d_store_ensure_file(dfd, "obj", &m, false), 1,
+	is_int(s3d_store_ensure_file(dfd, "obj", &m, NULL, false), 1,
 	       "meta: a file with a bad value is renewed");
 	close(dfd);
 }
@@ -470,6 +518,7 @@ int main(void)
 	test_confinement();
 	test_dirs();
 	test_files();
+	test_data();
 	test_sizes();
 	test_meta();
 	test_prune();
