@@ -214,6 +214,8 @@ static const char *cmd_label(int cmd)
 		return "LIST";
 	case S3CFS_CMD_EVICT:
 		return "EVICT";
+	case S3CFS_CMD_CANCEL:
+		return "CANCEL";
 	default:
 		return "OTHER";
 	}

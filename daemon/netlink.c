@@ -119,6 +119,7 @@ static const struct {
 	{ S3CFS_CMD_LOOKUP, "LOOKUP", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
 		A(NAME) },
 	{ S3CFS_CMD_LIST, "LIST", A(REQ_ID) | A(MOUNT_ID) | A(PATH) },
+	{ S3CFS_CMD_CANCEL, "CANCEL", A(REQ_ID) | A(MOUNT_ID) },
 #undef A
 };
 

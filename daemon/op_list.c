@@ -339,11 +339,31 @@ static const struct s3d_xfer_ops list_ops = {
 	.done = list_page_done,
 };
 
+/*
+ * The kernel gave the listing up (an interrupted ls): stop fetching pages.
+ * What was applied stays (entries of the listing, right as far as they
+ * go); the directory is not marked listed, so the next readdir lists it
+ * again.
+ */
+static void list_cancel(void *arg)
+{
+	struct list_op *op = arg;
+
+	s3d_info("LIST %s: stopped after %u page%s: nobody waits for it",
+		 op->lp, op->pages, op->pages == 1 ? "" : "s");
+	list_finish(op, -ECANCELED);
+}
+
 void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 {
 	struct list_op *op;
 	int err;
 
+	if (r->cancelled && !r->riders) {
+		/* Given up while it waited for its bucket's credentials. */
+		s3d_op_done(r, m, ctx, -ECANCELED);
+		return;
+	}
 	op = calloc(1, sizeof(*op));
 	if (!op) {
 		s3d_op_done(r, m, ctx, -ENOMEM);
@@ -371,6 +391,8 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 		list_finish(op, err);
 		return;
 	}
+	r->cancel = list_cancel;
+	r->cancel_arg = op;
 	op->fetching = true;
 	s3d_ctx_submit(op->ctx, &op->x);
 }

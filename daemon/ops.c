@@ -4,6 +4,7 @@
  *
  *   MOUNT   mount.c: open the cache root, check or write the format marker.
  *   UMOUNT  mount.c: forget the mount.
+ *   CANCEL  req.c: the kernel gave a request up; a LIST stops.
  *   LIST    op_list.c: ListObjectsV2 (delimiter '/', all pages) into the
  *           lower directory.
  *   LOOKUP  op_lookup.c: HEAD key and LIST key/ (max-keys 1) at once; make
@@ -44,8 +45,9 @@ static void dispatch(void *arg, struct s3d_ctx *ctx, int err)
 
 /**
  * s3d_req_handle() - act on one request
- * @r: the request; r->reply() is called exactly once (except for UMOUNT,
- *	which is freed here), possibly before this returns
+ * @r: the request; r->reply() is called exactly once (except for UMOUNT
+ *	and CANCEL, which are freed here, and a request the kernel cancels),
+ *	possibly before this returns
  */
 void s3d_req_handle(struct s3d_req *r)
 {
@@ -60,6 +62,12 @@ void s3d_req_handle(struct s3d_req *r)
 		return;
 	case S3CFS_CMD_UMOUNT:
 		s3d_mount_stop(r);
+		return;
+	case S3CFS_CMD_CANCEL:
+		if (!s3d_req_cancel(r->mount_id, r->id))
+			s3d_dbg("CANCEL of request %llu: not pending (answered already)",
+				(unsigned long long)r->id);
+		s3d_req_drop(r);
 		return;
 	case S3CFS_CMD_FETCH:
 	case S3CFS_CMD_LOOKUP:

@@ -28,7 +28,7 @@ void s3d_req_progress(struct s3d_req *r)
 	for (x = r; x; x = x == r ? r->riders : x->rider_next) {
 		x->reported_ms = now;
 		x->done = r->done;
-		if (x->progress)
+		if (x->progress && !x->cancelled)
 			x->progress(x);
 	}
 }
@@ -70,7 +70,10 @@ void s3d_req_free(struct s3d_req *r)
 	free(r);
 }
 
-/* Answer @r, and every request riding on it, with @status. */
+/*
+ * Answer @r, and every request riding on it, with @status; a request the
+ * kernel gave up (s3d_req_cancel()) is freed unanswered.
+ */
 void s3d_req_finish(struct s3d_req *r, int status)
 {
 	struct s3d_req *rider = r->riders;
@@ -78,9 +81,12 @@ void s3d_req_finish(struct s3d_req *r, int status)
 	if (r->active.next)
 		s3d_list_del(&r->active);
 	pending--;
-	s3d_dbg("request %llu (cmd %d) done: %d", (unsigned long long)r->id,
-		r->cmd, status);
-	r->reply(r, status);
+	s3d_dbg("request %llu (cmd %d) done: %d%s", (unsigned long long)r->id,
+		r->cmd, status, r->cancelled ? " (cancelled: no reply)" : "");
+	if (r->cancelled)
+		s3d_req_free(r);
+	else
+		r->reply(r, status);
 	while (rider) {
 		struct s3d_req *next = rider->rider_next;
 
@@ -127,6 +133,59 @@ bool s3d_req_join(struct s3d_req *r)
 	s3d_list_add_tail(&r->active, &active);
 	if (!progress_timer.armed)
 		s3d_timer_arm(&progress_timer, S3D_PROGRESS_TICK_MS);
+	return false;
+}
+
+/**
+ * s3d_req_cancel() - the kernel gave request @id of mount @mount_id up
+ * @mount_id: its mount
+ * @id: its id
+ *
+ * A request riding on another's work is dropped at once; the work goes on
+ * for the others. A request with riders is only marked: its work goes on
+ * and it is freed unanswered at the end. One alone is marked and its work
+ * stopped, where the operation can (@cancel; a LIST can), else left to
+ * end unanswered.
+ *
+ * Return: true if such a request was pending.
+ */
+bool s3d_req_cancel(uint32_t mount_id, uint64_t id)
+{
+	struct s3d_list *pos;
+
+	for (pos = active.next; pos != &active; pos = pos->next) {
+		struct s3d_req *a = s3d_container_of(pos, struct s3d_req, active);
+		struct s3d_req **pp;
+
+		if (a->mount_id != mount_id)
+			continue;
+		if (a->id == id) {
+			a->cancelled = true;
+			s3d_info("request %llu (cmd %d) cancelled by the kernel%s",
+				 (unsigned long long)id, a->cmd,
+				 a->riders ? "; its work goes on for others" :
+				 a->cancel ? "; stopping it" : "");
+			if (!a->riders && a->cancel)
+				a->cancel(a->cancel_arg);
+			return true;
+		}
+		for (pp = &a->riders; *pp; pp = &(*pp)->rider_next) {
+			struct s3d_req *x = *pp;
+
+			if (x->id != id)
+				continue;
+			*pp = x->rider_next;
+			pending--;
+			s3d_info("request %llu (cmd %d) cancelled by the kernel; it rode on request %llu, which goes on",
+				 (unsigned long long)id, x->cmd,
+				 (unsigned long long)a->id);
+			s3d_req_free(x);
+			/* The last one that wanted it gone too: stop. */
+			if (a->cancelled && !a->riders && a->cancel)
+				a->cancel(a->cancel_arg);
+			return true;
+		}
+	}
 	return false;
 }
 

@@ -16,6 +16,11 @@ struct s3d_mount;
 /**
  * struct s3d_req - one request from the kernel (or from --selftest)
  * @reply: called exactly once with 0 or -errno; owns freeing @r after.
+ * @cancel: if set (by the operation working on it), stops that work: the
+ *	kernel gave the request up (CANCEL) and no other request rides on it.
+ *	It must end the operation (s3d_req_finish(), which answers nothing
+ *	for a cancelled request), possibly before it returns.
+ * @cancel_arg: its argument
  * @progress: if set, sends a progress report (STATUS -EINPROGRESS) for a
  *	request still in progress; @r stays ours. Called after each listing
  *	page, each whole chunk of a FETCH written, and every S3D_PROGRESS_MS
@@ -41,12 +46,15 @@ struct s3d_req {
 	uint32_t chunk;
 	void (*reply)(struct s3d_req *r, int status);
 	void (*progress)(struct s3d_req *r);
+	void (*cancel)(void *arg);
+	void *cancel_arg;
 	void *priv;
 	struct s3d_mount *mount;	/* its mount, while credentials load */
 	/* req.c private */
 	uint64_t reported_ms;		/* start or last progress report */
 	bool moved;			/* body bytes arrived since then */
 	bool started;			/* its first S3 attempt has begun */
+	bool cancelled;			/* the kernel gave it up: no reply */
 	struct s3d_list active;		/* on the in-progress list */
 	struct s3d_req *riders;		/* identical requests answered with it */
 	struct s3d_req *rider_next;
@@ -69,6 +77,7 @@ bool s3d_req_join(struct s3d_req *r);
 void s3d_req_progress(struct s3d_req *r);
 void s3d_req_finish(struct s3d_req *r, int status);
 void s3d_req_drop(struct s3d_req *r);
+bool s3d_req_cancel(uint32_t mount_id, uint64_t id);
 void s3d_req_free(struct s3d_req *r);
 unsigned int s3d_req_pending(void);
 

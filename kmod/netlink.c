@@ -246,6 +246,28 @@ void s3cfs_nl_send_umount(struct s3cfs_sb_info *sbi, u32 portid)
 }
 
 /**
+ * s3cfs_nl_send_cancel() - tell the daemon nobody waits for a request
+ * @req: the request, already out of the table
+ * @portid: the daemon
+ */
+void s3cfs_nl_send_cancel(struct s3cfs_req *req, u32 portid)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = s3cfs_nl_new(S3CFS_CMD_CANCEL, 0, &hdr);
+	if (!skb)
+		return;
+	if (nla_put_u64_64bit(skb, S3CFS_A_REQ_ID, req->id, S3CFS_A_PAD) ||
+	    nla_put_u32(skb, S3CFS_A_MOUNT_ID, req->sbi->mount_id)) {
+		nlmsg_free(skb);
+		return;
+	}
+	genlmsg_end(skb, hdr);
+	genlmsg_unicast(&init_net, skb, portid);
+}
+
+/**
  * s3cfs_nl_send() - send a request to the daemon
  * @req: the request
  * @portid: the daemon

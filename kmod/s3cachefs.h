@@ -391,6 +391,7 @@ void s3cfs_netlink_exit(void);
 int s3cfs_nl_send(struct s3cfs_req *req, u32 portid);
 int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid);
 void s3cfs_nl_send_umount(struct s3cfs_sb_info *sbi, u32 portid);
+void s3cfs_nl_send_cancel(struct s3cfs_req *req, u32 portid);
 
 /* fault.c */
 bool s3cfs_fault(const char *point);

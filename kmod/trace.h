@@ -47,6 +47,7 @@ S3CFS_REQ_EVENT(s3cfs_req_send);
 S3CFS_REQ_EVENT(s3cfs_req_done);
 S3CFS_REQ_EVENT(s3cfs_req_timeout);
 S3CFS_REQ_EVENT(s3cfs_req_flush);
+S3CFS_REQ_EVENT(s3cfs_req_cancel);
 
 #endif /* _S3CFS_TRACE_H */
 

@@ -361,6 +361,25 @@ static void s3cfs_req_unqueue(struct s3cfs_req *req)
 		s3cfs_req_put(req);
 }
 
+/*
+ * @req was given up: a daemon working on a LIST for it may stop (a
+ * listing of a huge directory, interrupted, would otherwise run to its
+ * end and compete with the next walk). Lookups and fetches are short and
+ * their results are worth keeping: they run on.
+ */
+static void s3cfs_req_cancel_sent(struct s3cfs_req *req)
+{
+	u32 portid;
+
+	if (req->cmd != S3CFS_CMD_LIST || !test_bit(S3CFS_REQ_SENT, &req->flags))
+		return;
+	portid = s3cfs_daemon();
+	if (portid) {
+		S3CFS_TRACE(s3cfs_req_cancel, req, 0);
+		s3cfs_nl_send_cancel(req, portid);
+	}
+}
+
 static bool s3cfs_req_ready(struct s3cfs_req *req,
 			    bool (*ready)(struct s3cfs_req *req, void *arg),
 			    void *arg)
@@ -425,6 +444,7 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 	if (atomic_dec_and_test(&req->waiters)) {
 		s3cfs_req_unqueue(req);
 		s3cfs_req_complete(req, -ECANCELED);
+		s3cfs_req_cancel_sent(req);
 	}
 	return status;
 }

@@ -17,6 +17,10 @@
  *       readahead. Kernel -> daemon only; a daemon that does not know it
  *       ignores it (libnl skips attributes above its policy), a kernel that
  *       does not send it gets every FETCH treated as S3CFS_PRIO_SYNC.
+ *   2 - (no bump) CANCEL, kernel -> daemon notification: nobody waits for a
+ *       LIST any more. A daemon that does not know it drops it (unknown
+ *       command) and finishes the LIST as before; a kernel that does not
+ *       send it leaves every LIST running to its end.
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
@@ -94,6 +98,12 @@
  *	are not evicted: then the answer (netlink ack) is -EBUSY and nothing
  *	is punched. Only the kernel punches holes, so a reader never finds a
  *	chunk gone between checking it and reading it.
+ * @S3CFS_CMD_CANCEL: kernel -> daemon notification. Attrs: REQ_ID,
+ *	MOUNT_ID. The request REQ_ID (a LIST) was given up: its last waiter
+ *	was killed (an interrupted ls) or timed out. The kernel has forgotten
+ *	it; the daemon may stop the work (no reply is expected, one is
+ *	refused with -ENOENT). Work that another pending request shares goes
+ *	on for that one.
  * @__S3CFS_CMD_MAX: number of commands
  */
 enum s3cfs_cmd {
@@ -105,6 +115,7 @@ enum s3cfs_cmd {
 	S3CFS_CMD_LOOKUP,
 	S3CFS_CMD_LIST,
 	S3CFS_CMD_EVICT,
+	S3CFS_CMD_CANCEL,
 	__S3CFS_CMD_MAX,
 };
 #define S3CFS_CMD_MAX (__S3CFS_CMD_MAX - 1)

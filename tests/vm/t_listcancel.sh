@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# t_listcancel: an interrupted ls stops its LIST in the daemon. A directory
+# of 3000 objects lists in three pages; the fault proxy holds every page
+# after the first for 6 s, so the listing is surely under way when the ls
+# is killed. The kernel then sends CANCEL (its last waiter is gone) and the
+# daemon requests no further page (on the old code the listing ran to its
+# end: page 3 was still fetched). With two ls waiting, killing one leaves
+# the listing to the other, which gets every entry. A listing stopped half
+# way is not taken as done: the next ls lists again, complete.
+# timeout: 600
+. "$(dirname "$0")/../lib/common.sh"
+. "$REPO/tests/lib/faultproxy.sh"
+test_init listcancel
+plan 12
+
+s3_seed_many "$BUCKET" big/ 3000
+check_sh "fault proxy starts" start_faultproxy 9431
+check "module loads" load_module
+check_sh "daemon starts" start_daemon
+mount_s3_or_end "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
+HOLD='[{"method": "GET", "query": "continuation-token", "fault": "stall", "seconds": 6}]'
+pages() {	# LIST pages after the first requested so far
+	fp_count --method GET --query 'continuation-token'
+}
+wait_pages() {	# N: until N later pages were asked for (30 s at most)
+	local i
+	for ((i = 0; i < 150; i++)); do
+		[ "$(pages)" -ge "$1" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# --- one ls, killed while page 2 is held ------------------------------------
+fp_rules "$HOLD"
+ls "$MNT/big" >"$WORK/ls1.out" 2>&1 &
+ls1=$!
+check "the listing is under way (page 2 asked for and held)" wait_pages 1
+kill -TERM $ls1
+wait $ls1 2>/dev/null
+check "the killed ls is gone" bash -c "! kill -0 $ls1 2>/dev/null"
+check "the daemon stopped the LIST" \
+	grep -q 'LIST .*big/: stopped after 1 page: nobody waits for it' "$DAEMON_LOG"
+sleep 14	# page 2's hold ends after 6 s; page 3 would follow by now
+is "$(pages)" 1 "no page after the held one was asked for"
+
+# --- two ls, one killed: the other gets the whole listing ---------------------
+: >"$WORK/ls3.out"
+fp_rules "$HOLD"
+before=$(pages)
+ls "$MNT/big" >"$WORK/ls2.out" 2>&1 &
+ls2=$!
+sleep 1
+ls "$MNT/big" >"$WORK/ls3.out" 2>&1 &
+ls3=$!
+check "a second listing is under way" wait_pages $((before + 1))
+kill -TERM $ls2
+wait $ls3
+is "$?/$(wc -l <"$WORK/ls3.out")" "0/3000" "the other ls still gets all 3000 entries"
+is "$(grep -c 'cancelled by the kernel; it rode on request\|cancelled by the kernel; its work goes on for others' "$DAEMON_LOG")" 1 \
+	"... the daemon kept the work going for it"
+wait $ls2 2>/dev/null
+
+# --- nothing held: a complete listing ------------------------------------------
+fp_rules '[]'
+is "$(timeout 120 ls "$MNT/big" | wc -l)" 3000 "the next ls lists all 3000"
+tap_done
