@@ -119,6 +119,8 @@ static const struct option long_opts[] = {
 	  OPT_TUNE + S3D_TUNE_EVICT_TIMEOUT },
 	{ "lookup-get-max", required_argument, NULL,
 	  OPT_TUNE + S3D_TUNE_LOOKUP_GET_MAX },
+	{ "list-ahead", required_argument, NULL,
+	  OPT_TUNE + S3D_TUNE_LIST_AHEAD },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -165,6 +167,9 @@ static void usage(FILE *f)
 "  --lookup-get-max N   a lookup of a name not cached GETs the object's first\n"
 "                       N bytes instead of a HEAD: objects that fit need no\n"
 "                       second request (0..8388608, 0: HEAD; default 262144)\n"
+"  --list-ahead N       after a listing, list its subdirectories (two levels)\n"
+"                       in the background, N at a time per mount (0..64,\n"
+"                       0: off; default 4)\n"
 "  --metrics ADDR       serve Prometheus metrics on http://ADDR/metrics\n"
 "                       (HOST:PORT, [V6]:PORT or PORT; use loopback, e.g.\n"
 "                       127.0.0.1:9464; default off)\n"

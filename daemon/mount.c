@@ -30,6 +30,14 @@ void s3d_mount_put(struct s3d_mount *m)
 		return;
 	s3d_cache_close(m->cache);
 	s3d_strset_free(&m->whole);
+	while (!s3d_list_empty(&m->ahead)) {
+		struct s3d_ahead_dir *d = s3d_container_of(m->ahead.next,
+							   struct s3d_ahead_dir, node);
+
+		s3d_list_del(&d->node);
+		free(d->path);
+		free(d);
+	}
 	if (m->rootfd >= 0)
 		close(m->rootfd);
 	free(m->bucket);
@@ -103,6 +111,7 @@ void s3d_mount_start(struct s3d_req *r)
 	}
 	m->rootfd = -1;
 	m->refs = 1;
+	s3d_list_init(&m->ahead);
 	m->id = r->mount_id;
 	m->chunk = r->chunk;
 	m->bucket = strdup(r->bucket);

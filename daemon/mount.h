@@ -14,6 +14,13 @@
 
 struct s3d_cache;
 
+/* A directory waiting to be listed ahead of a walk (op_list.c). */
+struct s3d_ahead_dir {
+	struct s3d_list node;
+	char *path;
+	unsigned int levels;	/* of its subdirectories, to list ahead too */
+};
+
 struct s3d_mount {
 	struct s3d_list node;	/* on mounts */
 	uint32_t id;
@@ -25,6 +32,9 @@ struct s3d_mount {
 	int rootfd;		/* O_PATH */
 	struct s3d_cache *cache;	/* usage and eviction (NULL: untracked) */
 	struct s3d_strset whole;	/* paths whose GET got the whole object */
+	struct s3d_list ahead;		/* struct s3d_ahead_dir, oldest first */
+	unsigned int ahead_queued;
+	unsigned int ahead_running;	/* listings ahead in progress */
 };
 
 void s3d_mount_start(struct s3d_req *r);

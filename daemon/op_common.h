@@ -20,6 +20,7 @@
 #include "uapi/s3cachefs.h"
 
 void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
+void s3d_op_list_set_ahead(unsigned int n);
 void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_lookup_set_get_max(unsigned int bytes);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * LIST: ListObjectsV2 (delimiter '/', all pages) into the lower directory.
+ * LIST: ListObjectsV2 (delimiter '/', all pages) into the lower directory;
+ * then its subdirectories, listed ahead of a walk in the background.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/path.h"
+#include "lib/prio.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "lib/xml.h"
@@ -22,6 +24,7 @@
 #include "op_common.h"
 #include "req.h"
 #include "store.h"
+#include "uapi/s3cachefs.h"
 
 /*
  * Pages are applied to the cache directory a slice at a time from a timer,
@@ -31,6 +34,23 @@
  */
 #define LIST_SLICE	256
 #define LIST_AHEAD	2
+
+/*
+ * Listing ahead: after a listing, its subdirectories are listed in the
+ * background, list_ahead at a time per mount, two levels down, so that a
+ * walk (find, du, os.walk) finds them listed and a tree's directories are
+ * listed in parallel rather than one after the other as the walk reaches
+ * them. Bounded: a directory listed ahead gets one page (a bigger one is
+ * left to the kernel's own LIST), at most AHEAD_QUEUE wait per mount, and
+ * one listed in the last AHEAD_FRESH_S seconds (the kernel's default
+ * meta_ttl) is skipped. Such a listing is an ordinary LIST without a
+ * kernel request: a kernel LIST of the same directory rides on it.
+ */
+#define AHEAD_LEVELS	2
+#define AHEAD_QUEUE	1024
+#define AHEAD_FRESH_S	60
+
+static unsigned int list_ahead = S3D_LIST_AHEAD_DEFAULT;
 
 enum { SEEN_FILE = 1, SEEN_DIR = 2 };
 
@@ -63,6 +83,9 @@ struct list_op {
 	unsigned int pages;
 	struct s3d_strset seen;
 	struct deferred *deferred;	/* files whose name is a dir on disk */
+	char **subdirs;			/* to list ahead when done */
+	size_t nsub, capsub;
+	unsigned int levels;		/* ... and this many levels below */
 	struct s3d_timer work;
 	struct s3d_xfer x;
 };
@@ -87,6 +110,9 @@ static void list_finish(struct list_op *op, int err)
 		s3d_list_page_free(&p->pg);
 		free(p);
 	}
+	while (op->nsub)
+		free(op->subdirs[--op->nsub]);
+	free(op->subdirs);
 	s3d_timer_cancel(&op->work);
 	s3d_ctx_release(&op->x);
 	s3d_strset_free(&op->seen);
@@ -104,6 +130,24 @@ static int list_page_prepare(struct s3d_xfer *x)
 
 	op->r->started = true;
 	return s3d_op_list_prepare(x, op->ctx, op->m, op->lp, op->token, false);
+}
+
+static int remember_subdir(struct list_op *op, const char *name)
+{
+	if (op->nsub == op->capsub) {
+		size_t cap = op->capsub ? 2 * op->capsub : 16;
+		char **v = realloc(op->subdirs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		op->subdirs = v;
+		op->capsub = cap;
+	}
+	op->subdirs[op->nsub] = strdup(name);
+	if (!op->subdirs[op->nsub])
+		return -ENOMEM;
+	op->nsub++;
+	return 0;
 }
 
 static int list_dir(struct list_op *op, const char *cp)
@@ -124,6 +168,8 @@ static int list_dir(struct list_op *op, const char *cp)
 	err = s3d_store_ensure_dir(op->dirfd, name, true);
 	if (err == 1)
 		s3d_op_log_skip(op->m, cp, "a directory replaces the object of the same name");
+	if (err >= 0 && op->levels && op->nsub < AHEAD_QUEUE)
+		return remember_subdir(op, name);
 	return err < 0 ? err : 0;
 }
 
@@ -223,6 +269,120 @@ static bool list_keep(const char *name, void *arg)
 	return s3d_strset_get(&op->seen, name, NULL);
 }
 
+static void ahead_pump(struct s3d_mount *m);
+
+/* A listing ahead ended (or rode on another that did). */
+static void ahead_reply(struct s3d_req *r, int status)
+{
+	struct s3d_mount *m = r->priv;
+
+	if (status && status != -ECANCELED)
+		s3d_dbg("listing %s ahead: %s", r->path, strerror(-status));
+	s3d_req_free(r);
+	m->ahead_running--;
+	ahead_pump(m);
+	s3d_mount_put(m);
+}
+
+static void ahead_go(void *arg, struct s3d_ctx *ctx, int err)
+{
+	struct s3d_req *r = arg;
+	struct s3d_mount *m = r->mount;
+
+	r->mount = NULL;
+	if (err)
+		s3d_op_done(r, m, ctx, err);
+	else
+		s3d_op_list(r, m, ctx);
+}
+
+/* Start one listing ahead of @d on @m (a live mount). */
+static void ahead_start(struct s3d_mount *m, struct s3d_ahead_dir *d)
+{
+	struct s3d_req *r = calloc(1, sizeof(*r));
+	struct s3d_ctx *ctx;
+	int err;
+
+	if (!r) {
+		free(d->path);
+		free(d);
+		return;
+	}
+	r->cmd = S3CFS_CMD_LIST;
+	r->mount_id = m->id;
+	r->path = d->path;
+	r->ahead = true;
+	r->ahead_levels = d->levels;
+	r->reply = ahead_reply;
+	r->priv = m;
+	free(d);
+	m->refs++;		/* r->priv's */
+	m->ahead_running++;
+	s3d_req_begin(r);
+	if (s3d_req_join(r))
+		return;		/* that directory is being listed already */
+	ctx = s3d_ctx_get(m->bucket, &err);
+	if (!ctx) {
+		s3d_req_finish(r, err);
+		return;
+	}
+	m->refs++;		/* the operation's */
+	r->mount = m;
+	err = s3d_ctx_ready(ctx, ahead_go, r);
+	if (err <= 0)
+		ahead_go(r, ctx, err);
+}
+
+static void ahead_pump(struct s3d_mount *m)
+{
+	struct s3d_mount *live = s3d_mount_get(m->id);
+	time_t now = time(NULL);
+
+	if (live)
+		s3d_mount_put(live);
+	while (!s3d_list_empty(&m->ahead) &&
+	       (live != m || m->ahead_running < list_ahead)) {
+		struct s3d_ahead_dir *d = s3d_container_of(m->ahead.next,
+							   struct s3d_ahead_dir, node);
+		time_t at;
+
+		s3d_list_del(&d->node);
+		m->ahead_queued--;
+		at = live == m ? s3d_store_get_listed(m->rootfd, d->path) : now;
+		if (at && now - at < AHEAD_FRESH_S) {
+			/* Listed lately, or the mount is gone: not again. */
+			free(d->path);
+			free(d);
+			continue;
+		}
+		ahead_start(m, d);
+	}
+}
+
+/* Queue the subdirectories @op found, to be listed ahead. */
+static void ahead_queue(struct list_op *op)
+{
+	struct s3d_mount *m = op->m;
+	size_t i;
+
+	for (i = 0; i < op->nsub && m->ahead_queued < AHEAD_QUEUE; i++) {
+		struct s3d_ahead_dir *d = calloc(1, sizeof(*d));
+
+		if (!d)
+			break;
+		d->path = s3d_key_of("", op->r->path, op->subdirs[i]);
+		if (!d->path) {
+			free(d);
+			break;
+		}
+		d->levels = op->levels - 1;
+		s3d_list_add_tail(&d->node, &m->ahead);
+		m->ahead_queued++;
+	}
+	if (op->nsub)
+		ahead_pump(m);
+}
+
 static void list_complete(struct list_op *op)
 {
 	int err;
@@ -234,8 +394,11 @@ static void list_complete(struct list_op *op)
 		s3d_err("LIST s3://%s/%s: cache directory: %s", op->m->bucket,
 			op->lp, strerror(-err));
 	else
-		s3d_dbg("LIST s3://%s/%s: %zu entries in %u pages",
-			op->m->bucket, op->lp, op->seen.count, op->pages);
+		s3d_dbg("LIST s3://%s/%s: %zu entries in %u pages%s",
+			op->m->bucket, op->lp, op->seen.count, op->pages,
+			op->r->ahead ? " (listed ahead)" : "");
+	if (!err)
+		ahead_queue(op);
 	list_finish(op, err);
 }
 
@@ -245,6 +408,9 @@ static void list_fetch_more(struct list_op *op)
 		return;
 	op->more = false;
 	op->fetching = true;
+	/* A kernel LIST that rides on a listing ahead makes it urgent. */
+	op->x.prio = op->r->ahead && !op->r->riders ? S3D_PRIO_ASYNC :
+		     S3D_PRIO_META;
 	s3d_ctx_submit(op->ctx, &op->x);
 }
 
@@ -311,6 +477,15 @@ static int list_page_done(struct s3d_xfer *x)
 		s3d_list_page_free(&p->pg);
 		free(p);
 		list_finish(op, err == -ENOMEM ? err : -EIO);
+		return 0;
+	}
+	if (p->pg.truncated && op->r->ahead && !op->r->riders) {
+		/* Too big to list ahead: the kernel's own LIST will. */
+		s3d_dbg("LIST s3://%s/%s: more than a page, not listed ahead",
+			op->m->bucket, op->lp);
+		s3d_list_page_free(&p->pg);
+		free(p);
+		list_finish(op, 0);
 		return 0;
 	}
 	if (p->pg.truncated) {
@@ -393,6 +568,14 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	}
 	r->cancel = list_cancel;
 	r->cancel_arg = op;
+	op->levels = !list_ahead ? 0 : r->ahead ? r->ahead_levels : AHEAD_LEVELS;
 	op->fetching = true;
+	if (r->ahead)
+		op->x.prio = S3D_PRIO_ASYNC;
 	s3d_ctx_submit(op->ctx, &op->x);
+}
+
+void s3d_op_list_set_ahead(unsigned int n)
+{
+	list_ahead = S3D_MIN(n, S3D_LIST_AHEAD_MAX);
 }

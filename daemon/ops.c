@@ -107,6 +107,13 @@ void s3d_req_handle(struct s3d_req *r)
 		dispatch(r, ctx, err);
 }
 
+/* The operations' settings from @c. */
+static void ops_tune(const struct s3d_conf *c)
+{
+	s3d_op_lookup_set_get_max(s3d_conf_tune(c, S3D_TUNE_LOOKUP_GET_MAX));
+	s3d_op_list_set_ahead(s3d_conf_tune(c, S3D_TUNE_LIST_AHEAD));
+}
+
 /**
  * s3d_ops_init() - start handling requests under @c
  * @c: the configuration (see s3d_ops_set_conf())
@@ -116,7 +123,7 @@ void s3d_req_handle(struct s3d_req *r)
 int s3d_ops_init(const struct s3d_conf *c)
 {
 	s3d_req_init();
-	s3d_op_lookup_set_get_max(s3d_conf_tune(c, S3D_TUNE_LOOKUP_GET_MAX));
+	ops_tune(c);
 	return s3d_ctx_init(c);
 }
 
@@ -126,7 +133,7 @@ int s3d_ops_set_conf(const struct s3d_conf *c)
 	int err = s3d_ctx_set_conf(c);
 
 	if (!err)
-		s3d_op_lookup_set_get_max(s3d_conf_tune(c, S3D_TUNE_LOOKUP_GET_MAX));
+		ops_tune(c);
 	return err;
 }
 

@@ -39,6 +39,8 @@ struct s3d_req {
 	uint64_t len;
 	uint64_t done;		/* FETCH: [off, off + done) is written */
 	uint32_t prio;		/* FETCH: enum s3cfs_prio (absent: SYNC) */
+	bool ahead;		/* LIST: ours, ahead of a walk (not the kernel's) */
+	unsigned int ahead_levels;	/* ... of subdirectories to list too */
 	/* MOUNT */
 	char *bucket;
 	char *prefix;

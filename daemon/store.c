@@ -922,6 +922,29 @@ int s3d_store_prune(int dirfd, bool at_root,
 }
 
 /* Record that @dirfd now holds a complete listing, taken at @when. */
+/*
+ * When the directory @path was last listed (its S3CFS_XATTR_LISTED), 0 if
+ * never.
+ */
+time_t s3d_store_get_listed(int rootfd, const char *path)
+{
+	long long v = 0;
+	char buf[32];
+	int fd;
+	ssize_t n;
+
+	if (s3d_store_open_dir(rootfd, path, false, &fd))
+		return 0;
+	n = fgetxattr(fd, S3CFS_XATTR_LISTED, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%lld", &v) != 1)
+		return 0;
+	return (time_t)v;
+}
+
 int s3d_store_set_listed(int dirfd, time_t when)
 {
 	char v[32];

@@ -93,6 +93,7 @@ static const struct {
 	[K_TUNE + S3D_TUNE_MIN_RATE] = { "min_rate", G },
 	[K_TUNE + S3D_TUNE_EVICT_TIMEOUT] = { "evict_timeout", G },
 	[K_TUNE + S3D_TUNE_LOOKUP_GET_MAX] = { "lookup_get_max", G },
+	[K_TUNE + S3D_TUNE_LIST_AHEAD] = { "list_ahead", G },
 };
 
 const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
@@ -112,6 +113,8 @@ const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
 		1, 3600, S3D_EVICT_TIMEOUT_DEFAULT },
 	[S3D_TUNE_LOOKUP_GET_MAX] = { "lookup_get_max", "lookup-get-max",
 		0, S3D_LOOKUP_GET_MAX_MAX, S3D_LOOKUP_GET_MAX_DEFAULT },
+	[S3D_TUNE_LIST_AHEAD] = { "list_ahead", "list-ahead",
+		0, S3D_LIST_AHEAD_MAX, S3D_LIST_AHEAD_DEFAULT },
 };
 
 /**

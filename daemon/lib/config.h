@@ -41,6 +41,14 @@ int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 #define S3D_LOOKUP_GET_MAX_DEFAULT	(256U << 10)
 #define S3D_LOOKUP_GET_MAX_MAX		(8U << 20)
 
+/*
+ * After a listing, its subdirectories (two levels down) are listed in the
+ * background, list_ahead at a time per mount, so that a walk (find, du,
+ * os.walk) finds them listed. 0: off.
+ */
+#define S3D_LIST_AHEAD_DEFAULT		4
+#define S3D_LIST_AHEAD_MAX		64
+
 /**
  * struct s3d_conf_s3 - where and how to reach S3, as one section says
  * @endpoint: "http[s]://host[:port]"; NULL: not set
@@ -94,6 +102,7 @@ enum s3d_tune {
 	S3D_TUNE_MIN_RATE,
 	S3D_TUNE_EVICT_TIMEOUT,
 	S3D_TUNE_LOOKUP_GET_MAX,
+	S3D_TUNE_LIST_AHEAD,
 	S3D_TUNE_NR,
 };
 
