@@ -31,6 +31,7 @@ wait_pages() {	# N: until N later pages were asked for (30 s at most)
 	done
 	return 1
 }
+export -f pages wait_pages	# for check's child shell
 
 # --- one ls, killed while page 2 is held ------------------------------------
 fp_rules "$HOLD"
