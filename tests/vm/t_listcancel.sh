@@ -17,15 +17,15 @@ plan 12
 s3_seed_many "$BUCKET" big/ 3000
 check_sh "fault proxy starts" start_faultproxy 9431
 check "module loads" load_module
-check_sh "daemon starts" start_daemon
-mount_s3_or_end "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
+check_sh "daemon starts" start_daemon --stall-timeout 300
+mount_s3_or_end "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=300,meta_ttl=3600"
 HOLD='[{"method": "GET", "query": "continuation-token", "fault": "stall", "seconds": 6}]'
 pages() {	# LIST pages after the first requested so far
 	fp_count --method GET --query 'continuation-token'
 }
-wait_pages() {	# N: until N later pages were asked for (30 s at most)
+wait_pages() {	# N: until N later pages were asked for (TAP_TIMEOUT at most)
 	local i
-	for ((i = 0; i < 150; i++)); do
+	for ((i = 0; i < 5 * TAP_TIMEOUT; i++)); do
 		[ "$(pages)" -ge "$1" ] && return 0
 		sleep 0.2
 	done
@@ -65,5 +65,5 @@ wait $ls2 2>/dev/null
 
 # --- nothing held: a complete listing ------------------------------------------
 fp_rules '[]'
-is "$(timeout 120 ls "$MNT/big" | wc -l)" 3000 "the next ls lists all 3000"
+is "$(timeout $((2 * TAP_TIMEOUT)) ls "$MNT/big" | wc -l)" 3000 "the next ls lists all 3000"
 tap_done
