@@ -31,13 +31,12 @@ wait_pages() {	# N: until N later pages were asked for (TAP_TIMEOUT at most)
 	done
 	return 1
 }
-export -f pages wait_pages	# for check's child shell
 
 # --- one ls, killed while page 2 is held ------------------------------------
 fp_rules "$HOLD"
 ls "$MNT/big" >"$WORK/ls1.out" 2>&1 &
 ls1=$!
-check "the listing is under way (page 2 asked for and held)" wait_pages 1
+is "$(wait_pages 1 && echo yes)" yes "the listing is under way (page 2 asked for and held)"
 kill -TERM $ls1
 wait $ls1 2>/dev/null
 check "the killed ls is gone" bash -c "! kill -0 $ls1 2>/dev/null"
@@ -55,7 +54,7 @@ ls2=$!
 sleep 1
 ls "$MNT/big" >"$WORK/ls3.out" 2>&1 &
 ls3=$!
-check "a second listing is under way" wait_pages $((before + 1))
+is "$(wait_pages $((before + 1)) && echo yes)" yes "a second listing is under way"
 kill -TERM $ls2
 wait $ls3
 is "$?/$(wc -l <"$WORK/ls3.out")" "0/3000" "the other ls still gets all 3000 entries"
