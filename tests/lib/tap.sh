@@ -15,6 +15,8 @@
 #   check_sh DESC CMD...     run CMD in this shell (no timeout of its own):
 #                       for commands that set shell state, like start_daemon
 #   is GOT WANT DESC    ok if the strings are equal
+#   wait_until CMD...   run CMD in this shell every 0.2 s until it exits 0,
+#                       for at most $TAP_TIMEOUT seconds: 0 if it did
 #   tap_done            end of the test file: exit 1 if anything failed or
 #                       the plan was not met
 #
@@ -25,6 +27,16 @@ TAP_N=0
 TAP_FAILED=0
 TAP_PLANNED=
 TAP_TIMEOUT=${TAP_TIMEOUT:-$((60 * ${S3CFS_TIMEOUT_SCALE:-1}))}
+
+wait_until() {
+	local i
+
+	for ((i = 0; i < 5 * TAP_TIMEOUT; i++)); do
+		"$@" && return 0
+		sleep 0.2
+	done
+	return 1
+}
 
 plan() {
 	TAP_PLANNED=$1

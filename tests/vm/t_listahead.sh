@@ -31,17 +31,12 @@ fp_rules '[{"method": "GET", "query": "delimiter", "fault": "stall", "seconds": 
 ahead() {	# listings ahead the daemon finished or gave up so far
 	grep -cE 'LIST s3://[^ ]*/tree/[^ ]*: (.* \(listed ahead\)|more than a page, not listed ahead)' "$DAEMON_LOG"
 }
-wait_ahead() {	# N: until N listings ahead are over (TAP_TIMEOUT at most)
-	local i
-	for ((i = 0; i < 5 * TAP_TIMEOUT; i++)); do
-		[ "$(ahead)" -ge "$1" ] && return 0
-		sleep 0.2
-	done
-	return 1
+ahead_at_least() {	# N
+	[ "$(ahead)" -ge "$1" ]
 }
 
 is "$(timeout $TAP_TIMEOUT ls "$MNT/tree" | wc -l)" 13 "ls tree: 13 directories"
-wait_ahead 13
+wait_until ahead_at_least 13
 is "$(ahead)" 13 "its 13 subdirectories are listed ahead"
 is "$(grep -c 'more than a page, not listed ahead' "$DAEMON_LOG")" 1 \
 	"... the one of 1001 objects (two pages) is left to the kernel"

@@ -23,20 +23,15 @@ HOLD='[{"method": "GET", "query": "continuation-token", "fault": "stall", "secon
 pages() {	# LIST pages after the first requested so far
 	fp_count --method GET --query 'continuation-token'
 }
-wait_pages() {	# N: until N later pages were asked for (TAP_TIMEOUT at most)
-	local i
-	for ((i = 0; i < 5 * TAP_TIMEOUT; i++)); do
-		[ "$(pages)" -ge "$1" ] && return 0
-		sleep 0.2
-	done
-	return 1
+pages_at_least() {	# N
+	[ "$(pages)" -ge "$1" ]
 }
 
 # --- one ls, killed while page 2 is held ------------------------------------
 fp_rules "$HOLD"
 ls "$MNT/big" >"$WORK/ls1.out" 2>&1 &
 ls1=$!
-is "$(wait_pages 1 && echo yes)" yes "the listing is under way (page 2 asked for and held)"
+is "$(wait_until pages_at_least 1 && echo yes)" yes "the listing is under way (page 2 asked for and held)"
 kill -TERM $ls1
 wait $ls1 2>/dev/null
 check "the killed ls is gone" bash -c "! kill -0 $ls1 2>/dev/null"
@@ -54,7 +49,7 @@ ls2=$!
 sleep 1
 ls "$MNT/big" >"$WORK/ls3.out" 2>&1 &
 ls3=$!
-is "$(wait_pages $((before + 1)) && echo yes)" yes "a second listing is under way"
+is "$(wait_until pages_at_least $((before + 1)) && echo yes)" yes "a second listing is under way"
 kill -TERM $ls2
 wait $ls3
 is "$?/$(wc -l <"$WORK/ls3.out")" "0/3000" "the other ls still gets all 3000 entries"
