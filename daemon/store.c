@@ -928,7 +928,7 @@ int s3d_store_prune(int dirfd, bool at_root,
  */
 time_t s3d_store_get_listed(int rootfd, const char *path)
 {
-	long long v = 0;
+	uint64_t v;
 	char buf[32];
 	int fd;
 	ssize_t n;
@@ -940,7 +940,7 @@ time_t s3d_store_get_listed(int rootfd, const char *path)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	if (sscanf(buf, "%lld", &v) != 1)
+	if (s3d_parse_u64(buf, &v) || v > INT64_MAX)
 		return 0;
 	return (time_t)v;
 }

@@ -159,6 +159,16 @@ static void test_dirs(void)
 	is_int(s3d_store_set_listed(fd, 1234567890), 0, "set_listed");
 	is_str(xattr("", S3CFS_XATTR_LISTED), "1234567890",
 	       "set_listed: decimal seconds");
+	is_int(s3d_store_get_listed(rootfd, ""), 1234567890,
+	       "get_listed: what set_listed wrote");
+	is_int(s3d_store_get_listed(rootfd, "a/b/c"), 0,
+	       "get_listed: never listed: 0");
+	is_int(s3d_store_get_listed(rootfd, "no/such"), 0,
+	       "get_listed: no such directory: 0");
+	if (setxattr(at("a/b"), S3CFS_XATTR_LISTED, "12x", 3, 0))
+		diag("setxattr failed");
+	is_int(s3d_store_get_listed(rootfd, "a/b"), 0,
+	       "get_listed: a bad value: 0");
 
 	if (close(open(at("a/file"), O_CREAT | O_WRONLY, 0644)))
 		diag("create failed");
