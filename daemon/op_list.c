@@ -402,15 +402,19 @@ static void list_complete(struct list_op *op)
 	list_finish(op, err);
 }
 
+/* A listing ahead waits behind others, unless a kernel LIST rides on it. */
+static int list_prio(const struct list_op *op)
+{
+	return op->r->ahead && !op->r->riders ? S3D_PRIO_ASYNC : S3D_PRIO_META;
+}
+
 static void list_fetch_more(struct list_op *op)
 {
 	if (!op->more || op->fetching || op->queued >= LIST_AHEAD)
 		return;
 	op->more = false;
 	op->fetching = true;
-	/* A kernel LIST that rides on a listing ahead makes it urgent. */
-	op->x.prio = op->r->ahead && !op->r->riders ? S3D_PRIO_ASYNC :
-		     S3D_PRIO_META;
+	op->x.prio = list_prio(op);
 	s3d_ctx_submit(op->ctx, &op->x);
 }
 
@@ -570,8 +574,7 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	r->cancel_arg = op;
 	op->levels = !list_ahead ? 0 : r->ahead ? r->ahead_levels : AHEAD_LEVELS;
 	op->fetching = true;
-	if (r->ahead)
-		op->x.prio = S3D_PRIO_ASYNC;
+	op->x.prio = list_prio(op);
 	s3d_ctx_submit(op->ctx, &op->x);
 }
 
