@@ -248,6 +248,11 @@ append+=" vmrun.dir=$run_dir vmrun.init=$repo/tools/vm/guest-init.sh"
 append+=" 8250.nr_uarts=1 i8042.noaux i8042.nokbd no_timer_check tsc=reliable"
 # TCG on a busy host can starve a vCPU for a while: no spurious RCU stalls.
 append+=" rcupdate.rcu_cpu_stall_timeout=60"
+# Under TCG the guest's TSC is the host's raw TSC: when the host's jumps (a
+# host VM moved between machines), so would the guest's clocks, uptime and
+# every timeout in it (a CI run saw uptime leap 5 days and a test killed at
+# once). The emulated HPET counts QEMU's virtual clock (host CLOCK_MONOTONIC).
+[ "${accel[0]}" = -enable-kvm ] || append+=" clocksource=hpet"
 append+=" ${VM_APPEND:-}"
 
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
