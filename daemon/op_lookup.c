@@ -171,6 +171,13 @@ static int lookup_apply(struct lookup_op *op, bool dir,
 		err = s3d_store_ensure_file(dirfd, name, meta, data, true);
 	if (err == 1 && dir)
 		s3d_op_log_skip(op->m, op->key, "a directory replaces the object of the same name");
+	/* Kept as it was: the kernel may trust it for meta_ttl from now. */
+	if (!err) {
+		int e = s3d_store_set_checked(dirfd, name);
+
+		if (e)
+			s3d_warn("LOOKUP %s: recording the check: %s", op->key, strerror(-e));
+	}
 	close(dirfd);
 	if (err < 0)
 		s3d_err("LOOKUP %s: cache entry: %s", op->key, strerror(-err));

@@ -578,19 +578,29 @@ static int rm_tree(int dirfd, const char *name, int depth)
  * @dirfd: the directory holding it
  * @name: a valid single name
  *
+ * The directory's mtime is kept: it says when the directory was last
+ * found in S3 (s3d_store_set_checked()), and a name gone from S3 does not
+ * say that its directory is still there.
+ *
  * Return: 0 (also if it did not exist) or -errno.
  */
 int s3d_store_remove(int dirfd, const char *name)
 {
-	struct stat st;
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT } };
+	struct stat st, dst;
+	bool keep = !fstat(dirfd, &dst);
+	int err = 0;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? 0 : -errno;
 	if (S_ISDIR(st.st_mode))
-		return rm_tree(dirfd, name, 0);
-	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
-		return -errno;
-	return 0;
+		err = rm_tree(dirfd, name, 0);
+	else if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+		err = -errno;
+	ts[1] = dst.st_mtim;
+	if (keep && futimens(dirfd, ts))
+		s3d_warn("keeping a cache directory's mtime: %s", strerror(errno));
+	return err;
 }
 
 /**
@@ -953,4 +963,24 @@ int s3d_store_set_listed(int dirfd, time_t when)
 	if (fsetxattr(dirfd, S3CFS_XATTR_LISTED, v, strlen(v), 0))
 		return -errno;
 	return 0;
+}
+
+/**
+ * s3d_store_set_checked() - record that @name was just found as in S3
+ * @dirfd: its directory
+ * @name: a file or directory kept as it was (a LOOKUP's check)
+ *
+ * Sets its mtime to now: the kernel trusts a lower entry for meta_ttl
+ * from its mtime (a new entry, or fetched data written in, set it too).
+ *
+ * Return: 0 or -errno.
+ */
+int s3d_store_set_checked(int dirfd, const char *name)
+{
+	const struct timespec ts[2] = {
+		{ .tv_nsec = UTIME_OMIT },	/* atime: the LRU clock */
+		{ .tv_nsec = UTIME_NOW },
+	};
+
+	return utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) ? -errno : 0;
 }

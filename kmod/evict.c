@@ -76,11 +76,21 @@ static int s3cfs_forget_chunks(struct s3cfs_inode_info *si, u64 c0, u64 c1)
 	return err;
 }
 
+/*
+ * Punch [@off, @off + @len) out of the lower file, keeping its mtime: the
+ * mtime says when the daemon last found the file as it is in S3 (namei.c
+ * trusts the name for meta_ttl from then), which a punch does not.
+ */
 static int s3cfs_punch(struct s3cfs_sb_info *sbi, struct path *lower,
 		       loff_t off, loff_t len)
 {
+	struct inode *linode = d_inode(lower->dentry);
+	struct iattr attr = {
+		.ia_valid = ATTR_MTIME | ATTR_MTIME_SET,
+		.ia_mtime = s3cfs_inode_get_mtime(linode),
+	};
 	struct file *file;
-	int err;
+	int err, err2;
 
 	file = dentry_open(lower, O_WRONLY | O_LARGEFILE | O_NOATIME,
 			   sbi->creds);
@@ -88,7 +98,13 @@ static int s3cfs_punch(struct s3cfs_sb_info *sbi, struct path *lower,
 		return PTR_ERR(file);
 	err = vfs_fallocate(file, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 			    off, len);
+	inode_lock(linode);
+	err2 = notify_change(S3CFS_IDMAP_NOP, lower->dentry, &attr, NULL);
+	inode_unlock(linode);
 	fput(file);
+	if (err2)
+		pr_warn_ratelimited("%pd: keeping the mtime across a punch: %d\n",
+				    lower->dentry, err2);
 	return err;
 }
 

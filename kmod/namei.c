@@ -4,10 +4,14 @@
  *
  * A name is looked up in the lower directory. The lower directory is
  * trusted as a mirror of S3 while its last listing is younger than
- * meta_ttl; otherwise we ask the daemon about that one name (LOOKUP:
- * HEAD key + LIST key/ max 1) rather than listing a directory that may
- * hold millions of objects. Dentries, negative ones included, are trusted
- * for meta_ttl, then revalidated the same way.
+ * meta_ttl, and so is a lower entry that the daemon found as it is in S3
+ * less than meta_ttl ago (its lower mtime, see the uapi header: its
+ * dentry may have been dropped since); otherwise we ask the daemon about
+ * that one name (LOOKUP: HEAD
+ * key + LIST key/ max 1) rather than listing a directory that may hold
+ * millions of objects. A dentry, negative ones included, is trusted for
+ * meta_ttl from when what it says was checked against S3 (d_time), then
+ * revalidated the same way.
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
@@ -39,6 +43,72 @@ bool s3cfs_name_hidden(bool in_root, const char *name, int len)
 	       (len == ll && !memcmp(name, S3CFS_LOST_FOUND, ll));
 }
 
+/*
+ * Is the daemon's time stamp @xattr (decimal Unix seconds) on @lower less
+ * than @ttl ms old? If so, *@at is when it was set, in jiffies (to the
+ * second).
+ */
+static bool s3cfs_xattr_fresh(struct dentry *lower, const char *xattr,
+			      unsigned int ttl, unsigned long *at)
+{
+	char buf[24];
+	ssize_t n;
+	s64 secs, age;
+
+	n = __vfs_getxattr(lower, d_inode(lower), xattr, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if (kstrtos64(buf, 10, &secs))
+		return false;
+	age = ktime_get_real_seconds() - secs;
+	if (age < 0 || age * MSEC_PER_SEC >= ttl)
+		return false;
+	*at = jiffies - msecs_to_jiffies(age * MSEC_PER_SEC);
+	return true;
+}
+
+/*
+ * Did the daemon find @lower as it is in S3 less than @ttl ms ago (its
+ * mtime)? If so, *@at is when, in jiffies.
+ */
+static bool s3cfs_lower_checked(struct dentry *lower, unsigned int ttl,
+				unsigned long *at)
+{
+	struct timespec64 mt = s3cfs_inode_get_mtime(d_inode(lower));
+	struct timespec64 now;
+	s64 age_ms;
+
+	ktime_get_real_ts64(&now);
+	age_ms = (timespec64_to_ns(&now) - timespec64_to_ns(&mt)) /
+		 NSEC_PER_MSEC;
+	if (age_ms < 0 || age_ms >= ttl)
+		return false;
+	*at = jiffies - msecs_to_jiffies(age_ms);
+	return true;
+}
+
+/*
+ * Was @dir listed less than meta_ttl ago? *@at is then when. Our own
+ * record of the last LIST first, then, across remounts, the daemon's
+ * S3CFS_XATTR_LISTED on the lower directory.
+ */
+static bool s3cfs_dir_listed_at(struct inode *dir, unsigned long *at)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(dir);
+	unsigned int ttl = READ_ONCE(sbi->opts.meta_ttl_ms);
+	unsigned long listed = READ_ONCE(si->listed_at);
+
+	if (!ttl)
+		return false;
+	if (listed && time_before(jiffies, listed + msecs_to_jiffies(ttl))) {
+		*at = listed;
+		return true;
+	}
+	return s3cfs_xattr_fresh(si->lower.dentry, S3CFS_XATTR_LISTED, ttl, at);
+}
+
 /**
  * s3cfs_dir_listed_fresh() - was this directory listed less than meta_ttl ago?
  * @dir: upper directory inode
@@ -51,28 +121,9 @@ bool s3cfs_name_hidden(bool in_root, const char *name, int len)
  */
 bool s3cfs_dir_listed_fresh(struct inode *dir)
 {
-	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
-	struct s3cfs_inode_info *si = S3CFS_I(dir);
-	unsigned int ttl = READ_ONCE(sbi->opts.meta_ttl_ms);
-	unsigned long at = READ_ONCE(si->listed_at);
-	struct dentry *lower = si->lower.dentry;
-	char buf[24];
-	ssize_t n;
-	s64 secs, age;
+	unsigned long at;
 
-	if (!ttl)
-		return false;
-	if (at && time_before(jiffies, at + msecs_to_jiffies(ttl)))
-		return true;
-	n = __vfs_getxattr(lower, d_inode(lower), S3CFS_XATTR_LISTED, buf,
-			   sizeof(buf) - 1);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	if (kstrtos64(buf, 10, &secs))
-		return false;
-	age = ktime_get_real_seconds() - secs;
-	return age >= 0 && age * MSEC_PER_SEC < ttl;
+	return s3cfs_dir_listed_at(dir, &at);
 }
 
 /* Ask the daemon to make lower entry @name in @parent match S3. */
@@ -93,22 +144,32 @@ static int s3cfs_lookup_upcall(struct dentry *parent, const char *name)
 
 /*
  * Look @name up in the lower directory, asking the daemon first unless
- * the directory's listing is fresh. With no daemon, or when the daemon
- * fails, an entry already in the cache is served as it is.
+ * the directory's listing, or the entry's last check, is fresh. With no
+ * daemon, or when the daemon fails, an entry already in the cache is
+ * served as it is. *@checked: when what the lower entry says was last
+ * checked against S3 (jiffies), for its dentry's d_time.
  */
 static struct dentry *s3cfs_lower_lookup(struct dentry *parent,
-					 const struct qstr *name)
+					 const struct qstr *name,
+					 unsigned long *checked)
 {
 	struct inode *dir = d_inode(parent);
+	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
 	struct dentry *lower_dir = S3CFS_I(dir)->lower.dentry;
+	unsigned int ttl = READ_ONCE(sbi->opts.meta_ttl_ms);
 	struct dentry *lower;
 	int err;
 
+	*checked = jiffies;
 	lower = lookup_one_len_unlocked(name->name, lower_dir, name->len);
-	if (IS_ERR(lower) || s3cfs_dir_listed_fresh(dir))
+	if (IS_ERR(lower) || s3cfs_dir_listed_at(dir, checked))
 		return lower;
-	if (d_is_positive(lower) && !s3cfs_daemon_present())
-		return lower;
+	if (d_is_positive(lower)) {
+		if (ttl && s3cfs_lower_checked(lower, ttl, checked))
+			return lower;
+		if (!s3cfs_daemon_present())
+			return lower;
+	}
 
 	err = s3cfs_lookup_upcall(parent, name->name);
 	if (err && err != -ENOENT) {
@@ -128,6 +189,7 @@ struct dentry *s3cfs_lookup(struct inode *dir, struct dentry *dentry,
 	const struct cred *old_cred;
 	struct inode *inode = NULL;
 	struct dentry *lower;
+	unsigned long checked;
 
 	if (dentry->d_name.len > NAME_MAX)
 		return ERR_PTR(-ENAMETOOLONG);
@@ -137,10 +199,11 @@ struct dentry *s3cfs_lookup(struct inode *dir, struct dentry *dentry,
 		return d_splice_alias(NULL, dentry);
 
 	old_cred = override_creds(sbi->creds);
-	lower = s3cfs_lower_lookup(dentry->d_parent, &dentry->d_name);
+	lower = s3cfs_lower_lookup(dentry->d_parent, &dentry->d_name, &checked);
 	revert_creds(old_cred);
 	if (IS_ERR(lower))
 		return ERR_CAST(lower);
+	dentry->d_time = checked;
 	if (d_is_positive(lower)) {
 		inode = s3cfs_iget(dir->i_sb, lower);
 		/* Neither file nor directory: not ours, not shown. */
@@ -159,6 +222,7 @@ static int s3cfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	unsigned long ttl = msecs_to_jiffies(READ_ONCE(sbi->opts.meta_ttl_ms));
 	struct dentry *parent, *lower;
 	const struct cred *old_cred;
+	unsigned long checked;
 	struct inode *inode;
 	int valid;
 
@@ -184,7 +248,7 @@ static int s3cfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 
 	parent = dget_parent(dentry);
 	old_cred = override_creds(sbi->creds);
-	lower = s3cfs_lower_lookup(parent, &dentry->d_name);
+	lower = s3cfs_lower_lookup(parent, &dentry->d_name, &checked);
 	revert_creds(old_cred);
 	dput(parent);
 	if (IS_ERR(lower) && PTR_ERR(lower) != -ENOENT)
@@ -198,7 +262,7 @@ static int s3cfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	if (!IS_ERR(lower))
 		dput(lower);
 	if (valid)
-		dentry->d_time = jiffies;
+		dentry->d_time = checked;
 	else
 		s3cfs_inode_set_stale(inode);
 	return valid;

@@ -36,6 +36,15 @@
  *     which eviction could never free). Files that carry the three older
  *     xattrs instead are read as before and rewritten in the compact form
  *     when the daemon next meets them (LOOKUP, LIST).
+ *   - The lower mtime of a file or directory is when the daemon last found
+ *     it as it is in S3: it made it (LOOKUP, LIST), wrote fetched data
+ *     into it, or a LOOKUP checked it (the daemon then sets the mtime to
+ *     the time). The kernel trusts such an entry for meta_ttl from then
+ *     without a LOOKUP, whether or not its dentry stayed in memory, and
+ *     keeps the mtime across an EVICT's punch. (S3 has no time of its own
+ *     for these: a file's times come from S3CFS_XATTR_META.) An older
+ *     daemon leaves it at the last change: entries are trusted no longer
+ *     than meta_ttl after it, and the kernel asks again as before.
  *
  * Transport: one generic netlink family, S3CFS_GENL_NAME, in the initial
  * network namespace only. The daemon REGISTERs (needs CAP_SYS_ADMIN); from

@@ -508,6 +508,35 @@ static void test_prune(void)
 	close(dfd);
 }
 
+/* The mtime as the record of the last check: set by a LOOKUP, kept by removals. */
+static void test_checked(void)
+{
+	const struct timespec old[2] = { { .tv_sec = 1000 }, { .tv_sec = 2000 } };
+	struct stat st;
+	int dfd = -1;
+
+	s3d_store_open_dir(rootfd, "chk/sub", true, &dfd);
+	close(dfd);
+	s3d_store_open_dir(rootfd, "chk", false, &dfd);
+	if (close(open(at("chk/f"), O_CREAT | O_WRONLY, 0644)) ||
+	    utimensat(AT_FDCWD, at("chk/f"), old, 0) ||
+	    utimensat(AT_FDCWD, at("chk/sub"), old, 0) ||
+	    utimensat(AT_FDCWD, at("chk"), old, 0))
+		diag("setting up chk/ failed");
+	is_int(s3d_store_set_checked(dfd, "f"), 0, "set_checked: a file");
+	ok(!stat(at("chk/f"), &st) && st.st_mtime > 2000 && st.st_atime == 1000,
+	   "set_checked: its mtime is now, its atime (the LRU clock) kept");
+	is_int(s3d_store_set_checked(dfd, "sub"), 0, "set_checked: a directory");
+	ok(!stat(at("chk/sub"), &st) && st.st_mtime > 2000,
+	   "set_checked: its mtime is now");
+	is_int(s3d_store_set_checked(dfd, "nope"), -ENOENT, "set_checked: no such entry");
+	is_int(s3d_store_remove(dfd, "f"), 0, "remove: a file");
+	is_int(s3d_store_remove(dfd, "sub"), 0, "remove: a directory");
+	ok(!stat(at("chk"), &st) && st.st_mtime == 2000,
+	   "remove: the parent's mtime (its last check) kept");
+	close(dfd);
+}
+
 int main(void)
 {
 	s3d_log_level = -1;
@@ -532,6 +561,7 @@ int main(void)
 	test_sizes();
 	test_meta();
 	test_prune();
+	test_checked();
 	close(rootfd);
 	rm_rf(root);
 	return tap_done();

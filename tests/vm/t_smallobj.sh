@@ -8,12 +8,18 @@
 # FETCH. Counted on both sides: the module's fetches, the daemon's GETs
 # and HEADs (its debug log), the bytes compared. A zero-byte object (s3rver
 # answers its range oddly), a larger object (its metadata from the GET, its
-# data fetched), an evicted small file (fetched again), a name the cache
-# has (a HEAD only), and --lookup-get-max 0 (a HEAD, then a FETCH).
+# data fetched), an evicted small file (fetched again; the punch keeps the
+# lower mtime), and --lookup-get-max 0 (a HEAD, then a FETCH).
+# A name the cache has is trusted for meta_ttl from when the daemon last
+# found it in S3 (its lower mtime): no request then, even after its dentry
+# was dropped (a warm loader re-opening files after memory pressure paid a
+# HEAD per file before), and its dentry is no longer trusted past that
+# (the dentry's age counts from the check, not from the lookup); an older
+# one is checked with a HEAD, no body.
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init smallobj
-plan 19
+plan 25
 
 make_fixture "$WORK/small" $((100 * 1024 + 3)) small-1 >/dev/null
 make_fixture "$WORK/big" $((2 * 1048576 + 5)) small-big >/dev/null
@@ -54,19 +60,46 @@ check "... its data fetched ($(( $(mnt_stat fetches) - f0 )) FETCHes), no HEAD (
 
 # Evicted: an ordinary cached file, fetched again when read.
 drop_caches
+m0=$(stat -c %y "$CACHE/d/small.bin")
 check "the small file evicts" timeout 60 "$CTL" evict "$MNT/d/small.bin"
+is "$(stat -c %y "$CACHE/d/small.bin")" "$m0" "... its lower mtime (the last check) kept"
 f0=$(mnt_stat fetches)
 check "... and reads right again" cmp "$MNT/d/small.bin" "$WORK/small"
 is "$(( $(mnt_stat fetches) - f0 ))" 1 "... with one FETCH"
 
-# A name the cache has: revalidated with a HEAD, no body.
+# A name the cache has. Requests for d/small.bin since the last call.
+last=$(sent d/small.bin)
+since() {
+	local now
+	now=$(sent d/small.bin)
+	echo "$(( ${now% *} - ${last% *} )) $(( ${now#* } - ${last#* } ))"
+	last=$now
+}
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
 umount_s3 "$MNT"
 check "remount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,chunk=1M,fetch_timeout=60,meta_ttl=3600"
-before=$(sent d/small.bin)
 stat "$MNT/d/small.bin" >/dev/null
-after=$(sent d/small.bin)
-is "$(( ${after% *} - ${before% *} )) $(( ${after#* } - ${before#* } ))" "0 1" \
-	"a name the cache has: a HEAD, no GET"
+is "$(since)" "0 0" "a name found in S3 less than meta_ttl ago (fetched): no request"
+umount_s3 "$MNT"
+check "remount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,chunk=1M,fetch_timeout=60,meta_ttl=6"
+sleep 7
+t0=$(ms)
+stat "$MNT/d/small.bin" >/dev/null
+is "$(since)" "0 1" "an older one: a HEAD, no GET"
+# Its dentry dropped 3 s later: the check is remembered (the lower mtime).
+sleep 3
+drop_caches
+stat "$MNT/d/small.bin" >/dev/null
+t1=$(ms)
+is "$(since)" "0 0" "... dropped from memory $(( t1 - t0 )) ms after the check: no request"
+# 8 s after the check, its new dentry (looked up 3 s or more after it) is
+# past meta_ttl: revalidated. Trusted for meta_ttl from its lookup
+# instead, it would be until 9 s or more after the check.
+left=$(( 8000 - ($(ms) - t0) ))
+[ "$left" -gt 0 ] && sleep "$(( left / 1000 )).$(printf %03d $(( left % 1000 )))"
+t2=$(ms)
+stat "$MNT/d/small.bin" >/dev/null
+is "$(since)" "0 1" "... $(( t2 - t0 )) ms after the check, its dentry is revalidated (a HEAD)"
 
 # --lookup-get-max 0: HEAD, then the FETCH.
 umount_s3 "$MNT"
