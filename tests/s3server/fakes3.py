@@ -21,6 +21,7 @@ Unlike s3rver it keeps keys verbatim, so keys such as "a//b", "./x", "../y"
 or "" components reach the client exactly as a real S3 would send them. No
 authentication is checked. Used by t_badkeys and t_etag.
 """
+import bisect
 import email.utils
 import hashlib
 import http.server
@@ -37,8 +38,52 @@ OBJECTS = {}  # key -> (bytes, etag, mtime)
 LOG = None
 
 
+SORTED = None  # the keys as UTF-8 bytes, sorted; None: to be rebuilt
+
+
 def put_object(key, data):
+    global SORTED
+    if key not in OBJECTS:
+        SORTED = None
     OBJECTS[key] = (data, '"%s"' % hashlib.md5(data).hexdigest(), int(time.time()))
+
+
+def drop_object(key):
+    global SORTED
+    if OBJECTS.pop(key, None) is not None:
+        SORTED = None
+
+
+def list_page(prefix, delim, max_keys, after):
+    """One ListObjectsV2 page, under LOCK: ([(name, kind)], truncated).
+
+    Walks the sorted key index from the first key past both `prefix` and
+    `after` (bisect), so a page costs its own entries, not the bucket's
+    (the benchmark lists directories of 100 000 keys); a common prefix is
+    skipped past in one bisect."""
+    global SORTED
+    if SORTED is None:
+        SORTED = sorted(k.encode() for k in OBJECTS)
+    p, a, d = prefix.encode(), after.encode(), delim.encode()
+    i = bisect.bisect_right(SORTED, a) if a >= p else bisect.bisect_left(SORTED, p)
+    items = []
+    while i < len(SORTED) and SORTED[i].startswith(p):
+        k = SORTED[i]
+        j = k.find(d, len(p)) if d else -1
+        if j >= 0:
+            cp = k[:j + len(d)]
+            if cp > a:
+                if len(items) == max_keys:
+                    return items, True
+                items.append((cp.decode(), "prefix"))
+            # past every key under this common prefix
+            i = bisect.bisect_left(SORTED, cp + b"\xff" * 4, i)
+            continue
+        if len(items) == max_keys:
+            return items, True
+        items.append((k.decode(), "key"))
+        i += 1
+    return items, False
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -85,25 +130,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         after = q.get("start-after", "")
         token = q.get("continuation-token")
         if token:
-            after = max(after, urllib.parse.unquote(token))
+            after = max(after, urllib.parse.unquote(token), key=str.encode)
         with LOCK:
-            keys = sorted((k for k in OBJECTS if k.startswith(prefix)),
-                          key=lambda k: k.encode())
-            items = []  # (sort key, kind, value)
-            seen = set()
-            for k in keys:
-                rest = k[len(prefix):]
-                i = rest.find(delim) if delim else -1
-                if i >= 0:
-                    cp = prefix + rest[:i + len(delim)]
-                    if cp not in seen:
-                        seen.add(cp)
-                        items.append((cp, "prefix", cp))
-                else:
-                    items.append((k, "key", k))
-            items = [it for it in items if it[0].encode() > after.encode()]
-            truncated = len(items) > max_keys
-            items = items[:max_keys]
+            items, truncated = list_page(prefix, delim, max_keys, after)
             out = ['<?xml version="1.0" encoding="UTF-8"?>',
                    '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">',
                    "<Name>%s</Name><Prefix>%s</Prefix><MaxKeys>%d</MaxKeys>"
@@ -115,7 +144,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if truncated:
                 out.append("<NextContinuationToken>%s</NextContinuationToken>"
                            % escape(urllib.parse.quote(items[-1][0], safe="")))
-            for _, kind, v in items:
+            for v, kind in items:
                 if kind == "key":
                     data, etag, mtime = OBJECTS[v]
                     out.append("<Contents><Key>%s</Key><LastModified>%s</LastModified>"
@@ -124,7 +153,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                % (escape(v), time.strftime("%Y-%m-%dT%H:%M:%S.000Z",
                                                            time.gmtime(mtime)),
                                   escape(etag), len(data)))
-            for _, kind, v in items:
+            for v, kind in items:
                 if kind == "prefix":
                     out.append("<CommonPrefixes><Prefix>%s</Prefix></CommonPrefixes>"
                                % escape(v))
@@ -199,7 +228,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_DELETE(self):
         bucket, key, _ = self.split()
         with LOCK:
-            OBJECTS.pop(key, None)
+            drop_object(key)
         self.reply(204)
 
 

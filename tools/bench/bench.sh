@@ -95,7 +95,7 @@ main() {
 
 	# Guest: 6 GiB (4 GiB quick): the hot rows need every system's copy of the
 	# dataset in the page cache at once; 12 GiB disk (a sparse file here).
-	timeout=1800 mem=6144
+	timeout=2700 mem=6144
 	[ $quick = 1 ] && timeout=600 mem=4096
 	timeout=${BENCH_VM_TIMEOUT:-$timeout}
 

@@ -59,8 +59,12 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	# cold seq4 cost ~40 s more, s3fs reading whole objects, although the
 	# fill then has less to read: BENCH_COLD_WL="ttfb seq1 seq4" for it).
 	COLD_WL="ttfb seq1"
-	WARM_WL="seq1 rand4k"
+	WARM_WL="seq1 rand4k dseq1"
 	HOT_WL="seq1"
+	SMALL_N=400		# small objects of 100 KiB
+	SMALL_RUNTIME=4		# s per small-object run
+	BIGLS_N=2000		# the big directory (fakes3)
+	BIGLS_TIMEOUT=60	# s per walk of it
 else
 	MODE=full
 	SHARD_MB=256
@@ -80,15 +84,20 @@ else
 	PROFILE=1
 	# Cold random reads are no target and took ~90 s (BENCH_COLD_WL adds them).
 	COLD_WL="ttfb seq1 seq1r seq4 seq4r"
-	WARM_WL="seq1 seq4 rand4k rand128k mmap4k"
+	WARM_WL="seq1 seq4 rand4k rand128k mmap4k dseq1 drand4k"
 	HOT_WL="seq1 seq4 rand4k rand128k mmap4k"
+	SMALL_N=20000
+	SMALL_RUNTIME=15	# every reader is cut there: files/s, not all read
+	BIGLS_N=100000
+	BIGLS_TIMEOUT=600
 fi
 # perf profiles (full run): one perf record -a -g run costs ~40 s under TCG.
 PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k cold-seq1
 # The phases, in order (a subset for experiments: BENCH_PHASES="cold").
-PHASES="cold fill warm hot profile meta"
+PHASES="cold fill warm hot profile meta small bigls"
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
-	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL PROFILES PHASES; do
+	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL PROFILES PHASES \
+	 SMALL_N SMALL_RUNTIME BIGLS_N BIGLS_TIMEOUT; do
 	bv=BENCH_$v
 	[ -n "${!bv:-}" ] && printf -v "$v" '%s' "${!bv}"
 done
@@ -97,6 +106,7 @@ SYSTEMS=${BENCH_SYSTEMS:-ext4 curl s3cachefs s3fs rclone}
 # The readahead of s3cachefs (its default) and of the ext4 limit, KiB.
 RA_KB=8192
 NSHARDS=4
+SMALL_LIST=/tmp/bench-small.list
 BUCKET=bench
 export S3_PORT=9000 S3_DATA=/nvme/s3
 . "$REPO/tests/lib/s3.sh"
@@ -287,14 +297,18 @@ setup_disk() {
 #    directories of META_PER_DIR tiny objects, all with the same 7 bytes:
 #    each object's three files are hard links to one set (a link is one
 #    system call where a new file is three plus a block: 26 000 objects in
-#    the full run; ext4 allows 65 000 links to an inode).
+#    the full run; ext4 allows 65 000 links to an inode);
+#  - small/o-NNNNN: SMALL_N objects of 100 KiB (random bytes, all the same:
+#    hard links again), and SMALL_LIST, their names shuffled (the order
+#    in which every system reads them).
 # s3rver serves the .md5 file as the ETag and does not check it.
 make_dataset() {
 	python3 - "$S3_DATA/$BUCKET" "$NSHARDS" "$SHARD_MB" "$BIG_MB" \
-		"$META_LS" "$META_DIRS" "$META_PER_DIR" <<'EOF'
-import hashlib, os, sys
+		"$META_LS" "$META_DIRS" "$META_PER_DIR" "$SMALL_N" "$SMALL_LIST" <<'EOF'
+import hashlib, os, random, sys
 root = sys.argv[1]
-nshards, shard_mb, big_mb, nls, ndirs, per = map(int, sys.argv[2:])
+nshards, shard_mb, big_mb, nls, ndirs, per, nsmall = map(int, sys.argv[2:9])
+small_list = sys.argv[9]
 META = b'{"content-type":"application/octet-stream"}\n'
 def side(base, etag):
     with open(base + "._S3rver_object.md5", "w") as f:
@@ -341,6 +355,17 @@ for d in range(ndirs):
         put_small("tree/d%02d/obj-%05d" % (d, i))
 for s in SUF:
     os.unlink(small + s)
+os.makedirs(os.path.join(root, "small"), exist_ok=True)
+put("small100k-master", os.urandom(100 << 10))
+small = os.path.join(root, "small100k-master")
+names = ["o-%05d" % i for i in range(nsmall)]
+for n in names:
+    put_small("small/" + n)
+for s in SUF:
+    os.unlink(small + s)
+random.Random(42).shuffle(names)
+with open(small_list, "w") as f:
+    f.write("\n".join(names) + "\n")
 EOF
 }
 
@@ -439,25 +464,30 @@ fio_figures() {
 # DIR/sN$SUFFIX are the four shard files.
 workload() {
 	local sys=$1 mode=$2 wl=$3 d=$4 sfx=${5:-} rt=${6:-$RUNTIME} f=() i dl
-	local tb=0 size=100%
+	local tb=0 size=100% direct=0
 	for ((i = 0; i < NSHARDS; i++)); do f+=("$d/s$i$sfx"); done
 	dl=$((rt + ${DEADLINE_SLACK:-$FIO_SLACK}))
 	# Hot runs: time-based over the hot working set (in the page cache).
 	case $mode in hot|pagecache) tb=1 size=$HOT_PCT% ;; esac
+	# dseq1, drand4k: the same reads with O_DIRECT (loaders such as
+	# cuFile or fastsafetensors), against ext4's own O_DIRECT.
+	case "$wl" in d*) direct=1 ;; esac
 	case "$wl" in
-	seq1)	fio_run "$sys" "$mode" "$wl" $dl RUNTIME="$rt" TIME_BASED=$tb SIZE=$size \
-			FILES="$(IFS=:; echo "${f[*]}")" -- tests/fio/seq1.fio ;;
+	seq1|dseq1)
+		fio_run "$sys" "$mode" "$wl" $dl RUNTIME="$rt" TIME_BASED=$tb SIZE=$size \
+			DIRECT=$direct FILES="$(IFS=:; echo "${f[*]}")" -- tests/fio/seq1.fio ;;
 	seq1c)	# cold, one object: only the first shard
 		fio_run "$sys" "$mode" seq1 $dl RUNTIME="$rt" TIME_BASED=0 SIZE=100% \
-			FILES="${f[0]}" -- tests/fio/seq1.fio ;;
+			DIRECT=0 FILES="${f[0]}" -- tests/fio/seq1.fio ;;
 	seq4)	fio_run "$sys" "$mode" "$wl" $dl RUNTIME="$rt" TIME_BASED=$tb SIZE=$size \
-			F0="${f[0]}" F1="${f[1]}" F2="${f[2]}" F3="${f[3]}" -- tests/fio/seq4.fio ;;
-	rand4k|rand128k|mmap4k)
+			DIRECT=0 F0="${f[0]}" F1="${f[1]}" F2="${f[2]}" F3="${f[3]}" -- tests/fio/seq4.fio ;;
+	rand4k|rand128k|mmap4k|drand4k)
 		local bs=4k eng=psync
 		[ "$wl" = rand128k ] && bs=128k
 		[ "$wl" = mmap4k ] && eng=mmap
 		fio_run "$sys" "$mode" "$wl" $dl RUNTIME="$rt" BS=$bs IOENGINE=$eng SIZE=$size \
-			F0="${f[0]}" F1="${f[1]}" F2="${f[2]}" F3="${f[3]}" -- tests/fio/randread.fio ;;
+			DIRECT=$direct F0="${f[0]}" F1="${f[1]}" F2="${f[2]}" F3="${f[3]}" \
+			-- tests/fio/randread.fio ;;
 	esac
 }
 
@@ -615,7 +645,7 @@ mount_s3cachefs() {
 # be part of what is measured.
 start_bench_daemon() {
 	local i
-	DAEMON_LOG=$LOGS/s3cachefsd.log
+	DAEMON_LOG=$LOGS/${BENCH_DAEMON_LOG:-s3cachefsd.log}
 	AWS_ACCESS_KEY_ID=$S3_AK AWS_SECRET_ACCESS_KEY=$S3_SK \
 		setsid "$S3CFS_DAEMON" --endpoint "$S3_ENDPOINT" --region "$S3_REGION" \
 		--path-style ${BENCH_DAEMON_ARGS:-} </dev/null >>"$DAEMON_LOG" 2>&1 &
@@ -905,6 +935,265 @@ phase_meta() {
 	phase_end
 }
 
+# --- small objects: a loader opening files it knows by name --------------------
+# small_read SYSTEM MODE ROOT LIST DONE_OUT: 8 threads open and read whole
+# files ROOT/NAME, NAME in LIST order, until SMALL_RUNTIME s have passed
+# (the files begun by then are finished) or LIST is done; DONE_OUT gets the
+# names read. One row: files/s (iops), MiB/s.
+small_read() {
+	local sys=$1 mode=$2 out rc t
+	out=$(timeout -k 5 $((SMALL_RUNTIME + 120)) python3 - "$3" "$4" "$SMALL_RUNTIME" "$5" <<'EOF' 2>&1
+import os, sys, threading, time
+root, listf, runtime, done_out = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+names = open(listf).read().split()
+lock = threading.Lock()
+state = {"next": 0, "bytes": 0}
+done, errs = [], []
+t0 = time.perf_counter()
+end = t0 + runtime
+def worker():
+    while True:
+        with lock:
+            i = state["next"]
+            if i >= len(names) or time.perf_counter() >= end:
+                return
+            state["next"] = i + 1
+        try:
+            fd = os.open(os.path.join(root, names[i]), os.O_RDONLY)
+            got = 0
+            try:
+                while True:
+                    b = os.read(fd, 1 << 20)
+                    if not b:
+                        break
+                    got += len(b)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            with lock:
+                errs.append("%s: %s" % (names[i], e))
+            continue
+        with lock:
+            done.append(names[i])
+            state["bytes"] += got
+            if got != 100 << 10:
+                errs.append("%s: %d bytes" % (names[i], got))
+threads = [threading.Thread(target=worker) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+secs = time.perf_counter() - t0
+with open(done_out, "w") as f:
+    f.write("\n".join(done) + "\n")
+print("%d %d %.3f %d %s" % (len(done), state["bytes"], secs, len(errs), errs[0] if errs else ""))
+EOF
+)
+	rc=$?
+	local n bytes secs nerr first
+	read -r n bytes secs nerr first <<<"$out"
+	if [ $rc != 0 ] || ! [[ ${n:-} =~ ^[0-9]+$ ]]; then
+		rec "$sys" "$mode" small fail "" "" "" "" "" "reader exit $rc: $(echo "$out" | tail -n 1 | cut -c1-160)"
+		return 1
+	fi
+	if [ "$nerr" != 0 ] || [ "$n" = 0 ]; then
+		rec "$sys" "$mode" small fail "" "" "" "" "$secs" "$n files read, $nerr errors ($first)"
+		return 1
+	fi
+	ms_of "$secs"
+	rec "$sys" "$mode" small ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
+		"$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$secs" "$n files of 100 KiB, 8 readers"
+}
+
+# The server's limit: curl, 8 keep-alive transfers at a time over the same
+# names, cut at SMALL_RUNTIME s like the readers.
+curl_small() {
+	local cfg=/tmp/curl-small.cfg n t0 secs name
+	say "curl cold small"
+	{
+		while read -r name; do
+			printf 'url = "%s/small/%s"
+' "$CURL_U" "$name"
+			printf 'aws-sigv4 = "aws:amz:%s:s3"
+user = "%s:%s"
+' "$S3_REGION" "$S3_AK" "$S3_SK"
+			printf 'header = "x-amz-content-sha256: UNSIGNED-PAYLOAD"
+'
+			printf 'silent
+output = "/dev/null"
+'
+			# (to stderr: unbuffered, so that a run cut by timeout keeps it)
+			printf 'write-out = "%%{stderr}%%{http_code} %%{size_download}\\n"
+next
+'
+		done <"$SMALL_LIST"
+	} >"$cfg"
+	t0=$(now)
+	timeout -k 5 "$SMALL_RUNTIME" curl --parallel --parallel-max 8 -K "$cfg" \
+		2>"$LOGS/curl-small.out" >/dev/null
+	secs=$(elapsed "$t0")
+	n=$(grep -c '^200 102400$' "$LOGS/curl-small.out")
+	if [ "${n:-0}" -gt 0 ]; then
+		ms_of "$secs"
+		rec curl cold small ok "$(div_fmt $((n * 102400 * 1000)) $((MS * 1048576)) 2)" \
+			"$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$secs" "$n GETs of 100 KiB, 8 in parallel"
+	else
+		rec curl cold small fail "" "" "" "" "$secs" "no GET done: $(tail -n 1 "$LOGS/curl-small.out" | cut -c1-160)"
+	fi
+}
+
+# Cold: each system reads the shuffled names (nothing of small/ cached,
+# not even listed: the loader opens names it has from an index). Warm: each
+# reads again what it read cold; the limit is the same files read from
+# s3cachefs' cache directory on the ext4 (its lower files).
+phase_small() {
+	local sys mv lower
+	phase_start "small objects"
+	if has curl; then drop_caches; curl_small; fi
+	for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+		mv="MNT_$sys"
+		drop_caches
+		step "$sys" cold small small_read "$sys" cold "${!mv}/small" "$SMALL_LIST" "/tmp/small-done-$sys"
+	done
+	if has s3cachefs && [ -s /tmp/small-done-s3cachefs ]; then
+		lower=$(find $CACHE_s3cachefs -type d -name small -print -quit 2>/dev/null)
+		if [ -n "$lower" ]; then
+			drop_caches
+			step ext4 nvme small small_read ext4 nvme "$lower" /tmp/small-done-s3cachefs /tmp/small-done-ext4
+		else
+			rec ext4 nvme small fail "" "" "" "" "" "no small/ in $CACHE_s3cachefs"
+		fi
+	fi
+	for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+		mv="MNT_$sys"
+		[ -s "/tmp/small-done-$sys" ] || continue
+		drop_caches
+		step "$sys" warm small small_read "$sys" warm "${!mv}/small" "/tmp/small-done-$sys" /dev/null
+	done
+	has s3cachefs && stats_s3cachefs "small"
+	phase_end
+}
+
+# --- a big directory: listing cost, first entry, warm ls, per-entry cost -------
+# Served by fakes3 (s3rver pages a 100 000-object bucket in minutes under
+# TCG); its pages cost their own entries (a bisect into its sorted keys).
+# The limit lists it over one keep-alive connection from python: a curl
+# exec per page costs 0.3 s under TCG, more than fakes3's page.
+BIGLS_BUCKET=bigdir
+BIGLS_PORT=9100
+MNT_big=/mnt/s3cachefs-big
+CACHE_big=/nvme/s3cachefs-big
+bigls_limit() {	# prints "first_page_s total_s entries" or an error
+	python3 - "$BIGLS_PORT" "$BIGLS_BUCKET" <<'EOF'
+import html, http.client, re, sys, time, urllib.parse
+port, bucket = int(sys.argv[1]), sys.argv[2]
+c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+t0 = time.perf_counter()
+first, n, token = None, 0, None
+while True:
+    q = {"list-type": "2", "prefix": "big/", "delimiter": "/"}
+    if token:
+        q["continuation-token"] = token
+    c.request("GET", "/%s?%s" % (bucket, urllib.parse.urlencode(q)))
+    r = c.getresponse()
+    body = r.read()
+    if r.status != 200:
+        sys.exit("HTTP %d" % r.status)
+    n += body.count(b"<Key>")
+    if first is None:
+        first = time.perf_counter() - t0
+    m = re.search(rb"<NextContinuationToken>(.*?)</NextContinuationToken>", body)
+    if b"<IsTruncated>true</IsTruncated>" not in body or not m:
+        break
+    token = html.unescape(m.group(1).decode())
+print("%.6f %.3f %d" % (first, time.perf_counter() - t0, n))
+EOF
+}
+# The time to the first entry of a cold directory, through readdir.
+first_entry() {	# SYSTEM DIR
+	local out rc
+	out=$(timeout -k 5 "$BIGLS_TIMEOUT" python3 -c '
+import os, sys, time
+t = time.perf_counter()
+it = os.scandir(sys.argv[1])
+e = next(it)
+print("%.6f %s" % (time.perf_counter() - t, e.name))' "$2" 2>&1)
+	rc=$?
+	if [ $rc != 0 ]; then
+		rec "$1" cold bigls-first fail "" "" "" "" "" "exit $rc: $(echo "$out" | tail -n 1 | cut -c1-160)"
+		return 1
+	fi
+	us_of "${out%% *}"
+	rec "$1" cold bigls-first ok "" "" "$US" "" "${out%% *}" "first entry of a cold readdir"
+}
+phase_bigls() {
+	local out first total n lower kb rss
+	phase_start "big directory ($BIGLS_N objects, fakes3)"
+	python3 - "$BIGLS_BUCKET" "$BIGLS_N" >/tmp/bigls.json <<'EOF'
+import json, sys
+print(json.dumps({"bucket": sys.argv[1],
+                  "objects": {"big/obj-%06d" % i: "x" for i in range(int(sys.argv[2]))}}))
+EOF
+	if ! start_fakes3 $BIGLS_PORT /tmp/bigls.json; then
+		rec curl cold bigls fail "" "" "" "" "" "fakes3 did not start"
+		phase_end
+		return
+	fi
+	out=$(bigls_limit 2>&1)
+	read -r first total n <<<"$out"
+	if [ "${n:-}" = "$BIGLS_N" ]; then
+		us_of "$first"
+		rec curl cold bigls-first ok "" "" "$US" "" "$first" "one ListObjectsV2 page"
+		ms_of "$total"
+		rec curl cold bigls ok "" "$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$total" \
+			"$n keys, paginated ListObjectsV2 (1000 a page)"
+	else
+		rec curl cold bigls fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
+	fi
+	if has s3cachefs && [ -z "${DOWN[s3cachefs]:-}" ]; then
+		# The daemon serves one endpoint: it moves to fakes3 for this.
+		stats_s3cachefs "end"
+		umount_s3cachefs
+		stop_daemon
+		rm -rf $CACHE_big
+		mkdir -p $CACHE_big
+		if S3_ENDPOINT=$FAKES3_ENDPOINT BENCH_DAEMON_LOG=s3cachefsd-fakes3.log start_bench_daemon &&
+		   S3CFS_MOUNT_WAIT=20 mount_s3 $BIGLS_BUCKET $MNT_big "cache=$CACHE_big,fetch_timeout=120"; then
+			drop_caches
+			first_entry s3cachefs $MNT_big/big
+			# ls -l cold again, on an empty cache and a fresh mount.
+			timeout -k 5 60 umount $MNT_big
+			rm -rf $CACHE_big
+			mkdir -p $CACHE_big
+			mount_s3 $BIGLS_BUCKET $MNT_big "cache=$CACHE_big,fetch_timeout=120"
+			drop_caches
+			META_TIMEOUT=$BIGLS_TIMEOUT meta s3cachefs cold bigls $((BIGLS_N + 1)) ls -l $MNT_big/big
+			META_TIMEOUT=$BIGLS_TIMEOUT meta s3cachefs warm bigls $((BIGLS_N + 1)) ls -l $MNT_big/big
+			# What the listing left: the daemon's peak memory, and the
+			# cache device's space per entry (du: blocks allocated).
+			rss=$(sed -n 's/^VmHWM: *\([0-9]*\) kB//p' /proc/"$DAEMON_PID"/status 2>/dev/null)
+			lower=$(find $CACHE_big -type d -name big -print -quit 2>/dev/null)
+			if [ -n "$lower" ]; then
+				kb=$(du -sk "$lower" | cut -f1)
+				rec s3cachefs cold bigls-cost ok "" "" "" "" "" \
+					"daemon peak RSS ${rss:-?} KiB; cache directory $kb KiB for $BIGLS_N entries ($((kb * 1024 / BIGLS_N)) B each)"
+				# The limit for the warm walk: ls -l of the same number of
+				# files on the cache ext4 (the lower directory), its
+				# dentries as warm as ours (a first walk, untimed).
+				timeout -k 5 "$BIGLS_TIMEOUT" ls -l "$lower" >/dev/null 2>&1
+				META_TIMEOUT=$BIGLS_TIMEOUT meta ext4 warm bigls $((BIGLS_N + 1)) ls -l "$lower"
+			fi
+			timeout -k 5 60 umount $MNT_big || timeout 30 umount -l $MNT_big
+		else
+			rec s3cachefs cold bigls fail "" "" "" "" "" "no mount on fakes3 (logs/s3cachefsd-fakes3.log)"
+		fi
+		stop_daemon
+		rm -rf $CACHE_big
+	fi
+	stop_fakes3
+	phase_end
+}
+
 teardown() {
 	local sys
 	has s3cachefs && stats_s3cachefs "end"
@@ -1165,6 +1454,10 @@ write_env() {
 		echo "meta_find=$((META_DIRS * META_PER_DIR))"
 		echo "meta_dirs=$META_DIRS"
 		echo "meta_timeout=$META_TIMEOUT"
+		echo "small_n=$SMALL_N"
+		echo "small_runtime=$SMALL_RUNTIME"
+		echo "bigls_n=$BIGLS_N"
+		echo "bigls_timeout=$BIGLS_TIMEOUT"
 		echo "kernel=$(uname -r)"
 		echo "cpus=$(nproc)"
 		echo "mem_mib=$(($(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo) / 1024))"
@@ -1227,6 +1520,8 @@ main() {
 		hot)	 phase_hot ;;
 		profile) has s3cachefs && [ "$PROFILE" = 1 ] && profile_s3cachefs ;;
 		meta)	 phase_meta ;;
+		small)	 phase_small ;;
+		bigls)	 phase_bigls ;;
 		*)	 say "unknown phase $ph (BENCH_PHASES)" ;;
 		esac
 	done
