@@ -1012,20 +1012,12 @@ curl_small() {
 	say "curl cold small"
 	{
 		while read -r name; do
-			printf 'url = "%s/small/%s"
-' "$CURL_U" "$name"
-			printf 'aws-sigv4 = "aws:amz:%s:s3"
-user = "%s:%s"
-' "$S3_REGION" "$S3_AK" "$S3_SK"
-			printf 'header = "x-amz-content-sha256: UNSIGNED-PAYLOAD"
-'
-			printf 'silent
-output = "/dev/null"
-'
+			printf 'url = "%s/small/%s"\n' "$CURL_U" "$name"
+			printf 'aws-sigv4 = "aws:amz:%s:s3"\nuser = "%s:%s"\n' "$S3_REGION" "$S3_AK" "$S3_SK"
+			printf 'header = "x-amz-content-sha256: UNSIGNED-PAYLOAD"\n'
+			printf 'silent\noutput = "/dev/null"\n'
 			# (to stderr: unbuffered, so that a run cut by timeout keeps it)
-			printf 'write-out = "%%{stderr}%%{http_code} %%{size_download}\\n"
-next
-'
+			printf 'write-out = "%%{stderr}%%{http_code} %%{size_download}\\n"\nnext\n'
 		done <"$SMALL_LIST"
 	} >"$cfg"
 	t0=$(now)
@@ -1127,7 +1119,7 @@ print("%.6f %s" % (time.perf_counter() - t, e.name))' "$2" 2>&1)
 	rec "$1" cold bigls-first ok "" "" "$US" "" "${out%% *}" "first entry of a cold readdir"
 }
 phase_bigls() {
-	local out first total n lower kb rss
+	local out first total n lower kb rss=
 	phase_start "big directory ($BIGLS_N objects, fakes3)"
 	python3 - "$BIGLS_BUCKET" "$BIGLS_N" >/tmp/bigls.json <<'EOF'
 import json, sys
@@ -1171,7 +1163,10 @@ EOF
 			META_TIMEOUT=$BIGLS_TIMEOUT meta s3cachefs warm bigls $((BIGLS_N + 1)) ls -l $MNT_big/big
 			# What the listing left: the daemon's peak memory, and the
 			# cache device's space per entry (du: blocks allocated).
-			rss=$(sed -n 's/^VmHWM: *\([0-9]*\) kB//p' /proc/"$DAEMON_PID"/status 2>/dev/null)
+			local k v
+			while read -r k v _; do
+				[ "$k" = VmHWM: ] && rss=$v
+			done </proc/"$DAEMON_PID"/status
 			lower=$(find $CACHE_big -type d -name big -print -quit 2>/dev/null)
 			if [ -n "$lower" ]; then
 				kb=$(du -sk "$lower" | cut -f1)
