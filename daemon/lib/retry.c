@@ -122,3 +122,36 @@ bool s3d_retry_throttled(long status, const char *code)
 			return true;
 	return false;
 }
+
+/**
+ * s3d_retry_transient() - is this S3 answer worth another attempt?
+ * @status: the HTTP status (200 for an error S3 put in a 200's body)
+ * @code: the S3 error code, or "" / NULL
+ *
+ * 5xx but 501 (NotImplemented: the server lacks the feature, asking again
+ * will not grow it), 429, the throttling codes, and the codes S3 sends
+ * for a request that may well succeed next time: InternalError (also
+ * inside a CompleteMultipartUpload's 200), RequestTimeout (a 400: the
+ * server gave up reading a slow upload body) and
+ * ConditionalRequestConflict (a 409: another conditional write of the
+ * key was in progress; not a conflict with our precondition).
+ *
+ * Return: true to retry (budget and attempts permitting).
+ */
+bool s3d_retry_transient(long status, const char *code)
+{
+	static const char *const codes[] = {
+		"InternalError", "ServiceUnavailable", "RequestTimeout",
+		"ConditionalRequestConflict",
+	};
+	size_t i;
+
+	if (code && !strcmp(code, "NotImplemented"))
+		return false;
+	if ((status >= 500 && status != 501) || s3d_retry_throttled(status, code))
+		return true;
+	for (i = 0; code && i < S3D_ARRAY_SIZE(codes); i++)
+		if (!strcmp(code, codes[i]))
+			return true;
+	return false;
+}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * retry.c: the retry policy (pure): back-off with full jitter, a retry
- * budget per S3 context, Retry-After and what counts as throttling.
+ * budget per S3 context, Retry-After, what counts as throttling and what is
+ * worth another attempt.
  */
 #ifndef S3D_RETRY_H
 #define S3D_RETRY_H
@@ -49,5 +50,6 @@ bool s3d_retry_budget_take(struct s3d_retry_budget *b, unsigned int cost);
 void s3d_retry_budget_success(struct s3d_retry_budget *b, unsigned int spent);
 long s3d_retry_after_ms(const char *v, time_t now);
 bool s3d_retry_throttled(long status, const char *code);
+bool s3d_retry_transient(long status, const char *code);
 
 #endif /* S3D_RETRY_H */

@@ -10,7 +10,8 @@
  * chunks readers are blocked on, then readahead, FIFO within a class.
  * Keep-alive comes from the multi handle's connection cache, sized to the
  * same cap. Transient failures (connection errors, timeouts, too slow a
- * transfer, 5xx, 429, a body cut short) are retried by the policy of
+ * transfer, 5xx but 501, 429, a body cut short, the codes of
+ * s3d_retry_transient()) are retried by the policy of
  * retry.c: up to retry_attempts attempts, full jitter back-off,
  * Retry-After, no retry starting past retry_max_time (counted from the
  * first attempt or the last progress the operation reported with
@@ -380,10 +381,12 @@ static const char *transient(struct s3d_xfer *x, char *buf, size_t len)
 	}
 	if (x->err)
 		return NULL;
-	if (x->status >= 500 || x->status == 429) {
+	if (x->status >= 400) {
 		struct s3d_s3error e;
 
 		s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e);
+		if (!s3d_retry_transient(x->status, e.code))
+			return NULL;
 		x->throttled = s3d_retry_throttled(x->status, e.code);
 		snprintf(buf, len, "HTTP %ld %s (request id %s)", x->status,
 			 e.code[0] ? e.code : "-",

@@ -2,7 +2,7 @@
 /*
  * The retry policy (retry.c): full-jitter back-off and its cap, the longer
  * base of throttling answers, Retry-After, the retry budget, and which
- * answers are throttling.
+ * answers are throttling, and which are worth another attempt.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +90,27 @@ static void test_throttled(void)
 	ok(!s3d_retry_throttled(502, ""), "throttled: 502 is not");
 }
 
+static void test_transient(void)
+{
+	ok(s3d_retry_transient(500, "InternalError"), "transient: 500");
+	ok(s3d_retry_transient(502, ""), "transient: 502 without a body");
+	ok(s3d_retry_transient(503, "SlowDown"), "transient: 503 SlowDown");
+	ok(s3d_retry_transient(429, NULL), "transient: 429");
+	ok(!s3d_retry_transient(501, "NotImplemented"), "transient: 501 NotImplemented is not");
+	ok(!s3d_retry_transient(501, NULL), "transient: 501 without a body is not");
+	ok(s3d_retry_transient(409, "ConditionalRequestConflict"),
+	   "transient: 409 ConditionalRequestConflict (a concurrent conditional write)");
+	ok(!s3d_retry_transient(409, "BucketAlreadyExists"), "transient: another 409 is not");
+	ok(s3d_retry_transient(400, "RequestTimeout"), "transient: 400 RequestTimeout (slow upload body)");
+	ok(s3d_retry_transient(200, "InternalError"),
+	   "transient: an InternalError inside a 200 (CompleteMultipartUpload)");
+	ok(!s3d_retry_transient(200, "InvalidPart"), "transient: an InvalidPart inside a 200 is not");
+	ok(!s3d_retry_transient(412, "PreconditionFailed"), "transient: 412 is not");
+	ok(!s3d_retry_transient(404, "NoSuchUpload"), "transient: 404 NoSuchUpload is not");
+	ok(!s3d_retry_transient(400, "EntityTooSmall"), "transient: 400 EntityTooSmall is not");
+	ok(!s3d_retry_transient(403, "AccessDenied"), "transient: 403 is not");
+}
+
 static void test_config(void)
 {
 	unsigned int v = 7;
@@ -111,6 +132,7 @@ int main(void)
 	test_budget();
 	test_retry_after();
 	test_throttled();
+	test_transient();
 	test_config();
 	return tap_done();
 }
