@@ -5,8 +5,11 @@
  *
  * S3's flavour of SigV4: the canonical URI is the path as sent, encoded
  * once and never normalized (so "a//b" and "./" stay as they are), and the
- * payload is not hashed ("UNSIGNED-PAYLOAD"; every request we send is a
- * GET or HEAD without a body, and TLS protects the response).
+ * payload is not hashed ("UNSIGNED-PAYLOAD": an upload is streamed from a
+ * file, and hashing it first would read it twice; TLS protects the body,
+ * and AWS refuses unsigned payloads over plain http, so writes to AWS need
+ * https). Subresources without a value ("?uploads") are signed, and sent,
+ * as "uploads=", which S3 takes the same.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -428,7 +431,15 @@ static int add_header(struct s3d_http_req *r, const char *name,
 	if (r->nheaders >= S3D_HDR_MAX)
 		return -E2BIG;
 	s3d_buf_init(&b, 0);
-	s3d_buf_addf(&b, "%s: %s", name, value);
+	/*
+	 * libcurl drops a "Name:" line with nothing after the colon (its
+	 * way of removing a header); "Name;" sends the header empty, as it
+	 * was signed.
+	 */
+	if (*value)
+		s3d_buf_addf(&b, "%s: %s", name, value);
+	else
+		s3d_buf_addf(&b, "%s;", name);
 	r->headers[r->nheaders] = s3d_buf_steal(&b);
 	if (!r->headers[r->nheaders])
 		return -ENOMEM;
@@ -448,20 +459,38 @@ static bool use_path_style(const struct s3d_s3 *s3, const char *bucket)
 	return strchr(bucket, '.') && !strcmp(s3->scheme, "https");
 }
 
+/* What the transfer engine knows how to send (xfer.c easy_setup()). */
+static bool method_ok(const char *method)
+{
+	static const char *const methods[] = {
+		"GET", "HEAD", "PUT", "POST", "DELETE",
+	};
+	size_t i;
+
+	for (i = 0; i < S3D_ARRAY_SIZE(methods); i++)
+		if (!strcmp(method, methods[i]))
+			return true;
+	return false;
+}
+
 /**
  * s3d_s3_build() - build (and unless anonymous, sign) one S3 request
  * @s3: endpoint and credentials
- * @method: "GET" or "HEAD"
+ * @method: "GET", "HEAD", "PUT", "POST" or "DELETE"
  * @bucket: the bucket
  * @key: object key ("" for bucket-level requests such as ListObjectsV2)
- * @query: raw query parameters
+ * @query: raw query parameters (a NULL value: a subresource, "uploads")
  * @nquery: their number
- * @hdrs: extra headers to send and sign (Range, If-Match)
- * @nhdrs: their number
+ * @hdrs: extra headers to send and sign (Range, If-Match, If-None-Match,
+ *	Content-Length and Content-Type of a body, x-amz-meta-*,
+ *	x-amz-copy-source...); all of them are signed
+ * @nhdrs: their number, at most S3D_HDR_MAX - 5 (Host, x-amz-date,
+ *	x-amz-content-sha256, x-amz-security-token and Authorization)
  * @now: signing time
  * @out: URL and complete header list; free with s3d_http_req_free()
  *
- * Return: 0, -ENOMEM, -E2BIG (too many headers), -EIO (libcrypto).
+ * Return: 0, -EINVAL (another method), -ENOMEM, -E2BIG (too many
+ * headers), -EIO (libcrypto).
  */
 int s3d_s3_build(const struct s3d_s3 *s3, const char *method,
 		 const char *bucket, const char *key,
@@ -478,6 +507,8 @@ int s3d_s3_build(const struct s3d_s3 *s3, const char *method,
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (!method_ok(method))
+		return -EINVAL;
 	out->method = method;
 	out->ca_bundle = s3->ca_bundle;
 	s3d_buf_init(&host, 0);
@@ -499,7 +530,7 @@ int s3d_s3_build(const struct s3d_s3 *s3, const char *method,
 		goto out;
 	}
 
-	if (nhdrs + 4 > S3D_HDR_MAX) {
+	if (nhdrs + 5 > S3D_HDR_MAX) {
 		err = -E2BIG;
 		goto out;
 	}
@@ -560,6 +591,11 @@ out:
  * @status: HTTP status (0: no response)
  * @code: S3 error code from the XML body, or NULL/""
  *
+ * Context-free: a 412 is -ESTALE (an If-Match that no longer holds); the
+ * caller of a create (If-None-Match: *) makes it -EEXIST. A 409
+ * ConditionalRequestConflict is retried by the engine (retry.c) and only
+ * comes here when the retries are spent: -EIO like any other.
+ *
  * Return: a negative errno.
  */
 int s3d_s3_errno(long status, const char *code)
@@ -576,6 +612,12 @@ int s3d_s3_errno(long status, const char *code)
 		{ "ExpiredToken", -EACCES },
 		{ "InvalidToken", -EACCES },
 		{ "PreconditionFailed", -ESTALE },
+		{ "NoSuchUpload", -ENOENT },
+		{ "EntityTooSmall", -EINVAL },
+		{ "InvalidPart", -EINVAL },
+		{ "InvalidPartOrder", -EINVAL },
+		{ "EntityTooLarge", -EFBIG },
+		{ "NotImplemented", -EOPNOTSUPP },
 	};
 	size_t i;
 
@@ -590,6 +632,10 @@ int s3d_s3_errno(long status, const char *code)
 		return -EACCES;
 	case 412:
 		return -ESTALE;
+	case 413:
+		return -EFBIG;
+	case 501:
+		return -EOPNOTSUPP;
 	default:
 		return -EIO;
 	}

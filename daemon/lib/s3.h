@@ -64,12 +64,17 @@ struct s3d_s3 {
 	struct s3d_creds creds;
 };
 
-#define S3D_HDR_MAX	12
+/*
+ * Headers of one request: ours (Host, x-amz-date, x-amz-content-sha256,
+ * x-amz-security-token, Authorization) and the caller's (a write's
+ * conditions, Content-Length and -Type, x-amz-meta-* and copy source).
+ */
+#define S3D_HDR_MAX	24
 struct s3d_http_req {
 	const char *method;
 	char *url;
 	const char *ca_bundle;		/* the s3d_s3's, or NULL */
-	char *headers[S3D_HDR_MAX];	/* "Name: value" */
+	char *headers[S3D_HDR_MAX];	/* "Name: value", or "Name;" if empty */
 	size_t nheaders;
 };
 

@@ -6,10 +6,13 @@
  *    request and string to sign where the suite states them;
  *  - the S3 API reference examples (examplebucket, 20130524T000000Z,
  *    AKIAIOSFODNN7EXAMPLE): GET Object with a Range, GET Bucket lifecycle,
- *    GET Bucket (List Objects);
+ *    GET Bucket (List Objects), PUT Object;
  *  - the signing key derivation example (IAM, 20120215).
- * Then: a request built by s3d_s3_build() re-signs to the same value from
- * exactly what it sends, and changing any input changes the signature.
+ * Then: a request built by s3d_s3_build() (GET, HEAD, LIST and the write
+ * requests: PUT with conditions and metadata, the multipart subresources,
+ * copy sources, DELETE) re-signs to the same value from exactly what it
+ * sends, and changing any input changes the signature; and the errno each
+ * S3 error becomes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -233,6 +236,8 @@ static void run_vector(const struct vector *v, const char *ak, const char *sk,
 #define S3_SK		"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 #define S3_DATE		"20130524T000000Z"
 #define S3_HOST		{ "Host", "examplebucket.s3.amazonaws.com" }
+/* SHA-256 of "Welcome to Amazon S3.", the PUT Object example's body. */
+#define PUT_SHA256	"44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072"
 
 static const struct vector s3_examples[] = {
 	{ "S3 GET Object (Range bytes=0-9)", "GET", "/test.txt", {},
@@ -259,6 +264,22 @@ static const struct vector s3_examples[] = {
 	    { "x-amz-date", S3_DATE } },
 	  EMPTY_SHA256, NULL, NULL, "host;x-amz-content-sha256;x-amz-date",
 	  "34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7" },
+	{ "S3 PUT Object (a '$' in the key, a body)", "PUT", "/test$file.text", {},
+	  { S3_HOST, { "Date", "Fri, 24 May 2013 00:00:00 GMT" },
+	    { "x-amz-date", S3_DATE },
+	    { "x-amz-storage-class", "REDUCED_REDUNDANCY" },
+	    { "x-amz-content-sha256", PUT_SHA256 } },
+	  PUT_SHA256,
+	  "PUT\n/test%24file.text\n\ndate:Fri, 24 May 2013 00:00:00 GMT\n"
+	  "host:examplebucket.s3.amazonaws.com\n"
+	  "x-amz-content-sha256:" PUT_SHA256 "\n"
+	  "x-amz-date:20130524T000000Z\n"
+	  "x-amz-storage-class:REDUCED_REDUNDANCY\n\n"
+	  "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class\n"
+	  PUT_SHA256,
+	  "9e0e90d9c76de8fa5b200d8c849cd5b8dc7a3be3951ddb7f6a76b4158342019d",
+	  "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class",
+	  "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd" },
 };
 
 static void test_signing_key(void)
@@ -294,14 +315,19 @@ static void test_amz_date(void)
 
 /* ---- what s3d_s3_build() sends is exactly what it signed ---- */
 
+/* A header's value as sent ("Name;" is libcurl's empty header: ""). */
 static char *hdr_value(const struct s3d_http_req *r, const char *name)
 {
 	size_t i, n = strlen(name);
 
-	for (i = 0; i < r->nheaders; i++)
-		if (!strncasecmp(r->headers[i], name, n) &&
-		    r->headers[i][n] == ':')
+	for (i = 0; i < r->nheaders; i++) {
+		if (strncasecmp(r->headers[i], name, n))
+			continue;
+		if (r->headers[i][n] == ':')
 			return r->headers[i] + n + 2;
+		if (r->headers[i][n] == ';' && !r->headers[i][n + 1])
+			return r->headers[i] + n + 1;
+	}
 	return NULL;
 }
 
@@ -355,12 +381,13 @@ static void resign_check(const struct s3d_http_req *r, const char *what,
 		query += len + (query[len] == '&');
 	}
 	for (i = 0; i < r->nheaders; i++) {
-		char *colon = strchr(r->headers[i], ':');
+		size_t nl = strcspn(r->headers[i], ":;");
 
 		if (!strncmp(r->headers[i], "Authorization:", 14))
 			continue;
-		names[nh] = strndup(r->headers[i], colon - r->headers[i]);
-		hdrs[nh] = (struct s3d_kv){ names[nh], colon + 2 };
+		names[nh] = strndup(r->headers[i], nl);
+		hdrs[nh] = (struct s3d_kv){ names[nh],
+					    hdr_value(r, names[nh]) };
 		nh++;
 	}
 	auth = hdr_value(r, "Authorization");
@@ -378,7 +405,8 @@ static void resign_check(const struct s3d_http_req *r, const char *what,
 	       "build: %s: Authorization matches a re-signing of what is sent",
 	       what);
 	slash = strstr(s3d_buf_str(&out.auth), "SignedHeaders=");
-	ok(slash && auth && strstr(auth, "x-amz-content-sha256;x-amz-date"),
+	ok(slash && auth && strstr(auth, ";x-amz-content-sha256;") &&
+	   strstr(auth, ";x-amz-date"),
 	   "build: %s: x-amz-content-sha256 and x-amz-date are signed", what);
 	s3d_sigv4_out_free(&out);
 	for (i = 0; i < nh; i++)
@@ -387,6 +415,157 @@ static void resign_check(const struct s3d_http_req *r, const char *what,
 		free(qdec[i]);
 	free(ak);
 	free(url);
+}
+
+static const char *signed_headers(const struct s3d_http_req *r)
+{
+	const char *a = hdr_value(r, "Authorization");
+
+	a = a ? strstr(a, "SignedHeaders=") : NULL;
+	return a ? a + 14 : "";
+}
+
+/* The signed header list of @r is @want. */
+static void is_signed(const struct s3d_http_req *r, const char *want,
+		      const char *what)
+{
+	const char *sh = signed_headers(r);
+	size_t n = strcspn(sh, ",");
+	char got[512];
+
+	snprintf(got, sizeof(got), "%.*s", (int)n, sh);
+	is_str(got, want, "build: %s: signed headers", what);
+}
+
+/* The write requests: methods, subresources, conditions, metadata. */
+static void test_build_writes(void)
+{
+	struct s3d_s3 s3 = { 0 };
+	struct s3d_http_req r;
+	struct s3d_kv put[] = {
+		{ "Content-Length", "5242881" },
+		{ "Content-Type", "application/octet-stream" },
+		{ "If-None-Match", "*" },
+		{ "x-amz-meta-mode", "33188" },
+		{ "X-Amz-Meta-Note", "  two  spaces " },
+		{ "x-amz-meta-empty", "" },
+	};
+	struct s3d_kv part_q[] = {
+		{ "uploadId", "VXBsb2FkIElE+/=.x~y" }, { "partNumber", "10" },
+	};
+	struct s3d_kv copy[] = {
+		{ "x-amz-copy-source", "/bkt/src%20key" },
+		{ "x-amz-copy-source-range", "bytes=0-5242879" },
+		{ "x-amz-copy-source-if-match", "\"abc\"" },
+	};
+	struct s3d_kv up_q[] = { { "uploads", NULL } };
+	struct s3d_kv many[S3D_HDR_MAX];
+	time_t t = 1369353600;
+	size_t i;
+
+	s3d_s3_init(&s3, "http://127.0.0.1:4568", "us-east-1", 1, false);
+	s3.creds.access_key = strdup(S3_AK);
+	s3.creds.secret_key = strdup(S3_SK);
+
+	is_int(s3d_s3_build(&s3, "PUT", "bkt", "d/new file", NULL, 0, put,
+			    S3D_ARRAY_SIZE(put), t, &r), 0,
+	       "build: PUT with a condition and metadata");
+	is_str(r.method, "PUT", "build: PUT: method");
+	is_str(r.url, "http://127.0.0.1:4568/bkt/d/new%20file", "build: PUT: URL");
+	is_signed(&r, "content-length;content-type;host;if-none-match;"
+		  "x-amz-content-sha256;x-amz-date;x-amz-meta-empty;"
+		  "x-amz-meta-mode;x-amz-meta-note",
+		  "PUT (length, type, condition, every x-amz-meta-*)");
+	is_str(hdr_value(&r, "x-amz-content-sha256"), "UNSIGNED-PAYLOAD",
+	       "build: PUT: the payload stays unsigned");
+	is_str(hdr_value(&r, "X-Amz-Meta-Note"), "  two  spaces ",
+	       "build: PUT: a value is sent as given (trimmed only to sign)");
+	for (i = 0; i < r.nheaders; i++)
+		if (!strncmp(r.headers[i], "x-amz-meta-empty", 16))
+			break;
+	is_str(i < r.nheaders ? r.headers[i] : NULL, "x-amz-meta-empty;",
+	       "build: PUT: an empty value goes as \"Name;\" (libcurl drops \"Name:\")");
+	resign_check(&r, "PUT", S3_SK, S3_DATE, "us-east-1");
+	s3d_http_req_free(&r);
+
+	is_int(s3d_s3_build(&s3, "POST", "bkt", "big", up_q, 1, NULL, 0, t,
+			    &r), 0, "build: POST ?uploads (CreateMultipartUpload)");
+	is_str(r.url, "http://127.0.0.1:4568/bkt/big?uploads=",
+	       "build: POST ?uploads: the subresource as signed");
+	resign_check(&r, "POST ?uploads", S3_SK, S3_DATE, "us-east-1");
+	s3d_http_req_free(&r);
+
+	is_int(s3d_s3_build(&s3, "PUT", "bkt", "big", part_q, 2, put, 1, t,
+			    &r), 0, "build: PUT ?partNumber&uploadId (UploadPart)");
+	is_str(r.url,
+	       "http://127.0.0.1:4568/bkt/big?partNumber=10&uploadId=VXBsb2FkIElE%2B%2F%3D.x~y",
+	       "build: UploadPart: parameters sorted, the upload id encoded");
+	resign_check(&r, "UploadPart", S3_SK, S3_DATE, "us-east-1");
+	s3d_http_req_free(&r);
+
+	is_int(s3d_s3_build(&s3, "PUT", "bkt", "dst", part_q, 2, copy,
+			    S3D_ARRAY_SIZE(copy), t, &r), 0,
+	       "build: UploadPartCopy");
+	is_signed(&r, "host;x-amz-content-sha256;x-amz-copy-source;"
+		  "x-amz-copy-source-if-match;x-amz-copy-source-range;x-amz-date",
+		  "UploadPartCopy (copy source, its range and condition)");
+	resign_check(&r, "UploadPartCopy", S3_SK, S3_DATE, "us-east-1");
+	s3d_http_req_free(&r);
+
+	is_int(s3d_s3_build(&s3, "DELETE", "bkt", "big", part_q, 1, NULL, 0,
+			    t, &r), 0, "build: DELETE ?uploadId (AbortMultipartUpload)");
+	is_str(r.method, "DELETE", "build: DELETE: method");
+	resign_check(&r, "DELETE", S3_SK, S3_DATE, "us-east-1");
+	s3d_http_req_free(&r);
+
+	is_int(s3d_s3_build(&s3, "PATCH", "bkt", "k", NULL, 0, NULL, 0, t, &r),
+	       -EINVAL, "build: a method the engine cannot send is refused");
+	for (i = 0; i < S3D_ARRAY_SIZE(many); i++)
+		many[i] = (struct s3d_kv){ "x-amz-meta-n", "v" };
+	s3.creds.token = strdup("tok");
+	is_int(s3d_s3_build(&s3, "PUT", "bkt", "k", NULL, 0, many,
+			    S3D_HDR_MAX - 5, t, &r), 0,
+	       "build: S3D_HDR_MAX - 5 headers of the caller fit, token and all");
+	is_int((long long)r.nheaders, S3D_HDR_MAX, "build: ... S3D_HDR_MAX in all");
+	s3d_http_req_free(&r);
+	is_int(s3d_s3_build(&s3, "PUT", "bkt", "k", NULL, 0, many,
+			    S3D_HDR_MAX - 4, t, &r), -E2BIG,
+	       "build: one more is -E2BIG");
+	s3d_s3_fini(&s3);
+}
+
+/* What a failed S3 answer becomes. */
+static void test_errno(void)
+{
+	static const struct {
+		long status;
+		const char *code;
+		int err;
+	} t[] = {
+		{ 404, "NoSuchKey", -ENOENT },
+		{ 404, "", -ENOENT },
+		{ 403, "AccessDenied", -EACCES },
+		{ 412, "PreconditionFailed", -ESTALE },
+		{ 412, NULL, -ESTALE },
+		{ 404, "NoSuchUpload", -ENOENT },
+		{ 400, "EntityTooSmall", -EINVAL },
+		{ 400, "InvalidPart", -EINVAL },
+		{ 400, "InvalidPartOrder", -EINVAL },
+		{ 400, "EntityTooLarge", -EFBIG },
+		{ 413, "", -EFBIG },
+		{ 501, "NotImplemented", -EOPNOTSUPP },
+		{ 501, NULL, -EOPNOTSUPP },
+		{ 200, "NotImplemented", -EOPNOTSUPP },
+		{ 409, "ConditionalRequestConflict", -EIO },
+		{ 400, "InvalidRequest", -EIO },
+		{ 500, "InternalError", -EIO },
+		{ 0, NULL, -EIO },
+	};
+	size_t i;
+
+	for (i = 0; i < S3D_ARRAY_SIZE(t); i++)
+		is_int(s3d_s3_errno(t[i].status, t[i].code), t[i].err,
+		       "errno: %ld %s", t[i].status, t[i].code ?: "(no code)");
 }
 
 static void test_build(void)
@@ -495,5 +674,7 @@ int main(void)
 			   "s3");
 	test_sensitivity();
 	test_build();
+	test_build_writes();
+	test_errno();
 	return tap_done();
 }
