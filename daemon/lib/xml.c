@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The two XML documents we read from S3: a ListObjectsV2 result page and an
- * Error body. libexpat does the XML; we keep a stack of element names and
- * collect the text of leaves.
+ * The XML documents we read from S3: a ListObjectsV2 result page, an Error
+ * body, and the results of the write requests (InitiateMultipartUpload,
+ * CompleteMultipartUpload, CopyObject, UploadPartCopy); and the one we
+ * write, CompleteMultipartUpload's list of parts. libexpat does the XML;
+ * we keep a stack of element names and collect the text of leaves.
  *
  * Documents with a DOCTYPE are refused outright: S3 never sends one, and
  * without a DTD there are no entity declarations to expand, so entity
@@ -15,6 +17,7 @@
 
 #include <expat.h>
 
+#include "base.h"
 #include "log.h"
 #include "path.h"
 #include "s3.h"
@@ -27,6 +30,7 @@
 struct xml_state {
 	XML_Parser parser;
 	const char *root;		/* the document element we expect */
+	const char *const *roots;	/* ... or any of these (NULL ends) */
 	const char *stack[XML_DEPTH];	/* local names of the open elements */
 	int depth;			/* may exceed XML_DEPTH; those unnamed */
 	struct s3d_buf text;
@@ -40,6 +44,11 @@ struct xml_state {
 	bool url_encoded;		/* <EncodingType>url</EncodingType> */
 	/* Error */
 	struct s3d_s3error *e;
+	/* One leaf of a result (UploadId, ETag) */
+	const char *leaf;		/* its name, a child of the root */
+	char *value;			/* its text, if seen */
+	size_t value_max;		/* its longest allowed length */
+	bool error_doc;			/* the document was an Error */
 };
 
 static void xml_fail(struct xml_state *st, const char *fmt, const char *arg)
@@ -67,12 +76,24 @@ static bool at(const struct xml_state *st, const char *parent,
 	return st->depth == 2 && !strcmp(st->stack[1], leaf);
 }
 
+static bool is_root(const struct xml_state *st, const char *name)
+{
+	const char *const *r;
+
+	if (st->root && !strcmp(name, st->root))
+		return true;
+	for (r = st->roots; r && *r; r++)
+		if (!strcmp(name, *r))
+			return true;
+	return false;
+}
+
 static void XMLCALL on_start(void *data, const char *name, const char **attr)
 {
 	struct xml_state *st = data;
 
 	(void)attr;
-	if (st->depth == 0 && strcmp(local_name(name), st->root)) {
+	if (st->depth == 0 && !is_root(st, local_name(name))) {
 		xml_fail(st, "unexpected document element %s", name);
 		return;
 	}
@@ -445,4 +466,224 @@ int s3d_xml_parse_error(const char *xml, size_t len, struct s3d_s3error *e)
 	if (err)
 		memset(e, 0, sizeof(*e));
 	return err;
+}
+
+/* ---- the results of the write requests ---- */
+
+/* Writes to S3 can take a while: it sends spaces before the document. */
+static size_t skip_space(const char *xml, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (xml[i] == ' ' || xml[i] == '\t' ||
+			   xml[i] == '\r' || xml[i] == '\n'))
+		i++;
+	return i;
+}
+
+static void XMLCALL result_end(void *data, const char *name)
+{
+	struct xml_state *st = data;
+	const char *t = s3d_buf_str(&st->text);
+
+	(void)name;
+	if (st->e && !strcmp(st->stack[0], "Error")) {
+		st->error_doc = st->depth == 1;
+		error_end(data, name);
+		return;
+	}
+	if (at(st, NULL, st->leaf)) {
+		if (st->value) {
+			xml_fail(st, "more than one %s", st->leaf);
+		} else if (!*t || strlen(t) > st->value_max) {
+			xml_fail(st, "%s empty or too long", st->leaf);
+		} else {
+			st->value = strdup(t);
+			if (!st->value)
+				xml_fail(st, "%s", "out of memory");
+		}
+	}
+	pop(st);
+}
+
+/*
+ * A result document (one of @roots) whose @leaf we want, or, if @e is
+ * given, an Error document in its place (what S3 sends inside a 200 when a
+ * long request fails after the status went out).
+ */
+static int parse_result(const char *xml, size_t len,
+			const char *const *roots, const char *leaf,
+			char *out, size_t outlen, struct s3d_s3error *e,
+			char *why, size_t whylen)
+{
+	struct xml_state st = { .roots = roots, .leaf = leaf,
+				.value_max = outlen - 1, .e = e };
+	size_t skip = skip_space(xml, len);
+	int err;
+
+	if (e) {
+		memset(e, 0, sizeof(*e));
+		st.root = "Error";
+	}
+	out[0] = '\0';
+	xml += skip;
+	len -= skip;
+	err = xml_run(&st, xml, len, result_end);
+	if (!err && st.error_doc)
+		err = -EREMOTEIO;
+	if (!err && !st.value) {
+		snprintf(st.why, sizeof(st.why), "no %s", leaf);
+		err = -EINVAL;
+	}
+	if (!err)
+		snprintf(out, outlen, "%s", st.value);
+	else if (why && err != -EREMOTEIO)
+		snprintf(why, whylen, "%s", st.why);
+	if (err && err != -EREMOTEIO && e)
+		memset(e, 0, sizeof(*e));
+	free(st.value);
+	return err;
+}
+
+/**
+ * s3d_xml_parse_initiate() - the UploadId of an InitiateMultipartUploadResult
+ * @xml: the body of CreateMultipartUpload's 200
+ * @len: its length
+ * @upload_id: out: the id (entities decoded)
+ * @idlen: its size; an id that does not fit is refused
+ * @why: a reason on failure (may be NULL)
+ * @whylen: size of @why
+ *
+ * Return: 0, or -EINVAL (not that document, malformed, no UploadId, an
+ * empty one, one too long, two of them) or -ENOMEM.
+ */
+int s3d_xml_parse_initiate(const char *xml, size_t len, char *upload_id,
+			   size_t idlen, char *why, size_t whylen)
+{
+	static const char *const roots[] = {
+		"InitiateMultipartUploadResult", NULL,
+	};
+
+	return parse_result(xml, len, roots, "UploadId", upload_id, idlen,
+			    NULL, why, whylen);
+}
+
+/**
+ * s3d_xml_parse_complete() - the ETag of a CompleteMultipartUploadResult,
+ *	or the Error S3 sent in its place
+ * @xml: the body of CompleteMultipartUpload's 200 (leading spaces allowed:
+ *	S3 sends them while it assembles the object)
+ * @len: its length
+ * @etag: out: the new object's ETag, quotes kept, at most S3D_ETAG_MAX
+ * @etaglen: its size (S3D_ETAG_MAX + 1)
+ * @e: out: Code, Message and RequestId when the body is an Error
+ * @why: a reason on -EINVAL (may be NULL)
+ * @whylen: size of @why
+ *
+ * A 200 does not mean the upload completed: S3 may put an Error document
+ * in it (InternalError: retry; anything else: failed).
+ *
+ * Return: 0 (@etag set), -EREMOTEIO (an Error document: see @e), -EINVAL
+ * (anything else, or no ETag), -ENOMEM.
+ */
+int s3d_xml_parse_complete(const char *xml, size_t len, char *etag,
+			   size_t etaglen, struct s3d_s3error *e, char *why,
+			   size_t whylen)
+{
+	static const char *const roots[] = {
+		"CompleteMultipartUploadResult", NULL,
+	};
+
+	return parse_result(xml, len, roots, "ETag", etag,
+			    S3D_MIN(etaglen, (size_t)S3D_ETAG_MAX + 1), e, why,
+			    whylen);
+}
+
+/**
+ * s3d_xml_parse_copy() - the ETag of a CopyObjectResult or CopyPartResult,
+ *	or the Error S3 sent in its place
+ * @xml: the body of CopyObject's or UploadPartCopy's 200
+ * @len: its length
+ * @etag: out: the ETag of the copy (the object or the part), quotes kept
+ * @etaglen: its size (S3D_ETAG_MAX + 1)
+ * @e: out: the Error, as for s3d_xml_parse_complete()
+ * @why: a reason on -EINVAL (may be NULL)
+ * @whylen: size of @why
+ *
+ * Return: as s3d_xml_parse_complete().
+ */
+int s3d_xml_parse_copy(const char *xml, size_t len, char *etag,
+		       size_t etaglen, struct s3d_s3error *e, char *why,
+		       size_t whylen)
+{
+	static const char *const roots[] = {
+		"CopyObjectResult", "CopyPartResult", NULL,
+	};
+
+	return parse_result(xml, len, roots, "ETag", etag,
+			    S3D_MIN(etaglen, (size_t)S3D_ETAG_MAX + 1), e, why,
+			    whylen);
+}
+
+/* Text for an element: the five XML specials as entities. */
+static void xml_escape(struct s3d_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': s3d_buf_adds(b, "&amp;"); break;
+		case '<': s3d_buf_adds(b, "&lt;"); break;
+		case '>': s3d_buf_adds(b, "&gt;"); break;
+		case '"': s3d_buf_adds(b, "&quot;"); break;
+		case '\'': s3d_buf_adds(b, "&apos;"); break;
+		default: s3d_buf_addc(b, *s); break;
+		}
+	}
+}
+
+/* XML 1.0 cannot carry control characters but tab, CR and LF. */
+static bool xml_text_ok(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' &&
+		    *s != '\r')
+			return false;
+	return true;
+}
+
+/**
+ * s3d_xml_build_complete() - the body of a CompleteMultipartUpload
+ * @out: the document is appended (an empty, initialized buffer)
+ * @parts: the parts, by number, each with the ETag UploadPart answered
+ * @n: their number
+ *
+ * Return: 0, -EINVAL (no part, more than S3D_PARTS_MAX, numbers not
+ * strictly ascending in 1..S3D_PARTS_MAX, an ETag empty, too long or
+ * holding a control character) or -ENOMEM.
+ */
+int s3d_xml_build_complete(struct s3d_buf *out, const struct s3d_part *parts,
+			   size_t n)
+{
+	size_t i;
+
+	if (!n || n > S3D_PARTS_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		const struct s3d_part *p = &parts[i];
+
+		if (!p->number || p->number > S3D_PARTS_MAX ||
+		    (i && p->number <= parts[i - 1].number) || !p->etag ||
+		    !*p->etag || strlen(p->etag) > S3D_ETAG_MAX ||
+		    !xml_text_ok(p->etag))
+			return -EINVAL;
+	}
+	s3d_buf_adds(out, "<CompleteMultipartUpload "
+		     "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+	for (i = 0; i < n; i++) {
+		s3d_buf_addf(out, "<Part><PartNumber>%u</PartNumber><ETag>",
+			     parts[i].number);
+		xml_escape(out, parts[i].etag);
+		s3d_buf_adds(out, "</ETag></Part>");
+	}
+	s3d_buf_adds(out, "</CompleteMultipartUpload>");
+	return out->err;
 }

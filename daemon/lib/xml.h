@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xml.c: the S3 XML answers we read (ListObjectsV2 pages, errors), parsed
- * with expat.
+ * xml.c: the S3 XML answers we read (ListObjectsV2 pages, errors, the
+ * results of multipart uploads and copies), parsed with expat, and the
+ * CompleteMultipartUpload body we send.
  */
 #ifndef S3D_XML_H
 #define S3D_XML_H
@@ -10,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "util.h"
 
 /* Largest XML body (listing page or error) we accept. */
 #define S3D_XML_MAX		(32U << 20)
@@ -41,5 +44,26 @@ int s3d_xml_parse_list(const char *xml, size_t len, struct s3d_list_page *pg,
 		       char *why, size_t whylen);
 void s3d_list_page_free(struct s3d_list_page *pg);
 int s3d_xml_parse_error(const char *xml, size_t len, struct s3d_s3error *e);
+
+/* S3's limits on a multipart upload's part numbers, and an UploadId we keep. */
+#define S3D_PARTS_MAX		10000
+#define S3D_UPLOAD_ID_MAX	1024
+
+/* One part of a multipart upload: its number (1..) and the ETag S3 gave it. */
+struct s3d_part {
+	unsigned int number;
+	const char *etag;
+};
+
+int s3d_xml_parse_initiate(const char *xml, size_t len, char *upload_id,
+			   size_t idlen, char *why, size_t whylen);
+int s3d_xml_parse_complete(const char *xml, size_t len, char *etag,
+			   size_t etaglen, struct s3d_s3error *e, char *why,
+			   size_t whylen);
+int s3d_xml_parse_copy(const char *xml, size_t len, char *etag,
+		       size_t etaglen, struct s3d_s3error *e, char *why,
+		       size_t whylen);
+int s3d_xml_build_complete(struct s3d_buf *out, const struct s3d_part *parts,
+			   size_t n);
 
 #endif /* S3D_XML_H */

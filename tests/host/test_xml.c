@@ -2,10 +2,14 @@
 /*
  * ListObjectsV2 and Error bodies: pagination token, CommonPrefixes,
  * entity-escaped and non-ASCII keys, and refusal of what S3 never sends.
+ * The write results (InitiateMultipartUpload, CompleteMultipartUpload with
+ * an Error inside its 200, CopyObject/CopyPart) against hostile bodies, and
+ * the CompleteMultipartUpload body we build.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/s3.h"
 #include "lib/util.h"
 #include "lib/xml.h"
 #include "tap.h"
@@ -262,6 +266,236 @@ static void test_etag_eq(void)
 	ok(!s3d_etag_eq(NULL, "\"abc\""), "etag: NULL equals nothing");
 }
 
+static void test_initiate(void)
+{
+	static const char xml[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<InitiateMultipartUploadResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+		"<Bucket>example-bucket</Bucket><Key>example-object</Key>"
+		"<UploadId>VXBsb2FkIElEIGZvciA2aWWpbmcncyBteS1tb3ZpZS5tMnRzIHVwbG9hZA&amp;+/=</UploadId>"
+		"</InitiateMultipartUploadResult>";
+	static const char long_id[] =
+		"<InitiateMultipartUploadResult><UploadId>abcdef</UploadId>"
+		"</InitiateMultipartUploadResult>";
+	char id[S3D_UPLOAD_ID_MAX + 1], why[160] = "";
+	struct s3d_buf b;
+	int err;
+
+	err = s3d_xml_parse_initiate(xml, sizeof(xml) - 1, id, sizeof(id), why,
+				     sizeof(why));
+	if (!is_int(err, 0, "initiate: parses"))
+		printf("#   %s\n", why);
+	is_str(id, "VXBsb2FkIElEIGZvciA2aWWpbmcncyBteS1tb3ZpZS5tMnRzIHVwbG9hZA&+/=",
+	       "initiate: UploadId, entities decoded");
+#define REFUSE_INIT(doc, what) do {					\
+		id[0] = 'x';						\
+		ok(s3d_xml_parse_initiate(doc, strlen(doc), id, sizeof(id),	\
+					  why, sizeof(why)) == -EINVAL && !id[0], \
+		   "initiate: refuses %s", what);			\
+	} while (0)
+	REFUSE_INIT("<InitiateMultipartUploadResult><Bucket>b</Bucket>"
+		    "</InitiateMultipartUploadResult>", "a result without UploadId");
+	REFUSE_INIT("<InitiateMultipartUploadResult><UploadId></UploadId>"
+		    "</InitiateMultipartUploadResult>", "an empty UploadId");
+	REFUSE_INIT("<InitiateMultipartUploadResult><UploadId>a</UploadId>"
+		    "<UploadId>b</UploadId></InitiateMultipartUploadResult>",
+		    "two UploadIds");
+	REFUSE_INIT("<InitiateMultipartUploadResult><UploadId>abc",
+		    "a truncated document");
+	REFUSE_INIT("<Error><Code>AccessDenied</Code></Error>",
+		    "an Error (it only comes with an error status)");
+	REFUSE_INIT("<InitiateMultipartUploadResult><X><UploadId>a</UploadId></X>"
+		    "</InitiateMultipartUploadResult>", "an UploadId deeper down only");
+	REFUSE_INIT("<!DOCTYPE r [<!ENTITY a \"aaaaaaaaaa\">]>"
+		    "<InitiateMultipartUploadResult><UploadId>&a;&a;</UploadId>"
+		    "</InitiateMultipartUploadResult>", "a DOCTYPE (entities)");
+	REFUSE_INIT("<InitiateMultipartUploadResult><UploadId>&undefined;</UploadId>"
+		    "</InitiateMultipartUploadResult>", "an undefined entity");
+	ok(strstr(why, "undefined entity") != NULL, "initiate: ... says why (%s)", why);
+	s3d_buf_init(&b, 0);
+	s3d_buf_adds(&b, "<InitiateMultipartUploadResult><UploadId>");
+	for (int i = 0; i < S3D_UPLOAD_ID_MAX + 1; i++)
+		s3d_buf_addc(&b, 'u');
+	s3d_buf_adds(&b, "</UploadId></InitiateMultipartUploadResult>");
+	REFUSE_INIT(b.p, "an UploadId longer than S3D_UPLOAD_ID_MAX");
+	s3d_buf_reset(&b);
+	s3d_buf_adds(&b, "<InitiateMultipartUploadResult><UploadId>");
+	for (int i = 0; i < (128 << 10); i++)
+		s3d_buf_addc(&b, 'u');
+	s3d_buf_adds(&b, "</UploadId></InitiateMultipartUploadResult>");
+	REFUSE_INIT(b.p, "a 128 KiB UploadId (over the text limit)");
+	s3d_buf_free(&b);
+	id[0] = 'x';
+	err = s3d_xml_parse_initiate(long_id, strlen(long_id), id, 4, NULL, 0);
+	ok(err == -EINVAL && !id[0], "initiate: an id longer than the caller's buffer");
+#undef REFUSE_INIT
+}
+
+static void test_complete(void)
+{
+	static const char xml[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<CompleteMultipartUploadResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+		"<Location>http://Example-Bucket.s3.region.amazonaws.com/Example-Object</Location>"
+		"<Bucket>Example-Bucket</Bucket><Key>Example-Object</Key>"
+		"<ETag>&quot;3858f62230ac3c915f300c664312c11f-9&quot;</ETag>"
+		"</CompleteMultipartUploadResult>";
+	/* The failure S3 sends after the 200 went out, after keep-alive spaces. */
+	static const char in200[] =
+		"  \n \n  <?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<Error><Code>InternalError</Code>"
+		"<Message>We encountered an internal error. Please try again.</Message>"
+		"<RequestId>656c76696e6727732072657175657374</RequestId>"
+		"<HostId>Uuag1LuByRx9e6j5Onimru9pO4ZVKnJ2Qz7/C1NPcfTWAtRPfTaOFg==</HostId>"
+		"</Error>";
+	static const char bare[] =
+		"\n\n<CompleteMultipartUploadResult><ETag>\"x-2\"</ETag>"
+		"</CompleteMultipartUploadResult>";
+	char etag[S3D_ETAG_MAX + 1], why[160] = "";
+	struct s3d_s3error e;
+	struct s3d_buf b;
+	int err;
+
+	err = s3d_xml_parse_complete(xml, sizeof(xml) - 1, etag, sizeof(etag),
+				     &e, why, sizeof(why));
+	if (!is_int(err, 0, "complete: parses"))
+		printf("#   %s\n", why);
+	is_str(etag, "\"3858f62230ac3c915f300c664312c11f-9\"",
+	       "complete: ETag, quotes kept");
+	is_str(e.code, "", "complete: no error");
+	err = s3d_xml_parse_complete(in200, sizeof(in200) - 1, etag,
+				     sizeof(etag), &e, why, sizeof(why));
+	is_int(err, -EREMOTEIO, "complete: an Error inside a 200 is an error");
+	is_str(e.code, "InternalError", "complete: ... with its Code");
+	is_str(e.request_id, "656c76696e6727732072657175657374",
+	       "complete: ... and its RequestId");
+	is_str(etag, "", "complete: ... and no ETag");
+	err = s3d_xml_parse_complete(bare, strlen(bare), etag, sizeof(etag),
+				     &e, NULL, 0);
+	ok(!err && !strcmp(etag, "\"x-2\""),
+	   "complete: spaces before the document (no declaration) are skipped");
+#define REFUSE_COMPLETE(doc, what) do {					\
+		e.code[0] = 'x';					\
+		ok(s3d_xml_parse_complete(doc, strlen(doc), etag,	\
+					  sizeof(etag), &e, why,	\
+					  sizeof(why)) == -EINVAL &&	\
+		   !etag[0] && !e.code[0], "complete: refuses %s", what); \
+	} while (0)
+	REFUSE_COMPLETE("<CompleteMultipartUploadResult><Key>k</Key>"
+			"</CompleteMultipartUploadResult>", "a result without ETag");
+	REFUSE_COMPLETE("<CompleteMultipartUploadResult><ETag>\"a\"</ETag>",
+			"a truncated result");
+	REFUSE_COMPLETE("  <Error><Code>InternalError</Code>", "a truncated Error");
+	REFUSE_COMPLETE("", "an empty body");
+	REFUSE_COMPLETE("    ", "only spaces");
+	REFUSE_COMPLETE("<html><body>502 Bad Gateway</body></html>",
+			"a proxy's page");
+	REFUSE_COMPLETE("<CopyObjectResult><ETag>\"a\"</ETag></CopyObjectResult>",
+			"another result");
+	REFUSE_COMPLETE("<CompleteMultipartUploadResult><ETag>\"a\"</ETag>"
+			"<ETag>\"b\"</ETag></CompleteMultipartUploadResult>",
+			"two ETags");
+	s3d_buf_init(&b, 0);
+	s3d_buf_adds(&b, "<CompleteMultipartUploadResult><ETag>\"");
+	for (int i = 0; i < S3D_ETAG_MAX; i++)
+		s3d_buf_addc(&b, 'e');
+	s3d_buf_adds(&b, "\"</ETag></CompleteMultipartUploadResult>");
+	REFUSE_COMPLETE(b.p, "an ETag over S3D_ETAG_MAX");
+	s3d_buf_free(&b);
+#undef REFUSE_COMPLETE
+}
+
+static void test_copy(void)
+{
+	static const char obj[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<CopyObjectResult><LastModified>2009-10-12T17:50:30.000Z</LastModified>"
+		"<ETag>\"9b2cf535f27731c974343645a3985328\"</ETag></CopyObjectResult>";
+	static const char part[] =
+		"<CopyPartResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+		"<LastModified>2011-04-11T20:34:56.000Z</LastModified>"
+		"<ETag>&quot;9b2cf535f27731c974343645a3985328&quot;</ETag></CopyPartResult>";
+	static const char err200[] =
+		"<Error><Code>SlowDown</Code><Message>Reduce</Message></Error>";
+	static const char noetag[] =
+		"<CopyPartResult><LastModified>x</LastModified></CopyPartResult>";
+	static const char other[] =
+		"<CompleteMultipartUploadResult><ETag>\"a\"</ETag>"
+		"</CompleteMultipartUploadResult>";
+	char etag[S3D_ETAG_MAX + 1];
+	struct s3d_s3error e;
+
+	ok(!s3d_xml_parse_copy(obj, sizeof(obj) - 1, etag, sizeof(etag), &e,
+			       NULL, 0) &&
+	   !strcmp(etag, "\"9b2cf535f27731c974343645a3985328\""),
+	   "copy: CopyObjectResult ETag");
+	ok(!s3d_xml_parse_copy(part, sizeof(part) - 1, etag, sizeof(etag), &e,
+			       NULL, 0) &&
+	   !strcmp(etag, "\"9b2cf535f27731c974343645a3985328\""),
+	   "copy: CopyPartResult ETag (entities decoded)");
+	ok(s3d_xml_parse_copy(err200, sizeof(err200) - 1, etag, sizeof(etag),
+			      &e, NULL, 0) == -EREMOTEIO &&
+	   !strcmp(e.code, "SlowDown") && !strcmp(e.message, "Reduce"),
+	   "copy: an Error inside a 200, with its Code and Message");
+	ok(s3d_xml_parse_copy(noetag, strlen(noetag), etag, sizeof(etag), &e,
+			      NULL, 0) == -EINVAL, "copy: refuses a result without ETag");
+	ok(s3d_xml_parse_copy(other, strlen(other), etag, sizeof(etag), &e,
+			      NULL, 0) == -EINVAL, "copy: refuses another result");
+}
+
+static void test_build_complete(void)
+{
+	struct s3d_part parts[] = {
+		{ 1, "\"a54357aff0632cce46d942af68356b38\"" },
+		{ 2, "\"0c78aef83f66abc1fa1e8477f296d394\"" },
+		{ 10000, "\"odd<&>'\"" },
+	};
+	struct s3d_part bad[2];
+	struct s3d_buf b;
+	char *big;
+
+	s3d_buf_init(&b, 0);
+	is_int(s3d_xml_build_complete(&b, parts, 3), 0, "build complete: three parts");
+	is_str(b.p,
+	       "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+	       "<Part><PartNumber>1</PartNumber><ETag>&quot;a54357aff0632cce46d942af68356b38&quot;</ETag></Part>"
+	       "<Part><PartNumber>2</PartNumber><ETag>&quot;0c78aef83f66abc1fa1e8477f296d394&quot;</ETag></Part>"
+	       "<Part><PartNumber>10000</PartNumber><ETag>&quot;odd&lt;&amp;&gt;&apos;&quot;</ETag></Part>"
+	       "</CompleteMultipartUpload>",
+	       "build complete: the document, ETags escaped");
+	s3d_buf_free(&b);
+
+#define REFUSE_BUILD(p, n, what) do {					\
+		s3d_buf_init(&b, 0);					\
+		ok(s3d_xml_build_complete(&b, p, n) == -EINVAL && !b.len, \
+		   "build complete: refuses %s", what);			\
+		s3d_buf_free(&b);					\
+	} while (0)
+	REFUSE_BUILD(parts, 0, "no part");
+	bad[0] = (struct s3d_part){ 2, "\"a\"" };
+	bad[1] = (struct s3d_part){ 1, "\"b\"" };
+	REFUSE_BUILD(bad, 2, "parts out of order");
+	bad[1] = (struct s3d_part){ 2, "\"b\"" };
+	REFUSE_BUILD(bad, 2, "a part number twice");
+	bad[0] = (struct s3d_part){ 0, "\"a\"" };
+	REFUSE_BUILD(bad, 1, "part number 0");
+	bad[0] = (struct s3d_part){ 10001, "\"a\"" };
+	REFUSE_BUILD(bad, 1, "part number 10001");
+	bad[0] = (struct s3d_part){ 1, "" };
+	REFUSE_BUILD(bad, 1, "an empty ETag");
+	bad[0] = (struct s3d_part){ 1, NULL };
+	REFUSE_BUILD(bad, 1, "no ETag");
+	bad[0] = (struct s3d_part){ 1, "\"a\x01\"" };
+	REFUSE_BUILD(bad, 1, "a control character XML cannot carry");
+	big = malloc(S3D_ETAG_MAX + 2);
+	memset(big, 'e', S3D_ETAG_MAX + 1);
+	big[S3D_ETAG_MAX + 1] = '\0';
+	bad[0] = (struct s3d_part){ 1, big };
+	REFUSE_BUILD(bad, 1, "an ETag over S3D_ETAG_MAX");
+	free(big);
+#undef REFUSE_BUILD
+}
+
 int main(void)
 {
 	test_etag_eq();
@@ -272,5 +506,9 @@ int main(void)
 	test_skips();
 	test_error();
 	test_time();
+	test_initiate();
+	test_complete();
+	test_copy();
+	test_build_complete();
 	return tap_done();
 }
