@@ -17,7 +17,8 @@
  * first attempt or the last progress the operation reported with
  * s3d_xfer_progress()), and a retry budget per S3 context.
  * Each attempt calls ->prepare() again, so signatures are fresh and a
- * ranged GET can resume.
+ * ranged GET can resume; a request body (a PUT's file range, a POST's XML)
+ * is sent again whole from its start.
  *
  * Nothing is started from inside s3d_xfer_submit(): submissions are queued
  * and started from the loop, so an operation's ->done() never runs while
@@ -29,10 +30,12 @@
  * loop thread, read by metrics.c on the same thread.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base.h"
 #include "curlm.h"
@@ -119,6 +122,7 @@ static void reset_outcome(struct s3d_xfer *x)
 	x->err = 0;
 	x->throttled = false;
 	x->retry_after_ms = -1;
+	x->src.pos = 0;
 	s3d_buf_reset(&x->resp);
 }
 
@@ -236,23 +240,145 @@ static size_t write_cb(char *p, size_t size, size_t n, void *ud)
 	return len;
 }
 
+/*
+ * A PUT's body, from its file range. A read that fails, or a file that
+ * ends before the range does (it shrank under us), ends the transfer
+ * with @x->err set: not a network error, so not retried.
+ */
+static size_t read_cb(char *p, size_t size, size_t n, void *ud)
+{
+	struct s3d_xfer *x = ud;
+	uint64_t left = x->src.len - x->src.pos;
+	size_t want = (size_t)S3D_MIN((uint64_t)size * n, left);
+	ssize_t got;
+
+	if (!want)
+		return 0;
+	do {
+		got = pread(x->src.fd, p, want,
+			    (off_t)(x->src.off + x->src.pos));
+	} while (got < 0 && errno == EINTR);
+	if (got <= 0) {
+		x->err = got < 0 ? -errno : -EIO;
+		s3d_err("%s %s: reading the body at byte %llu of %llu: %s",
+			x->what, x->key, (unsigned long long)x->src.pos,
+			(unsigned long long)x->src.len,
+			got < 0 ? strerror(-x->err) : "the file is shorter");
+		return CURL_READFUNC_ABORT;
+	}
+	x->src.pos += (uint64_t)got;
+	return (size_t)got;
+}
+
+/* libcurl rewinds a body to send it again (a redirect, an auth retry). */
+static int seek_cb(void *ud, curl_off_t offset, int origin)
+{
+	struct s3d_xfer *x = ud;
+
+	if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > x->src.len)
+		return CURL_SEEKFUNC_CANTSEEK;
+	x->src.pos = (uint64_t)offset;
+	return CURL_SEEKFUNC_OK;
+}
+
+static bool has_header(const struct s3d_http_req *r, const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < r->nheaders; i++)
+		if (!strncasecmp(r->headers[i], name, n) &&
+		    (r->headers[i][n] == ':' || r->headers[i][n] == ';'))
+			return true;
+	return false;
+}
+
+static int add_curl_header(struct s3d_xfer *x, const char *line)
+{
+	struct curl_slist *l = curl_slist_append(x->hl, line);
+
+	if (!l)
+		return -ENOMEM;
+	x->hl = l;
+	return 0;
+}
+
+/*
+ * The method and its body. HEAD has none (NOBODY, so libcurl waits for
+ * no body either); PUT sends its file range (UPLOAD, which is a PUT over
+ * HTTP); POST its bytes in memory; DELETE nothing, but its answer may
+ * have one (an error), so it is a custom request, not NOBODY.
+ */
+static int setup_method(struct s3d_xfer *x)
+{
+	const struct s3d_xfer_src *src = &x->src;
+	const char *m = x->req.method;
+	CURL *e = x->easy;
+	int rc = 0, err;
+
+	if (!strcmp(m, "GET"))
+		return 0;
+	if (!strcmp(m, "HEAD"))
+		return curl_easy_setopt(e, CURLOPT_NOBODY, 1L) ? -EINVAL : 0;
+	if (!strcmp(m, "DELETE"))
+		return curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE") ?
+		       -EINVAL : 0;
+	if (!strcmp(m, "PUT")) {
+		if (src->mem || (src->fd < 0 && src->len) ||
+		    src->len > INT64_MAX)
+			return -EINVAL;
+		rc |= curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+		rc |= curl_easy_setopt(e, CURLOPT_READFUNCTION, read_cb);
+		rc |= curl_easy_setopt(e, CURLOPT_READDATA, x);
+		rc |= curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, seek_cb);
+		rc |= curl_easy_setopt(e, CURLOPT_SEEKDATA, x);
+		rc |= curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE,
+				       (curl_off_t)src->len);
+	} else if (!strcmp(m, "POST")) {
+		if (src->fd >= 0 || (!src->mem && src->len) ||
+		    src->len > INT64_MAX)
+			return -EINVAL;
+		rc |= curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+				       (curl_off_t)src->len);
+		rc |= curl_easy_setopt(e, CURLOPT_POSTFIELDS, src->mem ?: "");
+		/*
+		 * libcurl would label a POST form data, and S3 takes a
+		 * CreateMultipartUpload's Content-Type as the object's.
+		 */
+		if (!has_header(&x->req, "Content-Type")) {
+			err = add_curl_header(x, "Content-Type:");
+			if (err)
+				return err;
+		}
+	} else {
+		return -EINVAL;
+	}
+	/*
+	 * No "Expect: 100-continue" (libcurl adds it to uploads and large
+	 * POSTs): a server that ignores it costs each upload libcurl's
+	 * 1 s wait, and its one gain, not sending a body that is refused,
+	 * is rare for us: a precondition fails once per conflict, and
+	 * bodies are a part (a few MiB) or a small object.
+	 */
+	err = add_curl_header(x, "Expect:");
+	return err ?: (rc ? -EINVAL : 0);
+}
+
 static int easy_setup(struct s3d_xfer *x)
 {
 	CURL *e = x->easy;
 	size_t i;
-	int rc = 0;
+	int rc = 0, err;
 
 	for (i = 0; i < x->req.nheaders; i++) {
-		struct curl_slist *l = curl_slist_append(x->hl, x->req.headers[i]);
-
-		if (!l)
-			return -ENOMEM;
-		x->hl = l;
+		err = add_curl_header(x, x->req.headers[i]);
+		if (err)
+			return err;
 	}
+	err = setup_method(x);
+	if (err)
+		return err;
 	rc |= curl_easy_setopt(e, CURLOPT_URL, x->req.url);
 	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hl);
-	if (!strcmp(x->req.method, "HEAD"))
-		rc |= curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
 	rc |= curl_easy_setopt(e, CURLOPT_PRIVATE, x);
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
 	rc |= curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
@@ -539,6 +665,7 @@ void s3d_xfer_init(struct s3d_xfer *x, const struct s3d_xfer_ops *ops,
 	s3d_buf_init(&x->resp, S3D_XML_MAX);
 	s3d_list_init(&x->node);
 	s3d_list_init(&x->backoff.node);
+	x->src.fd = -1;
 	x->content_length = -1;
 	x->range_start = x->range_end = x->range_total = -1;
 }

@@ -24,8 +24,9 @@ struct s3d_xfer;
 
 /**
  * struct s3d_xfer_ops - what an operation does with its S3 request
- * @prepare: build @x->req for the next attempt (called each attempt, so the
- *	signature date is fresh and ranges can resume). 0 or -errno.
+ * @prepare: build @x->req (and set @x->src, for a body) for the next
+ *	attempt (called each attempt, so the signature date is fresh and
+ *	ranges can resume). 0 or -errno.
  * @headers: optional; the final response's headers are in (@x->status,
  *	@x->etag, lengths, Content-Range): return false to end the attempt
  *	before its body (@done then sees @x->cres CURLE_WRITE_ERROR)
@@ -53,6 +54,27 @@ struct s3d_xfer_ops {
 
 #define S3D_XFER_RETRY	1
 
+/**
+ * struct s3d_xfer_src - the body a request sends
+ * @fd: PUT: the file it is read from (pread(), so every attempt and every
+ *	rewind of libcurl's reads it again from @off); -1: none (@len 0)
+ * @off: PUT: where in @fd the body starts
+ * @mem: POST: the body in memory (an XML document; the caller's, alive
+ *	until ->done()); NULL with @len 0: an empty body
+ * @len: the body's length in bytes (Content-Length)
+ * @pos: engine private: bytes handed to libcurl in this attempt
+ *
+ * A GET, HEAD or DELETE sends none (@fd -1, @mem NULL, @len 0: what
+ * s3d_xfer_init() leaves).
+ */
+struct s3d_xfer_src {
+	int fd;
+	uint64_t off;
+	const char *mem;
+	uint64_t len;
+	uint64_t pos;
+};
+
 struct s3d_xfer {
 	const struct s3d_xfer_ops *ops;
 	const char *what;		/* "GET", "HEAD", "LIST": for logs */
@@ -60,6 +82,7 @@ struct s3d_xfer {
 	int prio;			/* enum s3d_prio; fixed while queued */
 	bool probe;			/* a 404 is an answer (lookups) */
 	struct s3d_http_req req;
+	struct s3d_xfer_src src;	/* the request's body, if any */
 
 	/* Outcome of the last attempt. */
 	CURLcode cres;
