@@ -7,7 +7,17 @@
 # the test can check what the daemon sent: Range, If-Match, signing
 # headers, and which TCP connection (keep-alive) carried it.
 #
-#   fake_s3.py PORT LOGFILE
+# Writes (write_smoke.sh): PUT stores an object in memory (ETag: the MD5
+# of its bytes, quoted), with If-None-Match: * and If-Match honoured as
+# S3 does (412 PreconditionFailed; If-Match on a missing key: 404);
+# DELETE; the multipart upload (POST ?uploads, PUT ?partNumber&uploadId,
+# POST ?uploadId with S3's checks and its "MD5 of the parts' MD5s-N" ETag,
+# DELETE ?uploadId). Written objects are served by GET and HEAD, before
+# the generated ones. A request with a body logs its length and MD5.
+#
+#   fake_s3.py PORT LOGFILE       (PORT 0: any free port, printed as
+#                                  "ready PORT")
+import hashlib
 import http.server
 import json
 import re
@@ -16,6 +26,7 @@ import os
 import threading
 import time
 import urllib.parse
+import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape
 
 MIB = 1 << 20
@@ -81,6 +92,17 @@ BAD_KEYS = [
 # is answered 503 SlowDown for S seconds from now (with Retry-After: N if
 # given).
 SLOWDOWN = {"until": 0.0, "retry_after": None}
+# /_ctl?fail=N[&status=S]: the next N requests (after their body is read)
+# are answered S (default 503 SlowDown).
+# /_ctl?complete_error=CODE[&n=N]: the next N (default 1)
+# CompleteMultipartUploads answer 200 with an <Error> of CODE inside,
+# after some spaces, as S3 does when it fails while assembling the object.
+FAULTS = {"fail": 0, "fail_status": 503, "complete_error": None,
+          "complete_n": 0}
+# Written objects: key -> (bytes, etag); uploads: id -> (key, {n: (bytes, etag)}).
+STORE = {}
+UPLOADS = {}
+MIN_PART = 5 * MIB
 TRICKLE_S = float(os.environ.get("FAKE_TRICKLE_S", "20"))
 lock = threading.Lock()
 counts = {}
@@ -104,6 +126,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "conn": "%s:%d" % self.client_address,
             "headers": {k.lower(): v for k, v in self.headers.items()},
         }
+        body = getattr(self, "body", None)
+        if body is not None:
+            entry["body_len"] = len(body)
+            entry["body_md5"] = hashlib.md5(body).hexdigest()
         with lock, open(LOG, "a") as f:
             f.write(json.dumps(entry) + "\n")
 
@@ -121,7 +147,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def key(self):
         u = urllib.parse.urlsplit(self.path)
         parts = urllib.parse.unquote(u.path).split("/", 2)
-        return (parts[2] if len(parts) > 2 else ""), urllib.parse.parse_qs(u.query)
+        return ((parts[2] if len(parts) > 2 else ""),
+                urllib.parse.parse_qs(u.query, keep_blank_values=True))
 
     def slowdown(self):
         """503 SlowDown while a slowdown is on; True if answered."""
@@ -164,9 +191,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.send(200, "".join(out).encode(), {"Content-Type": "application/xml"})
 
     def do_HEAD(self):
+        self.body = None	# a keep-alive connection's last PUT's
         if self.slowdown():
             return
         key, _ = self.key()
+        with lock:
+            stored = STORE.get(key)
+        if stored:
+            return self.send(200, b"", {"ETag": stored[1]}, length=len(stored[0]))
         if key not in OBJECTS:
             return self.send(404)
         size, etag, _ = OBJECTS[key]
@@ -175,6 +207,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                   length=size)
 
     def do_GET(self):
+        self.body = None
         u = urllib.parse.urlsplit(self.path)
         if u.path == "/_ctl":
             q = urllib.parse.parse_qs(u.query)
@@ -182,6 +215,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if "slowdown" in q:
                     SLOWDOWN["until"] = time.monotonic() + float(q["slowdown"][0])
                     SLOWDOWN["retry_after"] = q.get("retry_after", [None])[0]
+                if "fail" in q:
+                    FAULTS["fail"] = int(q["fail"][0])
+                    FAULTS["fail_status"] = int(q.get("status", ["503"])[0])
+                if "complete_error" in q:
+                    FAULTS["complete_error"] = q["complete_error"][0]
+                    FAULTS["complete_n"] = int(q.get("n", ["1"])[0])
             self.send_response(200)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -193,6 +232,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # ListObjectsV2: the objects directly under the prefix (no
             # common prefixes), and for "bad/" some broken entries.
             return self.listing(q)
+        if self.failed():
+            return
+        with lock:
+            stored = STORE.get(key)
+        if stored:
+            return self.send_stored(*stored)
         if key not in OBJECTS:
             return self.send(404, error_xml("NoSuchKey", "nope", "RID404"))
         size, etag, how = OBJECTS[key]
@@ -268,6 +313,157 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.send(206, part, hdrs)
 
 
+    # ---- writes ----
+
+    def read_body(self):
+        """The request's body (Content-Length only, as the client sends);
+        False if it was cut short (the connection is then dropped)."""
+        n = int(self.headers.get("Content-Length") or 0)
+        self.body = self.rfile.read(n) if n else b""
+        if len(self.body) != n:
+            self.close_connection = True
+            return False
+        return True
+
+    def failed(self):
+        """Answer the request with the armed failure; True if it was."""
+        with lock:
+            if FAULTS["fail"] <= 0:
+                return False
+            FAULTS["fail"] -= 1
+            st = FAULTS["fail_status"]
+        code = "SlowDown" if st == 503 else "InternalError"
+        self.send(st, error_xml(code, "injected", "RIDFAIL"))
+        return True
+
+    def send_stored(self, data, etag):
+        rng = self.headers.get("Range")
+        m = re.fullmatch(r"bytes=(\d+)-(\d*)", rng or "")
+        if not m:
+            return self.send(200, data, {"ETag": etag})
+        a = int(m.group(1))
+        b = min(int(m.group(2)) if m.group(2) else len(data) - 1, len(data) - 1)
+        if a >= len(data):
+            return self.send(416, error_xml("InvalidRange", rng, "RID416"))
+        return self.send(206, data[a:b + 1], {
+            "ETag": etag, "Content-Range": "bytes %d-%d/%d" % (a, b, len(data))})
+
+    def precondition(self, key):
+        """S3's conditional write: an answer (status, code) or None."""
+        with lock:
+            cur = STORE.get(key)
+        cur_etag = cur[1] if cur else (OBJECTS[key][1] if key in OBJECTS else None)
+        inm = self.headers.get("If-None-Match")
+        im = self.headers.get("If-Match")
+        if inm is not None and inm.strip() == "*" and cur_etag is not None:
+            return 412, "PreconditionFailed"
+        if im is not None:
+            if cur_etag is None:
+                return 404, "NoSuchKey"
+            if im.strip() != cur_etag:
+                return 412, "PreconditionFailed"
+        return None
+
+    def do_PUT(self):
+        if not self.read_body() or self.failed():
+            return
+        key, q = self.key()
+        data = self.body
+        etag = '"%s"' % hashlib.md5(data).hexdigest()
+        if "uploadId" in q or "partNumber" in q:
+            uid = q.get("uploadId", [""])[0]
+            n = int(q.get("partNumber", ["0"])[0])
+            with lock:
+                up = UPLOADS.get(uid)
+                if up and up[0] == key and 1 <= n <= 10000:
+                    up[1][n] = (data, etag)
+            if not up or up[0] != key:
+                return self.send(404, error_xml("NoSuchUpload", "no such upload", "RIDNSU"))
+            if not 1 <= n <= 10000:
+                return self.send(400, error_xml("InvalidArgument", "partNumber", "RIDPN"))
+            return self.send(200, b"", {"ETag": etag})
+        bad = self.precondition(key)
+        if bad:
+            return self.send(bad[0], error_xml(bad[1], "condition", "RIDCOND"))
+        with lock:
+            STORE[key] = (data, etag)
+        return self.send(200, b"", {"ETag": etag})
+
+    def do_DELETE(self):
+        if not self.read_body() or self.failed():
+            return
+        key, q = self.key()
+        if "uploadId" in q:
+            with lock:
+                up = UPLOADS.pop(q["uploadId"][0], None)
+            if not up:
+                return self.send(404, error_xml("NoSuchUpload", "no such upload", "RIDNSU"))
+            return self.send(204)
+        with lock:
+            STORE.pop(key, None)
+        return self.send(204)
+
+    def do_POST(self):
+        if not self.read_body() or self.failed():
+            return
+        key, q = self.key()
+        if "uploads" in q:
+            with lock:
+                uid = "up.%d_%s~+/=" % (len(UPLOADS) + 1, key.replace("/", "-"))
+                UPLOADS[uid] = (key, {})
+            return self.send(200, (
+                '<?xml version="1.0" encoding="UTF-8"?>\n'
+                '<InitiateMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+                "<Bucket>fake</Bucket><Key>%s</Key><UploadId>%s</UploadId>"
+                "</InitiateMultipartUploadResult>" % (escape(key), escape(uid))).encode())
+        if "uploadId" not in q:
+            return self.send(400, error_xml("InvalidRequest", "POST", "RIDPOST"))
+        return self.complete(key, q["uploadId"][0])
+
+    def complete(self, key, uid):
+        with lock:
+            up = UPLOADS.get(uid)
+        if not up or up[0] != key:
+            return self.send(404, error_xml("NoSuchUpload", "no such upload", "RIDNSU"))
+        try:
+            root = ET.fromstring(self.body)
+        except ET.ParseError:
+            return self.send(400, error_xml("MalformedXML", "bad XML", "RIDXML"))
+        ns = root.tag[:root.tag.index("}") + 1] if root.tag.startswith("{") else ""
+        parts = [(int(p.findtext(ns + "PartNumber")), p.findtext(ns + "ETag"))
+                 for p in root.findall(ns + "Part")]
+        if not parts:
+            return self.send(400, error_xml("MalformedXML", "no part", "RIDXML"))
+        if [n for n, _ in parts] != sorted(set(n for n, _ in parts)):
+            return self.send(400, error_xml("InvalidPartOrder", "order", "RIDIPO"))
+        for i, (n, etag) in enumerate(parts):
+            have = up[1].get(n)
+            if not have or have[1] != etag:
+                return self.send(400, error_xml("InvalidPart", "part %d" % n, "RIDIP"))
+            if i < len(parts) - 1 and len(have[0]) < MIN_PART:
+                return self.send(400, error_xml("EntityTooSmall", "part %d" % n, "RIDETS"))
+        bad = self.precondition(key)
+        if bad:
+            return self.send(bad[0], error_xml(bad[1], "condition", "RIDCOND"))
+        with lock:
+            code = FAULTS["complete_error"] if FAULTS["complete_n"] > 0 else None
+            if code:
+                FAULTS["complete_n"] -= 1
+        if code:
+            return self.send(200, b"  \n  \n" + error_xml(code, "injected", "RIDCE"))
+        data = b"".join(up[1][n][0] for n, _ in parts)
+        md5s = b"".join(hashlib.md5(up[1][n][0]).digest() for n, _ in parts)
+        etag = '"%s-%d"' % (hashlib.md5(md5s).hexdigest(), len(parts))
+        with lock:
+            STORE[key] = (data, etag)
+            UPLOADS.pop(uid, None)
+        return self.send(200, (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+            "<Location>http://fake/%s</Location><Bucket>fake</Bucket><Key>%s</Key>"
+            "<ETag>%s</ETag></CompleteMultipartUploadResult>"
+            % (escape(key), escape(key), escape(etag, {'"': "&quot;"}))).encode())
+
 if __name__ == "__main__":
     LOG = sys.argv[2]
     # A listen backlog for 64 connections at once (the default, 5, makes
@@ -275,5 +471,5 @@ if __name__ == "__main__":
     http.server.ThreadingHTTPServer.request_queue_size = 128
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
     srv.daemon_threads = True
-    print("ready", flush=True)
+    print("ready %d" % srv.server_address[1], flush=True)
     srv.serve_forever()
