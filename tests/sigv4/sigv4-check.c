@@ -238,12 +238,14 @@ static int resign(const struct vec *v, const struct s3d_http_req *req,
 
 		if (!strncmp(req->headers[i], "Authorization:", 14))
 			continue;
+		/* "Name: value", or "Name;": libcurl's way to send it empty. */
 		hv[nh] = strdup(req->headers[i]);
-		if (!hv[nh] || !(colon = strchr(hv[nh], ':')))
+		if (!hv[nh] || !(colon = hv[nh] + strcspn(hv[nh], ":;")) ||
+		    !*colon || (*colon == ';' && colon[1]))
 			goto out;
-		*colon = '\0';
 		h[nh].name = hv[nh];
-		h[nh].value = colon + 1 + (colon[1] == ' ');
+		h[nh].value = *colon == ';' ? "" : colon + 1 + (colon[1] == ' ');
+		*colon = '\0';
 		if (!strcasecmp(h[nh].name, "x-amz-content-sha256"))
 			h[nh].value = payload_hash;
 		if (!strcasecmp(h[nh].name, "x-amz-date"))

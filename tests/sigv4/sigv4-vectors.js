@@ -12,7 +12,10 @@
 //
 // Requests are pseudo-random but fully determined by SEED: GET/HEAD of
 // keys with spaces, UTF-8, reserved characters, "//" and leading slashes;
-// ListObjectsV2 queries; Range/If-Match headers; session tokens; regions,
+// ListObjectsV2 queries; Range/If-Match headers; the write requests (PUT
+// with Content-Length/-Type, If-None-Match/If-Match and x-amz-meta-*, the
+// multipart subresources ?uploads, ?partNumber&uploadId, ?uploadId, DELETE,
+// copies with x-amz-copy-source[-range]); session tokens; regions,
 // dates, endpoints, path and virtual-host style; UNSIGNED-PAYLOAD or a
 // hashed body. The path is encoded the way the AWS SDK encodes an S3 key
 // (each segment with escapeUri, '/' kept) and signed with uriEscapePath
@@ -38,7 +41,15 @@ function prng(seed) {
 	};
 }
 
-const CLASSES = ['get', 'get-range', 'head', 'list', 'payload'];
+const CLASSES = ['get', 'get-range', 'head', 'list', 'payload', 'put',
+	'multipart', 'delete', 'copy'];
+// Object metadata as the write path will send it (one of each at most:
+// a repeated name is one header of joined values, which smithy's header
+// object cannot express).
+const META = ['x-amz-meta-mode', 'X-Amz-Meta-Uid', 'x-amz-meta-gid',
+	'x-amz-meta-mtime', 'x-amz-meta-s3cachefs-upload', 'x-amz-meta-note'];
+const META_VALUES = ['33188', '0', '1700000000.123456789', ' a  b ', '',
+	'caf\u00e9 \u65e5\u672c', 'x=y;z', '"q"'];
 const PIECES = [
 	'a', 'b', 'dir', 'file.txt', 'x-y_z', ' ', 'two  spaces', '+', '=', '%',
 	'%20', '%2F', '~', '/', '//', '!', '*', "'", '(', ')', '&', '?', '#', ':',
@@ -120,6 +131,73 @@ function gen(seed, count) {
 		}
 		if (cls === 'get' && r() < 0.3)
 			v.headers.push(['x-amz-request-payer', ' requester  ']);
+		const meta = () => {
+			const names = META.slice().sort(() => r() - 0.5);
+			for (let m = int(0, 5); m > 0; m--)
+				v.headers.push([names[m], pick(META_VALUES)]);
+		};
+		const etag = () => `"${str('0123456789abcdef', 32)}${pick(['', '-' + int(2, 10000)])}"`;
+		const uploadId = () => str(B64 + '._-~', int(20, 200));
+		if (cls === 'put') {
+			v.method = 'PUT';
+			v.headers.push(['Content-Length', String(int(0, 5 * 2 ** 30))]);
+			if (r() < 0.5)
+				v.headers.push(['Content-Type', pick(['application/octet-stream',
+					'text/plain; charset=utf-8', 'application/x-directory'])]);
+			const c = int(0, 2);
+			if (c === 1)
+				v.headers.push(['If-None-Match', '*']);
+			else if (c === 2)
+				v.headers.push(['If-Match', etag()]);
+			meta();
+		}
+		if (cls === 'multipart') {
+			switch (int(0, 3)) {
+			case 0:		// CreateMultipartUpload
+				v.method = 'POST';
+				v.query.push(['uploads', '']);
+				meta();
+				break;
+			case 1:		// UploadPart
+				v.method = 'PUT';
+				v.query.push(['partNumber', String(int(1, 10000))], ['uploadId', uploadId()]);
+				v.headers.push(['Content-Length', String(int(5 << 20, 5 * 2 ** 30))]);
+				break;
+			case 2:		// CompleteMultipartUpload
+				v.method = 'POST';
+				v.query.push(['uploadId', uploadId()]);
+				v.headers.push(['Content-Length', String(int(100, 1 << 20))],
+					['Content-Type', 'application/xml']);
+				if (r() < 0.5)
+					v.headers.push(r() < 0.5 ? ['If-None-Match', '*'] : ['If-Match', etag()]);
+				break;
+			default:	// AbortMultipartUpload
+				v.method = 'DELETE';
+				v.query.push(['uploadId', uploadId()]);
+			}
+			v.query.sort(() => r() - 0.5);
+		}
+		if (cls === 'delete') {
+			v.method = 'DELETE';
+			if (r() < 0.3)
+				v.headers.push(['If-Match', etag()]);
+		}
+		if (cls === 'copy') {
+			v.method = 'PUT';
+			const src = key().split('/').map(escapeUri).join('/');
+			v.headers.push(['x-amz-copy-source', `/${bucket}/${src}`]);
+			if (r() < 0.5) {
+				const a = int(0, 1 << 30);
+				v.query.push(['partNumber', String(int(1, 10000))], ['uploadId', uploadId()]);
+				v.headers.push(['x-amz-copy-source-range', `bytes=${a}-${a + int(5 << 20, 1 << 30)}`]);
+			} else if (r() < 0.5) {
+				v.headers.push(['x-amz-metadata-directive', 'REPLACE']);
+				meta();
+			}
+			if (r() < 0.5)
+				v.headers.push(['x-amz-copy-source-if-match', etag()]);
+			v.query.sort(() => r() - 0.5);
+		}
 		if (cls === 'payload') {
 			v.method = pick(['GET', 'PUT']);
 			v.body = crypto.createHash('sha256').update(String(i * 7919 + seed)).digest('hex')

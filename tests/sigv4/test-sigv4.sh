@@ -10,8 +10,9 @@
 # 1. smithy reproduces the S3 API reference's signed GET example (so it is
 #    set up as S3 wants: service s3, no path re-encoding or normalizing);
 # 2. per seed, sigv4-vectors.js generates COUNT requests (GET, GET with
-#    Range/If-Match, HEAD, ListObjectsV2, hashed payloads; odd keys, session
-#    tokens, regions, dates) signed by smithy; sigv4-check builds and signs
+#    Range/If-Match, HEAD, ListObjectsV2, hashed payloads, PUT with
+#    conditions and metadata, the multipart requests, DELETE, copies; odd
+#    keys, session tokens, regions, dates) signed by smithy; sigv4-check builds and signs
 #    the same with s3d_s3_build()/s3d_sigv4(); one TAP point per request
 #    class plus a total (URL and Authorization must be identical; the first
 #    mismatch is printed with both canonical requests);
