@@ -436,8 +436,13 @@ static int complete_done(struct s3d_xfer *x)
 	err = s3d_xml_parse_complete(s3d_buf_str(&x->resp), x->resp.len,
 				     c->out, c->outlen, &e, why, sizeof(why));
 	if (err == -EREMOTEIO) {
-		if (s3d_retry_transient(x->status, e.code) && x->can_retry)
+		if (s3d_retry_transient(x->status, e.code) && x->can_retry) {
+			/* The engine's retry line says "incomplete response". */
+			s3d_warn("POST s3://%s/%s: Error %s inside a %ld (request id %s)",
+				 c->bucket, c->key, e.code, x->status,
+				 e.request_id[0] ? e.request_id : "-");
 			return S3D_XFER_RETRY;
+		}
 		snprintf(why, sizeof(why), "Error %s in a %ld: %s (request id %s)",
 			 e.code[0] ? e.code : "-", x->status, e.message,
 			 e.request_id[0] ? e.request_id : "-");
