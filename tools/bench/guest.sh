@@ -298,9 +298,11 @@ setup_disk() {
 #    each object's three files are hard links to one set (a link is one
 #    system call where a new file is three plus a block: 26 000 objects in
 #    the full run; ext4 allows 65 000 links to an inode);
-#  - small/o-NNNNN: SMALL_N objects of 100 KiB (random bytes, all the same:
-#    hard links again), and SMALL_LIST, their names shuffled (the order
-#    in which every system reads them).
+#  - small/dNNN/o-NNNNN: SMALL_N objects of 100 KiB, 100 per directory
+#    (random bytes, all the same: hard links again), and SMALL_LIST, their
+#    names shuffled (the order in which every system reads them). Not all
+#    in one directory: s3rver answers a ListObjectsV2 with a prefix by
+#    reading the whole directory (S3 does not), and a lookup sends one.
 # s3rver serves the .md5 file as the ETag and does not check it.
 make_dataset() {
 	python3 - "$S3_DATA/$BUCKET" "$NSHARDS" "$SHARD_MB" "$BIG_MB" \
@@ -358,7 +360,9 @@ for s in SUF:
 os.makedirs(os.path.join(root, "small"), exist_ok=True)
 put("small100k-master", os.urandom(100 << 10))
 small = os.path.join(root, "small100k-master")
-names = ["o-%05d" % i for i in range(nsmall)]
+names = ["d%03d/o-%05d" % (i // 100, i) for i in range(nsmall)]
+for d in range((nsmall + 99) // 100):
+    os.makedirs(os.path.join(root, "small/d%03d" % d), exist_ok=True)
 for n in names:
     put_small("small/" + n)
 for s in SUF:
@@ -1035,9 +1039,11 @@ curl_small() {
 }
 
 # Cold: each system reads the shuffled names (nothing of small/ cached,
-# not even listed: the loader opens names it has from an index). Warm: each
-# reads again what it read cold; the limit is the same files read from
-# s3cachefs' cache directory on the ext4 (its lower files).
+# not even listed: the loader opens names it has from an index). Warm: it
+# reads again what it read cold, right after (within s3cachefs' meta_ttl,
+# 60 s, of the cold reads: older names are checked with S3 again); the
+# limit is the same files read from s3cachefs' cache directory on the
+# ext4 (its lower files).
 phase_small() {
 	local sys mv lower
 	phase_start "small objects"
@@ -1046,19 +1052,16 @@ phase_small() {
 		mv="MNT_$sys"
 		drop_caches
 		step "$sys" cold small small_read "$sys" cold "${!mv}/small" "$SMALL_LIST" "/tmp/small-done-$sys"
-	done
-	if has s3cachefs && [ -s /tmp/small-done-s3cachefs ]; then
-		lower=$(find $CACHE_s3cachefs -type d -name small -print -quit 2>/dev/null)
-		if [ -n "$lower" ]; then
-			drop_caches
-			step ext4 nvme small small_read ext4 nvme "$lower" /tmp/small-done-s3cachefs /tmp/small-done-ext4
-		else
-			rec ext4 nvme small fail "" "" "" "" "" "no small/ in $CACHE_s3cachefs"
-		fi
-	fi
-	for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
-		mv="MNT_$sys"
 		[ -s "/tmp/small-done-$sys" ] || continue
+		if [ $sys = s3cachefs ]; then
+			lower=$(find $CACHE_s3cachefs -maxdepth 3 -type d -name small -print -quit 2>/dev/null)
+			if [ -n "$lower" ]; then
+				drop_caches
+				step ext4 nvme small small_read ext4 nvme "$lower" /tmp/small-done-s3cachefs /tmp/small-done-ext4
+			else
+				rec ext4 nvme small fail "" "" "" "" "" "no small/ in $CACHE_s3cachefs"
+			fi
+		fi
 		drop_caches
 		step "$sys" warm small small_read "$sys" warm "${!mv}/small" "/tmp/small-done-$sys" /dev/null
 	done

@@ -381,6 +381,15 @@ if loads:
         "the ratios less so)" % others if others > 0 else "; no other guest ran meanwhile"))
 w("")
 
+# What the person who ran it recorded about the run (RUN/notes.md), if anything.
+try:
+    with open(os.path.join(RUN, "notes.md")) as f:
+        for line in f.read().strip().splitlines():
+            w("> " + line if line else ">")
+    w("")
+except OSError:
+    pass
+
 # Targets.
 w("## Targets")
 w("")
