@@ -7,11 +7,10 @@
  * meta_ttl, and so is a lower entry that the daemon found as it is in S3
  * less than meta_ttl ago (its lower mtime, see the uapi header: its
  * dentry may have been dropped since); otherwise we ask the daemon about
- * that one name (LOOKUP: HEAD
- * key + LIST key/ max 1) rather than listing a directory that may hold
- * millions of objects. A dentry, negative ones included, is trusted for
- * meta_ttl from when what it says was checked against S3 (d_time), then
- * revalidated the same way.
+ * that one name (LOOKUP: HEAD key + LIST key/ max 1) rather than listing
+ * a directory that may hold millions of objects. A dentry, negative ones
+ * included, is trusted for meta_ttl from when what it says was checked
+ * against S3 (d_time), then revalidated the same way.
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
@@ -44,28 +43,34 @@ bool s3cfs_name_hidden(bool in_root, const char *name, int len)
 }
 
 /*
- * Is the daemon's time stamp @xattr (decimal Unix seconds) on @lower less
- * than @ttl ms old? If so, *@at is when it was set, in jiffies (to the
- * second).
+ * Is something checked against S3 @age_ms ago still to be trusted, with
+ * meta_ttl @ttl ms? If so, *@at is when it was checked, in jiffies.
  */
-static bool s3cfs_xattr_fresh(struct dentry *lower, const char *xattr,
-			      unsigned int ttl, unsigned long *at)
+static bool s3cfs_age_fresh(s64 age_ms, unsigned int ttl, unsigned long *at)
+{
+	if (age_ms < 0 || age_ms >= ttl)
+		return false;
+	*at = jiffies - msecs_to_jiffies(age_ms);
+	return true;
+}
+
+/* The daemon's S3CFS_XATTR_LISTED on the lower directory @lower (seconds). */
+static bool s3cfs_listed_xattr_fresh(struct dentry *lower, unsigned int ttl,
+				     unsigned long *at)
 {
 	char buf[24];
 	ssize_t n;
-	s64 secs, age;
+	s64 secs;
 
-	n = __vfs_getxattr(lower, d_inode(lower), xattr, buf, sizeof(buf) - 1);
+	n = __vfs_getxattr(lower, d_inode(lower), S3CFS_XATTR_LISTED, buf,
+			   sizeof(buf) - 1);
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
 	if (kstrtos64(buf, 10, &secs))
 		return false;
-	age = ktime_get_real_seconds() - secs;
-	if (age < 0 || age * MSEC_PER_SEC >= ttl)
-		return false;
-	*at = jiffies - msecs_to_jiffies(age * MSEC_PER_SEC);
-	return true;
+	return s3cfs_age_fresh((ktime_get_real_seconds() - secs) * MSEC_PER_SEC,
+			       ttl, at);
 }
 
 /*
@@ -77,15 +82,10 @@ static bool s3cfs_lower_checked(struct dentry *lower, unsigned int ttl,
 {
 	struct timespec64 mt = s3cfs_inode_get_mtime(d_inode(lower));
 	struct timespec64 now;
-	s64 age_ms;
 
 	ktime_get_real_ts64(&now);
-	age_ms = (timespec64_to_ns(&now) - timespec64_to_ns(&mt)) /
-		 NSEC_PER_MSEC;
-	if (age_ms < 0 || age_ms >= ttl)
-		return false;
-	*at = jiffies - msecs_to_jiffies(age_ms);
-	return true;
+	return s3cfs_age_fresh((timespec64_to_ns(&now) - timespec64_to_ns(&mt)) /
+			       NSEC_PER_MSEC, ttl, at);
 }
 
 /*
@@ -106,7 +106,7 @@ static bool s3cfs_dir_listed_at(struct inode *dir, unsigned long *at)
 		*at = listed;
 		return true;
 	}
-	return s3cfs_xattr_fresh(si->lower.dentry, S3CFS_XATTR_LISTED, ttl, at);
+	return s3cfs_listed_xattr_fresh(si->lower.dentry, ttl, at);
 }
 
 /**
@@ -165,7 +165,7 @@ static struct dentry *s3cfs_lower_lookup(struct dentry *parent,
 	if (IS_ERR(lower) || s3cfs_dir_listed_at(dir, checked))
 		return lower;
 	if (d_is_positive(lower)) {
-		if (ttl && s3cfs_lower_checked(lower, ttl, checked))
+		if (s3cfs_lower_checked(lower, ttl, checked))
 			return lower;
 		if (!s3cfs_daemon_present())
 			return lower;
