@@ -573,34 +573,51 @@ static int rm_tree(int dirfd, const char *name, int depth)
 	return err;
 }
 
+/* Remove @name: 1 if something was there, 0 if not, or -errno. */
+static int remove_entry(int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return rm_tree(dirfd, name, 0) ?: 1;
+	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+		return -errno;
+	return 1;
+}
+
+/*
+ * Set @dirfd's mtime back to @was's after removals: the mtime says when
+ * the directory was last found in S3 (s3d_store_set_checked()), and a name
+ * gone from S3 does not say that its directory is still there.
+ */
+static void keep_mtime(int dirfd, const struct stat *was)
+{
+	const struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, was->st_mtim };
+
+	if (futimens(dirfd, ts))
+		s3d_warn("keeping a cache directory's mtime: %s", strerror(errno));
+}
+
 /**
  * s3d_store_remove() - remove an entry, a directory with all it holds
  * @dirfd: the directory holding it
  * @name: a valid single name
  *
- * The directory's mtime is kept: it says when the directory was last
- * found in S3 (s3d_store_set_checked()), and a name gone from S3 does not
- * say that its directory is still there.
+ * The directory's mtime is kept (keep_mtime()).
  *
  * Return: 0 (also if it did not exist) or -errno.
  */
 int s3d_store_remove(int dirfd, const char *name)
 {
-	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT } };
-	struct stat st, dst;
-	bool keep = !fstat(dirfd, &dst);
-	int err = 0;
+	struct stat dst;
+	bool have_mtime = !fstat(dirfd, &dst);
+	int err = remove_entry(dirfd, name);
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return errno == ENOENT ? 0 : -errno;
-	if (S_ISDIR(st.st_mode))
-		err = rm_tree(dirfd, name, 0);
-	else if (unlinkat(dirfd, name, 0) && errno != ENOENT)
-		err = -errno;
-	ts[1] = dst.st_mtim;
-	if (keep && futimens(dirfd, ts))
-		s3d_warn("keeping a cache directory's mtime: %s", strerror(errno));
-	return err;
+	if (have_mtime && err)
+		keep_mtime(dirfd, &dst);
+	return err < 0 ? err : 0;
 }
 
 /**
@@ -870,6 +887,7 @@ int s3d_store_ensure_file(int dirfd, const char *name,
  *
  * Stale daemon temporaries (.s3cfs*) go too: they only exist between a
  * link and a rename inside one call, and the daemon is single threaded.
+ * The directory's mtime is kept (keep_mtime()).
  *
  * Return: 0 or the first -errno (the rest is still attempted).
  */
@@ -879,7 +897,9 @@ int s3d_store_prune(int dirfd, bool at_root,
 	size_t hl = strlen(S3CFS_HIDDEN_PREFIX), n = 0, cap = 0, i;
 	char **doomed = NULL;
 	struct dirent *de;
+	struct stat dst;
 	int fd, err = 0, e;
+	bool have_mtime;
 	DIR *d;
 
 	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -919,13 +939,16 @@ int s3d_store_prune(int dirfd, bool at_root,
 		}
 		n++;
 	}
+	have_mtime = n && !fstat(dirfd, &dst);
 	for (i = 0; i < n; i++) {
 		s3d_dbg("removing %s (not in the listing)", doomed[i]);
-		e = s3d_store_remove(dirfd, doomed[i]);
-		if (e && !err)
+		e = remove_entry(dirfd, doomed[i]);
+		if (e < 0 && !err)
 			err = e;
 		free(doomed[i]);
 	}
+	if (have_mtime)
+		keep_mtime(dirfd, &dst);
 	free(doomed);
 	closedir(d);
 	return err;

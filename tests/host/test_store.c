@@ -534,6 +534,13 @@ static void test_checked(void)
 	is_int(s3d_store_remove(dfd, "sub"), 0, "remove: a directory");
 	ok(!stat(at("chk"), &st) && st.st_mtime == 2000,
 	   "remove: the parent's mtime (its last check) kept");
+	if (close(open(at("chk/g"), O_CREAT | O_WRONLY, 0644)) ||
+	    utimensat(AT_FDCWD, at("chk"), old, 0))
+		diag("setting up chk/g failed");
+	is_int(s3d_store_prune(dfd, false, keep_listed, (void *)(const char *[]){ NULL }), 0,
+	       "prune: chk/g not listed");
+	ok(!exists("chk/g") && !stat(at("chk"), &st) && st.st_mtime == 2000,
+	   "prune: gone, the directory's mtime kept");
 	close(dfd);
 }
 
