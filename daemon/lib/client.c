@@ -355,6 +355,19 @@ static int cond_errno(int err, const struct s3d_put_opts *o)
 	return err == -ESTALE && o && o->if_none_match ? -EEXIST : err;
 }
 
+/* An answer that is not the result: why, for the caller and the log. */
+static void bad_result(struct call *c, const char *doc, const char *why,
+		       int err)
+{
+	s3d_err("%s s3://%s/%s: bad %s: %s", c->x.what, c->bucket, c->key,
+		doc, why);
+	if (c->ce)
+		snprintf(c->ce->message, sizeof(c->ce->message), "bad %s: %s",
+			 doc, why);
+	c->err = err;
+	c->finished = true;
+}
+
 /* PUT, UploadPart: the answer's ETag is the result. */
 static int etag_done(struct s3d_xfer *x)
 {
@@ -364,12 +377,10 @@ static int etag_done(struct s3d_xfer *x)
 		return call_fail(c);
 	note_info(c);
 	if (!x->has_etag || !x->etag[0]) {
-		s3d_err("%s s3://%s/%s: HTTP %ld without an ETag", x->what,
-			c->bucket, c->key, x->status);
-		if (c->ce)
-			snprintf(c->ce->message, sizeof(c->ce->message),
-				 "answer without an ETag");
-		c->err = -EIO;
+		char why[64];
+
+		snprintf(why, sizeof(why), "HTTP %ld without an ETag", x->status);
+		bad_result(c, "answer", why, -EIO);
 	} else {
 		snprintf(c->out, c->outlen, "%s", x->etag);
 	}
@@ -385,19 +396,6 @@ static const struct s3d_xfer_ops etag_xops = {
 static const struct s3d_xfer_ops plain_xops = {
 	.prepare = write_prep, .done = obj_done,
 };
-
-/* A 200 whose body is not the result: why, for the caller and the log. */
-static void bad_result(struct call *c, const char *doc, const char *why,
-		       int err)
-{
-	s3d_err("%s s3://%s/%s: bad %s: %s", c->x.what, c->bucket, c->key,
-		doc, why);
-	if (c->ce)
-		snprintf(c->ce->message, sizeof(c->ce->message), "bad %s: %s",
-			 doc, why);
-	c->err = err;
-	c->finished = true;
-}
 
 static int create_done(struct s3d_xfer *x)
 {
