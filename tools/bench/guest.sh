@@ -1121,6 +1121,15 @@ print("%.6f %s" % (time.perf_counter() - t, e.name))' "$2" 2>&1)
 	us_of "${out%% *}"
 	rec "$1" cold bigls-first ok "" "" "$US" "" "${out%% *}" "first entry of a cold readdir"
 }
+# A fresh s3cachefs mount of the big directory's bucket, on an empty cache.
+fresh_big_mount() {
+	if mounted $MNT_big; then
+		timeout -k 5 60 umount $MNT_big || timeout 30 umount -l $MNT_big
+	fi
+	rm -rf $CACHE_big
+	mkdir -p $CACHE_big
+	S3CFS_MOUNT_WAIT=20 mount_s3 $BIGLS_BUCKET $MNT_big "cache=$CACHE_big,fetch_timeout=120"
+}
 phase_bigls() {
 	local out first total n lower kb rss=
 	phase_start "big directory ($BIGLS_N objects, fakes3)"
@@ -1150,17 +1159,12 @@ EOF
 		stats_s3cachefs "end"
 		umount_s3cachefs
 		stop_daemon
-		rm -rf $CACHE_big
-		mkdir -p $CACHE_big
 		if S3_ENDPOINT=$FAKES3_ENDPOINT BENCH_DAEMON_LOG=s3cachefsd-fakes3.log start_bench_daemon &&
-		   S3CFS_MOUNT_WAIT=20 mount_s3 $BIGLS_BUCKET $MNT_big "cache=$CACHE_big,fetch_timeout=120"; then
+		   fresh_big_mount; then
 			drop_caches
 			first_entry s3cachefs $MNT_big/big
 			# ls -l cold again, on an empty cache and a fresh mount.
-			timeout -k 5 60 umount $MNT_big
-			rm -rf $CACHE_big
-			mkdir -p $CACHE_big
-			mount_s3 $BIGLS_BUCKET $MNT_big "cache=$CACHE_big,fetch_timeout=120"
+			fresh_big_mount
 			drop_caches
 			META_TIMEOUT=$BIGLS_TIMEOUT meta s3cachefs cold bigls $((BIGLS_N + 1)) ls -l $MNT_big/big
 			META_TIMEOUT=$BIGLS_TIMEOUT meta s3cachefs warm bigls $((BIGLS_N + 1)) ls -l $MNT_big/big
