@@ -422,21 +422,28 @@ static int fetch_head_done(struct s3d_xfer *x)
 		fetch_finish(op, -EIO);
 		return 0;
 	}
+	/*
+	 * A file of this version already there is kept: another FETCH of the
+	 * old version (or a LOOKUP) renewed it first, and the kernel may have
+	 * an inode for it already, whose FETCHes would fill a file it never
+	 * reads if we replaced it again.
+	 */
 	err = s3d_store_open_dir(op->m->rootfd, parent, true, &dirfd);
 	free(parent);
 	if (!err) {
-		err = s3d_store_replace_file(dirfd, name, &meta);
+		err = s3d_store_ensure_file(dirfd, name, &meta, NULL, false);
 		close(dirfd);
 	}
-	if (err) {
+	if (err < 0) {
 		s3d_err("FETCH %s: replacing the cache file: %s", op->key,
 			strerror(-err));
 		fetch_finish(op, err);
 		return 0;
 	}
-	s3d_info("s3://%s/%s: now ETag %s, %llu bytes; cache file renewed",
+	s3d_info("s3://%s/%s: now ETag %s, %llu bytes; cache file %s",
 		 op->m->bucket, op->key, meta.etag,
-		 (unsigned long long)meta.size);
+		 (unsigned long long)meta.size,
+		 err ? "renewed" : "renewed already");
 	fetch_finish(op, -ESTALE);
 	return 0;
 }

@@ -756,24 +756,6 @@ out:
 	return err ? err : full ? 2 : 1;
 }
 
-/**
- * s3d_store_replace_file() - put a new, empty lower file at @name
- * @dirfd: the directory
- * @name: a valid single name (must not be a directory now)
- * @m: the object's ETag, size and mtime
- *
- * The new file is sparse (no data: every chunk missing).
- *
- * Return: 0 or -errno.
- */
-int s3d_store_replace_file(int dirfd, const char *name,
-			   const struct s3d_meta *m)
-{
-	int err = new_file(dirfd, name, m, NULL, false);
-
-	return err < 0 ? err : 0;
-}
-
 /*
  * Is the regular file @name in @dirfd the lower file of @m already? It is
  * if it carries @m's ETag and size. A file of an older cache (one xattr

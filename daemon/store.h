@@ -25,8 +25,6 @@ int s3d_store_ensure_dir(int dirfd, const char *name, bool replace);
 int s3d_store_ensure_file(int dirfd, const char *name,
 			  const struct s3d_meta *m, const void *data,
 			  bool replace_dir);
-int s3d_store_replace_file(int dirfd, const char *name,
-			   const struct s3d_meta *m);
 int s3d_store_remove(int dirfd, const char *name);
 int s3d_store_prune(int dirfd, bool at_root,
 		    bool (*keep)(const char *name, void *arg), void *arg);

@@ -259,7 +259,8 @@ void s3cfs_chunks_drain(struct inode *inode)
  * map shows them as data.
  *
  * Return: 0, -ECANCELED if the inode has no presence bitmap covering the
- * range (the reader looks again), or -EIO if the daemon claimed a fetch it
+ * range (the reader looks again), -ESTALE if the range is missing because
+ * the lower file was replaced, or -EIO if the daemon claimed a fetch it
  * did not write.
  */
 int s3cfs_chunks_fetched(struct s3cfs_req *req)
@@ -285,7 +286,15 @@ int s3cfs_chunks_fetched(struct s3cfs_req *req)
 	if (!s3cfs_range_present(si, req->first_chunk, c1))
 		err = -EIO;
 	spin_unlock(&si->chunk_lock);
-	if (err)
+	/*
+	 * The daemon fills the file at the inode's name: one that is no
+	 * longer this inode's lower file (renewed meanwhile) got the data,
+	 * and nothing will ever fill this one. Its openers move on to the
+	 * name's new inode (file.c), as for a changed object.
+	 */
+	if (err && !file_inode(si->lower_file)->i_nlink)
+		err = -ESTALE;
+	else if (err)
 		pr_warn_ratelimited("daemon reported %s [%llu, +%llu) fetched but it is not in the cache\n",
 				    req->path, req->offset, req->length);
 out:

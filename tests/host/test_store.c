@@ -261,11 +261,11 @@ static void test_files(void)
 	ok(!xattr("/etc/passwd", S3CFS_XATTR_META),
 	   "ensure_file: nothing written through the link");
 
-	/* Against the file it replaces: i1 is free and may be reused. */
+	/* A FETCH's renewal after another one renewed it: kept. */
 	i1 = ino("f/obj");
-	is_int(s3d_store_replace_file(dfd, "obj", &m2), 0,
-	       "replace_file: always new");
-	ok(ino("f/obj") != i1, "replace_file: new inode");
+	is_int(s3d_store_ensure_file(dfd, "obj", &m2, NULL, false), 0,
+	       "ensure_file: a file renewed already is kept");
+	ok(ino("f/obj") == i1, "ensure_file: ... the same inode");
 	close(dfd);
 }
 

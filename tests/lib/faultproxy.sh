@@ -8,7 +8,8 @@
 #                              it (the daemon started next goes through it)
 #   stop_faultproxy
 #   fp_rules JSON              replace the fault rules (a JSON list)
-#   fp_release                 wake every request held by a stall
+#   fp_release [oldest]        wake every request held by a stall (oldest:
+#                              only the one held longest)
 #   fp_stat NAME               open|stalled|max_open|max_stalled|total|conns
 #   fp_count [--method M] [--path RE] [--query RE] [--fault F] [--list]
 #                              requests in the log matching all filters
@@ -63,7 +64,7 @@ fp_rules() {
 }
 
 fp_release() {
-	curl -sSf -m 10 -o /dev/null -X POST "$FP_URL/__fault/release"
+	curl -sSf -m 10 -o /dev/null -X POST "$FP_URL/__fault/release${1:+?$1=1}"
 }
 
 fp_stat() {

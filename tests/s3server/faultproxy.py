@@ -56,6 +56,7 @@ Control, on the same port (no S3 bucket name starts with "_"):
 
   PUT  /__fault/rules      body: the JSON list; replaces the rules
   POST /__fault/release    wake every request held by a stall now
+                           (?oldest=1: only the one held longest)
   GET  /__fault/stats      {"open": requests being answered now,
                             "stalled": held by a stall now,
                             "max_open", "max_stalled", "total", "conns"}
@@ -85,7 +86,8 @@ HEAD_MAX = 64 << 10     # longest request/response head accepted
 RULES = []              # [Rule]
 STATS = {"open": 0, "stalled": 0, "max_open": 0, "max_stalled": 0,
          "total": 0, "conns": 0}
-RELEASE = None          # asyncio.Event, replaced after each release
+HELD = []               # an asyncio.Event per request held by a stall,
+                        # oldest first: set to let it go
 HELD_UPSTREAM = None    # asyncio.Semaphore: held responses being read
 LOG = None
 SEQ = 0
@@ -261,7 +263,9 @@ async def stall(rule, client, drip):
     every = float(rule.d["drip"]) if drip and "drip" in rule.d else None
     loop = asyncio.get_running_loop()
     until = None if secs is None else loop.time() + float(secs)
-    released = asyncio.ensure_future(RELEASE.wait())
+    ev = asyncio.Event()
+    HELD.append(ev)
+    released = asyncio.ensure_future(ev.wait())
     gone = asyncio.ensure_future(client.read(1))
     STATS["stalled"] += 1
     STATS["max_stalled"] = max(STATS["max_stalled"], STATS["stalled"])
@@ -283,6 +287,8 @@ async def stall(rule, client, drip):
                 await drip()
     finally:
         STATS["stalled"] -= 1
+        if ev in HELD:
+            HELD.remove(ev)
         released.cancel()
         gone.cancel()
         # The reader is free for the next request only once this is over.
@@ -326,7 +332,7 @@ async def control(head, body, writer):
     method, target = head.first.split(" ")[:2]
     what = target[len(CTRL):].split("?")[0]
     status, out = 200, b""
-    global RULES, RELEASE
+    global RULES
     if what == "rules" and method in ("PUT", "POST"):
         try:
             rules = json.loads(body or b"[]")
@@ -337,9 +343,11 @@ async def control(head, body, writer):
         except (ValueError, KeyError, re.error) as e:
             status, out = 400, (json.dumps({"error": str(e)}) + "\n").encode()
     elif what == "release" and method == "POST":
-        old, RELEASE = RELEASE, asyncio.Event()
-        out = b'{"released": %d}\n' % STATS["stalled"]
-        old.set()
+        go = HELD[:1] if "oldest=1" in target else list(HELD)
+        for ev in go:
+            HELD.remove(ev)
+            ev.set()
+        out = b'{"released": %d}\n' % len(go)
     elif what == "stats" and method == "GET":
         out = (json.dumps(STATS) + "\n").encode()
     else:
@@ -560,8 +568,7 @@ def count(args):
 
 
 async def serve(args):
-    global RELEASE, LOG, RULES, HELD_UPSTREAM
-    RELEASE = asyncio.Event()
+    global LOG, RULES, HELD_UPSTREAM
     HELD_UPSTREAM = asyncio.Semaphore(16)
     LOG = open(args.log, "a") if args.log else None
     if args.rules:

@@ -12,7 +12,9 @@ seconds (to BUCKET_URL, a fake S3 without authentication); READERS threads
 open keys and read them by pread, sequential read or mmap, checking each
 read against every version the key has had:
 
-  wrong   a read whose bytes are no version's bytes at that range
+  wrong   a read whose bytes are no version's bytes at that range, or
+          that returned fewer bytes than asked without an error next (a
+          short read counts as the error it stopped at)
   mixed   an open whose reads are of two versions
   hung    a read still running WATCHDOG seconds after it started
   newer   reads shown to be of a version PUT during the run
@@ -148,6 +150,14 @@ def main():
         """The versions among vers whose bytes at off are data."""
         return [v for v in vers if expect(key, v, off, len(data)) == data]
 
+    def short_error(fd, off):
+        """The error a short read stopped at: the next read reports it."""
+        try:
+            os.pread(fd, 4096, off)
+        except OSError as e:
+            return e
+        return None
+
     def reader(tid):
         rnd = random.Random(tid)
         me = threading.current_thread().name
@@ -195,9 +205,6 @@ def main():
                 for (off, n), data in zip(ranges, datas):
                     st.add("reads")
                     st.add("bytes", len(data))
-                    if len(data) != n:
-                        st.add("wrong", note="%s: short read %d of %d at %d" % (key, len(data), n, off))
-                        break
                     ok = check(key, candidates(key), off, data)
                     if not ok:
                         st.add("wrong", note="%s %s: %d bytes at %d are no version's" % (key, mode, n, off))
@@ -209,6 +216,14 @@ def main():
                     vers = both
                     if 0 not in vers:
                         st.add("newer")
+                    if len(data) != n:
+                        # Short where it met an error (counted as that
+                        # error); a short read without one is wrong.
+                        err = err or short_error(fd, off + len(data))
+                        if err is None:
+                            st.add("wrong", note="%s %s: short read %d of %d at %d" % (
+                                key, mode, len(data), n, off))
+                        break
                 if err is not None:
                     raise err
             except OSError as e:
