@@ -60,10 +60,8 @@ static int s3cfs_nl_register(struct sk_buff *skb, struct genl_info *info)
 static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
-	u8 cmd = info->genlhdr->cmd;
-	u64 id, off, len, done;
-	u32 mount_id;
-	int status, err;
+	struct s3cfs_reply r = { .cmd = info->genlhdr->cmd };
+	int err;
 
 	if (!netlink_capable(skb, CAP_SYS_ADMIN))
 		return -EPERM;
@@ -75,25 +73,26 @@ static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
 		GENL_SET_ERR_MSG(info, "answer needs REQ_ID, MOUNT_ID and STATUS");
 		return -EINVAL;
 	}
-	id = nla_get_u64(a[S3CFS_A_REQ_ID]);
-	mount_id = nla_get_u32(a[S3CFS_A_MOUNT_ID]);
-	status = nla_get_s32(a[S3CFS_A_STATUS]);
-	if (cmd == S3CFS_CMD_MOUNT && id == 0) {
+	r.id = nla_get_u64(a[S3CFS_A_REQ_ID]);
+	r.mount_id = nla_get_u32(a[S3CFS_A_MOUNT_ID]);
+	r.status = nla_get_s32(a[S3CFS_A_STATUS]);
+	if (r.cmd == S3CFS_CMD_MOUNT && r.id == 0) {
 		/* Answer to a mount announced after REGISTER. */
-		if (status)
-			pr_warn("daemon refused mount %u: %d\n", mount_id, status);
+		if (r.status)
+			pr_warn("daemon refused mount %u: %d\n", r.mount_id,
+				r.status);
 		return 0;
 	}
-	if (a[S3CFS_A_OFFSET])
-		off = nla_get_u64(a[S3CFS_A_OFFSET]);
-	if (a[S3CFS_A_LENGTH])
-		len = nla_get_u64(a[S3CFS_A_LENGTH]);
-	if (a[S3CFS_A_DONE])
-		done = nla_get_u64(a[S3CFS_A_DONE]);
-	err = s3cfs_upcall_reply(cmd, id, mount_id, status,
-				 a[S3CFS_A_OFFSET] ? &off : NULL,
-				 a[S3CFS_A_LENGTH] ? &len : NULL,
-				 a[S3CFS_A_DONE] ? &done : NULL);
+	r.has_offset = a[S3CFS_A_OFFSET];
+	if (r.has_offset)
+		r.offset = nla_get_u64(a[S3CFS_A_OFFSET]);
+	r.has_length = a[S3CFS_A_LENGTH];
+	if (r.has_length)
+		r.length = nla_get_u64(a[S3CFS_A_LENGTH]);
+	r.has_done = a[S3CFS_A_DONE];
+	if (r.has_done)
+		r.done = nla_get_u64(a[S3CFS_A_DONE]);
+	err = s3cfs_upcall_reply(&r);
 	if (err == -ENOENT)
 		GENL_SET_ERR_MSG(info, "no such request pending");
 	else if (err)

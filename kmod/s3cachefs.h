@@ -296,6 +296,17 @@ void s3cfs_free_inode(struct inode *inode);
 void s3cfs_evict_inode(struct inode *inode);
 int s3cfs_drop_inode(struct inode *inode);
 struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower);
+
+/* meta.c: what the daemon stored on a lower file */
+struct s3cfs_meta {
+	u64 size;
+	s64 mtime;
+	char etag[S3CFS_ETAG_MAX + 1];
+};
+
+ssize_t s3cfs_get_xattr(struct dentry *lower, const char *name, char *buf,
+			size_t size);
+int s3cfs_meta_get(struct dentry *lower, struct s3cfs_meta *m);
 loff_t s3cfs_lower_size(struct dentry *lower);
 int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp);
 void s3cfs_inode_set_stale(struct inode *inode);
@@ -364,6 +375,21 @@ void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done);
 void s3cfs_touch_lower(struct inode *inode);
 int s3cfs_evict(struct s3cfs_sb_info *sbi, const char *path, u64 off, u64 len);
 
+/*
+ * The daemon's answer to a request, as netlink.c parsed it. The optional
+ * attributes have a has_ flag each (FETCH answers carry OFFSET and
+ * LENGTH; progress reports, STATUS -EINPROGRESS, may carry DONE).
+ */
+struct s3cfs_reply {
+	u8 cmd;
+	u64 id;			/* REQ_ID */
+	u32 mount_id;
+	int status;		/* 0 or a negative errno */
+	bool has_offset, has_length, has_done;
+	u64 offset, length;
+	u64 done;		/* the first @done bytes are in the cache */
+};
+
 /* upcall.c */
 struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd);
 void s3cfs_req_put(struct s3cfs_req *req);
@@ -374,8 +400,7 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 void s3cfs_req_complete(struct s3cfs_req *req, int status);
 int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 		 const char *name);
-int s3cfs_upcall_reply(u8 cmd, u64 id, u32 mount_id, int status,
-		       const u64 *offset, const u64 *length, const u64 *done);
+int s3cfs_upcall_reply(const struct s3cfs_reply *r);
 int s3cfs_upcall_register(u32 portid);
 void s3cfs_upcall_daemon_gone(u32 portid);
 void s3cfs_upcall_init_mount(struct s3cfs_sb_info *sbi);

@@ -497,62 +497,57 @@ out:
 
 /**
  * s3cfs_upcall_reply() - the daemon answered a request
- * @cmd: the command of the answer
- * @id: REQ_ID
- * @mount_id: MOUNT_ID
- * @status: STATUS, 0 or a negative errno; -EINPROGRESS is a progress
- *	report that keeps the request pending and its waiters waiting
- * @offset: OFFSET (FETCH only, else NULL)
- * @length: LENGTH (FETCH only, else NULL)
- * @done: DONE (FETCH progress reports only, else NULL): the first *@done
- *	bytes of the range are in the cache
+ * @r: the answer. A STATUS of -EINPROGRESS is a progress report that keeps
+ *	the request pending and its waiters waiting; OFFSET and LENGTH are
+ *	those of a FETCH, and DONE (progress reports of a FETCH only) says
+ *	the first DONE bytes of its range are in the cache.
  *
  * Return: 0, -ENOENT if no such request is pending, -EINVAL if the answer
  * does not match the request (the request is left alone).
  */
-int s3cfs_upcall_reply(u8 cmd, u64 id, u32 mount_id, int status,
-		       const u64 *offset, const u64 *length, const u64 *done)
+int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 {
 	struct s3cfs_req *req;
+	int status = r->status;
 
 	if (status > 0 || status < -MAX_ERRNO)
 		return -EINVAL;
-	if (id > U32_MAX)
+	if (r->id > U32_MAX)
 		return -ENOENT;
 	xa_lock(&s3cfs_reqs);
-	req = xa_load(&s3cfs_reqs, id);
+	req = xa_load(&s3cfs_reqs, r->id);
 	if (!req) {
 		xa_unlock(&s3cfs_reqs);
 		return -ENOENT;
 	}
-	if (req->cmd != cmd || req->sbi->mount_id != mount_id ||
-	    (cmd == S3CFS_CMD_FETCH &&
-	     (!offset || !length || *offset != req->offset ||
-	      *length != req->length)) ||
-	    (done && (cmd != S3CFS_CMD_FETCH || status != -EINPROGRESS ||
-		      *done > req->length))) {
+	if (req->cmd != r->cmd || req->sbi->mount_id != r->mount_id ||
+	    (r->cmd == S3CFS_CMD_FETCH &&
+	     (!r->has_offset || !r->has_length || r->offset != req->offset ||
+	      r->length != req->length)) ||
+	    (r->has_done && (r->cmd != S3CFS_CMD_FETCH ||
+			     status != -EINPROGRESS || r->done > req->length))) {
 		xa_unlock(&s3cfs_reqs);
 		return -EINVAL;
 	}
 	if (status == -EINPROGRESS) {
 		/* Progress report: the waiters' clocks restart now. */
 		WRITE_ONCE(req->progress_at, jiffies ? : 1);
-		if (!done || !*done) {
+		if (!r->has_done || !r->done) {
 			xa_unlock(&s3cfs_reqs);
 			return 0;
 		}
 		/* Chunks landed: let their readers go before the rest. */
 		refcount_inc(&req->ref);
 		xa_unlock(&s3cfs_reqs);
-		s3cfs_chunks_landed(req, *done);
+		s3cfs_chunks_landed(req, r->done);
 		s3cfs_req_put(req);
 		return 0;
 	}
-	__xa_erase(&s3cfs_reqs, id);
+	__xa_erase(&s3cfs_reqs, r->id);
 	xa_unlock(&s3cfs_reqs);
 
 	/* The table's reference is ours now. */
-	if (cmd == S3CFS_CMD_FETCH && !status)
+	if (r->cmd == S3CFS_CMD_FETCH && !status)
 		status = s3cfs_chunks_fetched(req);
 	s3cfs_req_complete(req, status);
 	s3cfs_req_put(req);
