@@ -64,6 +64,8 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	SMALL_N=400		# small objects of 100 KiB
 	SMALL_RUNTIME=4		# s per small-object run
 	BIGLS_N=2000		# the big directory (fakes3)
+	BIGLS_DIRS=20		# find: BIGLS_DIRS x BIGLS_PER_DIR objects (fakes3)
+	BIGLS_PER_DIR=50
 	BIGLS_TIMEOUT=60	# s per walk of it
 else
 	MODE=full
@@ -89,6 +91,8 @@ else
 	SMALL_N=20000
 	SMALL_RUNTIME=15	# every reader is cut there: files/s, not all read
 	BIGLS_N=100000
+	BIGLS_DIRS=1000
+	BIGLS_PER_DIR=100
 	BIGLS_TIMEOUT=600
 fi
 # perf profiles (full run): one perf record -a -g run costs ~40 s under TCG.
@@ -97,7 +101,7 @@ PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k cold-seq1
 PHASES="cold fill warm hot profile meta small bigls"
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
 	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL PROFILES PHASES \
-	 SMALL_N SMALL_RUNTIME BIGLS_N BIGLS_TIMEOUT; do
+	 SMALL_N SMALL_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT; do
 	bv=BENCH_$v
 	[ -n "${!bv:-}" ] && printf -v "$v" '%s' "${!bv}"
 done
@@ -1104,6 +1108,62 @@ while True:
 print("%.6f %.3f %d" % (first, time.perf_counter() - t0, n))
 EOF
 }
+# The limit of a cold find over tree/: list tree/ (its directories), then
+# every directory, paginated, over one keep-alive connection in turn and
+# over 8 connections at once; prints "best_s seq_s par_s keys dirs".
+bigfind_limit() {
+	python3 - "$BIGLS_PORT" "$BIGLS_BUCKET" <<'EOF'
+import html, http.client, re, sys, threading, time, urllib.parse
+port, bucket = int(sys.argv[1]), sys.argv[2]
+
+def listing(c, prefix, what):
+    out, token = [], None
+    while True:
+        q = {"list-type": "2", "prefix": prefix, "delimiter": "/"}
+        if token:
+            q["continuation-token"] = token
+        c.request("GET", "/%s?%s" % (bucket, urllib.parse.urlencode(q)))
+        r = c.getresponse()
+        body = r.read()
+        if r.status != 200:
+            sys.exit("HTTP %d" % r.status)
+        out += [html.unescape(k.decode()) for k in re.findall(what, body)]
+        m = re.search(rb"<NextContinuationToken>(.*?)</NextContinuationToken>", body)
+        if b"<IsTruncated>true</IsTruncated>" not in body or not m:
+            return out
+        token = html.unescape(m.group(1).decode())
+
+def conn():
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+def walk(threads):
+    t0 = time.perf_counter()
+    dirs = listing(conn(), "tree/", rb"<CommonPrefixes><Prefix>(.*?)</Prefix>")
+    todo, keys, lock = list(dirs), [0], threading.Lock()
+    def worker():
+        c = conn()
+        while True:
+            with lock:
+                if not todo:
+                    return
+                d = todo.pop()
+            n = len(listing(c, d, rb"<Key>(.*?)</Key>"))
+            with lock:
+                keys[0] += n
+    ts = [threading.Thread(target=worker) for _ in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return time.perf_counter() - t0, keys[0], len(dirs)
+
+seq, n, d = walk(1)
+par, n2, _ = walk(8)
+if n2 != n:
+    sys.exit("the two walks found %d and %d keys" % (n, n2))
+print("%.3f %.3f %.3f %d %d" % (min(seq, par), seq, par, n, d))
+EOF
+}
 # The time to the first entry of a cold directory, through readdir.
 first_entry() {	# SYSTEM DIR
 	local out rc
@@ -1133,10 +1193,12 @@ fresh_big_mount() {
 phase_bigls() {
 	local out first total n lower kb rss=
 	phase_start "big directory ($BIGLS_N objects, fakes3)"
-	python3 - "$BIGLS_BUCKET" "$BIGLS_N" >/tmp/bigls.json <<'EOF'
+	python3 - "$BIGLS_BUCKET" "$BIGLS_N" "$BIGLS_DIRS" "$BIGLS_PER_DIR" >/tmp/bigls.json <<'EOF'
 import json, sys
-print(json.dumps({"bucket": sys.argv[1],
-                  "objects": {"big/obj-%06d" % i: "x" for i in range(int(sys.argv[2]))}}))
+n, dirs, per = (int(v) for v in sys.argv[2:5])
+objs = {"big/obj-%06d" % i: "x" for i in range(n)}
+objs.update(("tree/d%04d/obj-%05d" % (i // per, i), "x") for i in range(dirs * per))
+print(json.dumps({"bucket": sys.argv[1], "objects": objs}))
 EOF
 	if ! start_fakes3 $BIGLS_PORT /tmp/bigls.json; then
 		rec curl cold bigls fail "" "" "" "" "" "fakes3 did not start"
@@ -1153,6 +1215,16 @@ EOF
 			"$n keys, paginated ListObjectsV2 (1000 a page)"
 	else
 		rec curl cold bigls fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
+	fi
+	local best seq par dirs
+	out=$(bigfind_limit 2>&1)
+	read -r best seq par n dirs <<<"$out"
+	if [ "${n:-}" = "$((BIGLS_DIRS * BIGLS_PER_DIR))" ]; then
+		ms_of "$best"
+		rec curl cold bigfind ok "" "$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$best" \
+			"$n keys in $dirs directories: best of one connection (${seq} s) and 8 (${par} s)"
+	else
+		rec curl cold bigfind fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
 	fi
 	if has s3cachefs && [ -z "${DOWN[s3cachefs]:-}" ]; then
 		# The daemon serves one endpoint: it moves to fakes3 for this.
@@ -1184,6 +1256,13 @@ EOF
 				# dentries as warm as ours (a first walk, untimed).
 				timeout -k 5 "$BIGLS_TIMEOUT" ls -l "$lower" >/dev/null 2>&1
 				META_TIMEOUT=$BIGLS_TIMEOUT meta ext4 warm bigls $((BIGLS_N + 1)) ls -l "$lower"
+			fi
+			# find over tree/, cold: a fresh mount (the walks above gave
+			# the list-ahead time to list tree/ in the background).
+			if fresh_big_mount; then
+				drop_caches
+				META_TIMEOUT=$BIGLS_TIMEOUT meta s3cachefs cold bigfind \
+					$((BIGLS_DIRS * BIGLS_PER_DIR)) find $MNT_big/tree -type f
 			fi
 			timeout -k 5 60 umount $MNT_big || timeout 30 umount -l $MNT_big
 		else
@@ -1459,6 +1538,8 @@ write_env() {
 		echo "small_n=$SMALL_N"
 		echo "small_runtime=$SMALL_RUNTIME"
 		echo "bigls_n=$BIGLS_N"
+		echo "bigfind_n=$((BIGLS_DIRS * BIGLS_PER_DIR))"
+		echo "bigfind_dirs=$BIGLS_DIRS"
 		echo "bigls_timeout=$BIGLS_TIMEOUT"
 		echo "kernel=$(uname -r)"
 		echo "cpus=$(nproc)"

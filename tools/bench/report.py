@@ -254,6 +254,10 @@ a, at = walk_secs(("s3cachefs", "warm", "bigls"))
 b, bt = walk_secs(("ext4", "warm", "bigls"))
 target("warm-bigls", "`ls -l` of it, warm ≤ 1.5 × `ls -l` of as many files on the cache ext4",
        vs(b, a, ""), 1 / 1.5, "%s vs %s" % (at, bt))
+a, at = walk_secs(("s3cachefs", "cold", "bigfind"))
+b, bt = walk_secs(("curl", "cold", "bigfind"))
+target("cold-bigfind", "`find` over %s objects in %s directories, cold ≤ 1.25 × the best listing of them"
+       % (env.get("bigfind_n", "?"), env.get("bigfind_dirs", "?")), vs(b, a, ""), 0.80, "%s vs %s" % (at, bt))
 
 # --- analysis (hand-written, per target id) -------------------------------------
 analysis = collections.OrderedDict()
@@ -537,15 +541,19 @@ if any(k[2].startswith("bigls") for k in R):
     w("`os.scandir()` of the cold directory until its first entry, on a fresh mount. `ls -l`")
     w("cold: a fresh mount and an empty cache; warm: the same again right after; its limit is")
     w("`ls -l` of the lower directory on the cache ext4 (as many files), after one untimed walk.")
+    w("`find -type f` over %s objects in %s directories of the same bucket, cold: a fresh mount on"
+      % (env.get("bigfind_n", "?"), env.get("bigfind_dirs", "?")))
+    w("an empty cache; its limit lists every directory, over one connection in turn and over 8 at")
+    w("once, and counts the faster.")
     w("")
-    w("| system | first entry | `ls -l` cold | `ls -l` warm | |")
-    w("|---|---:|---:|---:|---|")
+    w("| system | first entry | `ls -l` cold | `ls -l` warm | `find` cold | |")
+    w("|---|---:|---:|---:|---:|---|")
     for s_ in ("curl", "s3cachefs", "ext4"):
         cells = []
         r = R.get((s_, "cold", "bigls-first"))
         cells.append((cell_status(r) or fmt_us(num(r["p50"]))) if r else "–")
-        for m_ in ("cold", "warm"):
-            r = R.get((s_, m_, "bigls"))
+        for m_, wl in (("cold", "bigls"), ("warm", "bigls"), ("cold", "bigfind")):
+            r = R.get((s_, m_, wl))
             if r is None:
                 cells.append("–")
             else:
