@@ -343,10 +343,10 @@ static struct s3d_evict_file *random_files(size_t n, char **names)
 	struct s3d_evict_file *f = calloc(n, sizeof(*f));
 	size_t i;
 
-	*names = malloc(n * 16);
+	*names = malloc(n * 24);
 	for (i = 0; i < n; i++) {
-		f[i].path = *names + i * 16;
-		snprintf(f[i].path, 16, "f%zu", i);
+		f[i].path = *names + i * 24;
+		snprintf(f[i].path, 24, "f%zu", i);
 		f[i].atime_ns = random() % (n / 4 + 1);	/* many ties */
 		f[i].fetched_ms = random() % 1000;
 		f[i].bytes = (random() % 8) * 4096;	/* some empty */
