@@ -1083,86 +1083,13 @@ BIGLS_PORT=9100
 MNT_big=/mnt/s3cachefs-big
 CACHE_big=/nvme/s3cachefs-big
 bigls_limit() {	# prints "first_page_s total_s entries" or an error
-	python3 - "$BIGLS_PORT" "$BIGLS_BUCKET" <<'EOF'
-import html, http.client, re, sys, time, urllib.parse
-port, bucket = int(sys.argv[1]), sys.argv[2]
-c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-t0 = time.perf_counter()
-first, n, token = None, 0, None
-while True:
-    q = {"list-type": "2", "prefix": "big/", "delimiter": "/"}
-    if token:
-        q["continuation-token"] = token
-    c.request("GET", "/%s?%s" % (bucket, urllib.parse.urlencode(q)))
-    r = c.getresponse()
-    body = r.read()
-    if r.status != 200:
-        sys.exit("HTTP %d" % r.status)
-    n += body.count(b"<Key>")
-    if first is None:
-        first = time.perf_counter() - t0
-    m = re.search(rb"<NextContinuationToken>(.*?)</NextContinuationToken>", body)
-    if b"<IsTruncated>true</IsTruncated>" not in body or not m:
-        break
-    token = html.unescape(m.group(1).decode())
-print("%.6f %.3f %d" % (first, time.perf_counter() - t0, n))
-EOF
+	python3 "$REPO/tools/bench/listlimit.py" "$BIGLS_PORT" "$BIGLS_BUCKET" dir big/
 }
 # The limit of a cold find over tree/: list tree/ (its directories), then
 # every directory, paginated, over one keep-alive connection in turn and
 # over 8 connections at once; prints "best_s seq_s par_s keys dirs".
 bigfind_limit() {
-	python3 - "$BIGLS_PORT" "$BIGLS_BUCKET" <<'EOF'
-import html, http.client, re, sys, threading, time, urllib.parse
-port, bucket = int(sys.argv[1]), sys.argv[2]
-
-def listing(c, prefix, what):
-    out, token = [], None
-    while True:
-        q = {"list-type": "2", "prefix": prefix, "delimiter": "/"}
-        if token:
-            q["continuation-token"] = token
-        c.request("GET", "/%s?%s" % (bucket, urllib.parse.urlencode(q)))
-        r = c.getresponse()
-        body = r.read()
-        if r.status != 200:
-            sys.exit("HTTP %d" % r.status)
-        out += [html.unescape(k.decode()) for k in re.findall(what, body)]
-        m = re.search(rb"<NextContinuationToken>(.*?)</NextContinuationToken>", body)
-        if b"<IsTruncated>true</IsTruncated>" not in body or not m:
-            return out
-        token = html.unescape(m.group(1).decode())
-
-def conn():
-    return http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-
-def walk(threads):
-    t0 = time.perf_counter()
-    dirs = listing(conn(), "tree/", rb"<CommonPrefixes><Prefix>(.*?)</Prefix>")
-    todo, keys, lock = list(dirs), [0], threading.Lock()
-    def worker():
-        c = conn()
-        while True:
-            with lock:
-                if not todo:
-                    return
-                d = todo.pop()
-            n = len(listing(c, d, rb"<Key>(.*?)</Key>"))
-            with lock:
-                keys[0] += n
-    ts = [threading.Thread(target=worker) for _ in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    return time.perf_counter() - t0, keys[0], len(dirs)
-
-seq, n, d = walk(1)
-par, n2, _ = walk(8)
-if n2 != n:
-    sys.exit("the two walks found %d and %d keys" % (n, n2))
-print("%.3f %.3f %.3f %d %d" % (min(seq, par), seq, par, n, d))
-EOF
+	python3 "$REPO/tools/bench/listlimit.py" "$BIGLS_PORT" "$BIGLS_BUCKET" tree tree/
 }
 # The time to the first entry of a cold directory, through readdir.
 first_entry() {	# SYSTEM DIR
