@@ -10,6 +10,13 @@
 #include <linux/fs.h>
 #include <linux/splice.h>
 
+/* 6.12: <asm/unaligned.h> became <linux/unaligned.h>. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
 /* 6.3: struct user_namespace * became struct mnt_idmap * in inode ops. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 #define S3CFS_IDMAP_ARG		struct mnt_idmap *idmap

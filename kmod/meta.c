@@ -32,16 +32,6 @@ ssize_t s3cfs_get_xattr(struct dentry *lower, const char *name, char *buf,
 	return n;
 }
 
-static u64 s3cfs_le64(const u8 *p)
-{
-	u64 v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* Decode an S3CFS_XATTR_META value (layout: uapi/s3cachefs.h). */
 static int s3cfs_meta_decode(const u8 *v, size_t n, struct s3cfs_meta *m)
 {
@@ -51,8 +41,8 @@ static int s3cfs_meta_decode(const u8 *v, size_t n, struct s3cfs_meta *m)
 	if (n < S3CFS_META_OFF_ETAG || v[0] != S3CFS_META_VERSION)
 		return -EINVAL;
 	elen = n - S3CFS_META_OFF_ETAG;
-	m->size = s3cfs_le64(v + S3CFS_META_OFF_SIZE);
-	m->mtime = (s64)s3cfs_le64(v + S3CFS_META_OFF_MTIME);
+	m->size = get_unaligned_le64(v + S3CFS_META_OFF_SIZE);
+	m->mtime = (s64)get_unaligned_le64(v + S3CFS_META_OFF_MTIME);
 	if (m->size > MAX_LFS_FILESIZE)
 		return -EINVAL;
 	if (v[1] & S3CFS_META_MD5) {
