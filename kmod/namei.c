@@ -14,7 +14,6 @@
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
-#include <linux/xattr.h>
 #include <linux/kstrtox.h>
 #include <linux/timekeeping.h>
 
@@ -59,15 +58,10 @@ static bool s3cfs_listed_xattr_fresh(struct dentry *lower, unsigned int ttl,
 				     unsigned long *at)
 {
 	char buf[24];
-	ssize_t n;
 	s64 secs;
 
-	n = __vfs_getxattr(lower, d_inode(lower), S3CFS_XATTR_LISTED, buf,
-			   sizeof(buf) - 1);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	if (kstrtos64(buf, 10, &secs))
+	if (s3cfs_get_xattr(lower, S3CFS_XATTR_LISTED, buf, sizeof(buf)) <= 0 ||
+	    kstrtos64(buf, 10, &secs))
 		return false;
 	return s3cfs_age_fresh((ktime_get_real_seconds() - secs) * MSEC_PER_SEC,
 			       ttl, at);
