@@ -216,6 +216,8 @@ static const char *cmd_label(int cmd)
 		return "EVICT";
 	case S3CFS_CMD_CANCEL:
 		return "CANCEL";
+	case S3CFS_CMD_UPLOAD:
+		return "UPLOAD";
 	default:
 		return "OTHER";
 	}

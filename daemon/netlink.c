@@ -102,6 +102,9 @@ static struct nla_policy policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_LENGTH] = { .type = NLA_U64 },
 	[S3CFS_A_ETAG] = { .type = NLA_STRING, .maxlen = S3CFS_ETAG_MAX + 1 },
 	[S3CFS_A_PRIORITY] = { .type = NLA_U32 },
+	[S3CFS_A_SIZE] = { .type = NLA_U64 },
+	[S3CFS_A_FLAGS] = { .type = NLA_U32 },
+	[S3CFS_A_INO] = { .type = NLA_U64 },
 };
 
 /* Which attributes each request must carry. */
@@ -120,6 +123,8 @@ static const struct {
 		A(NAME) },
 	{ S3CFS_CMD_LIST, "LIST", A(REQ_ID) | A(MOUNT_ID) | A(PATH) },
 	{ S3CFS_CMD_CANCEL, "CANCEL", A(REQ_ID) | A(MOUNT_ID) },
+	{ S3CFS_CMD_UPLOAD, "UPLOAD", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
+		A(INO) | A(SIZE) | A(FLAGS) },
 #undef A
 };
 
@@ -188,6 +193,12 @@ int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out)
 		r->chunk = nla_get_u32(tb[S3CFS_A_CHUNK_SIZE]);
 	if (tb[S3CFS_A_PRIORITY])
 		r->prio = nla_get_u32(tb[S3CFS_A_PRIORITY]);
+	if (tb[S3CFS_A_INO])
+		r->ino = nla_get_u64(tb[S3CFS_A_INO]);
+	if (tb[S3CFS_A_SIZE])
+		r->size = nla_get_u64(tb[S3CFS_A_SIZE]);
+	if (tb[S3CFS_A_FLAGS])
+		r->flags = nla_get_u32(tb[S3CFS_A_FLAGS]);
 	err = get_str(tb, S3CFS_A_PATH, &r->path);
 	err = err ?: get_str(tb, S3CFS_A_NAME, &r->name);
 	err = err ?: get_str(tb, S3CFS_A_ETAG, &r->etag);
@@ -239,6 +250,9 @@ struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,
 	if (r->cmd == S3CFS_CMD_FETCH &&
 	    (nla_put_u64(msg, S3CFS_A_OFFSET, r->off) < 0 ||
 	     nla_put_u64(msg, S3CFS_A_LENGTH, r->len) < 0))
+		goto fail;
+	if (r->cmd == S3CFS_CMD_UPLOAD && !status && r->reply_etag &&
+	    nla_put_string(msg, S3CFS_A_ETAG, r->reply_etag) < 0)
 		goto fail;
 	/* Version 1 kernels refuse attributes they do not know. */
 	if (r->cmd == S3CFS_CMD_FETCH && status == -EINPROGRESS && r->done &&

@@ -166,6 +166,10 @@ static int list_dir(struct list_op *op, const char *cp)
 	if (s3d_strset_put(&op->seen, name, SEEN_DIR) < 0)
 		return -ENOMEM;
 	err = s3d_store_ensure_dir(op->dirfd, name, true);
+	if (err == -EEXIST) {
+		s3d_op_log_skip(op->m, cp, "a file written here keeps the name of this common prefix");
+		return 0;
+	}
 	if (err == 1)
 		s3d_op_log_skip(op->m, cp, "a directory replaces the object of the same name");
 	if (err >= 0 && op->levels && op->nsub < AHEAD_QUEUE)

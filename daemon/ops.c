@@ -11,6 +11,8 @@
  *           the lower entry a file, a directory, or nothing.
  *   FETCH   op_fetch.c: ranged GET with If-Match into the lower file with
  *           O_DIRECT.
+ *   UPLOAD  op_upload.c: PutObject of a file the kernel wrote, on the
+ *           condition it names (If-None-Match: * or If-Match).
  *
  * A request on a mount waits for its bucket's credentials (ctx.c) first.
  */
@@ -39,6 +41,8 @@ static void dispatch(void *arg, struct s3d_ctx *ctx, int err)
 		s3d_op_fetch(r, m, ctx);
 	else if (r->cmd == S3CFS_CMD_LOOKUP)
 		s3d_op_lookup(r, m, ctx);
+	else if (r->cmd == S3CFS_CMD_UPLOAD)
+		s3d_op_upload(r, m, ctx);
 	else
 		s3d_op_list(r, m, ctx);
 }
@@ -72,6 +76,7 @@ void s3d_req_handle(struct s3d_req *r)
 	case S3CFS_CMD_FETCH:
 	case S3CFS_CMD_LOOKUP:
 	case S3CFS_CMD_LIST:
+	case S3CFS_CMD_UPLOAD:
 		break;
 	default:
 		s3d_req_finish(r, -EOPNOTSUPP);

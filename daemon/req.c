@@ -64,6 +64,7 @@ void s3d_req_free(struct s3d_req *r)
 	free(r->path);
 	free(r->name);
 	free(r->etag);
+	free(r->reply_etag);
 	free(r->bucket);
 	free(r->prefix);
 	free(r->cache_dir);
@@ -100,6 +101,9 @@ static bool same_req(const struct s3d_req *a, const struct s3d_req *b)
 {
 	if (a->cmd != b->cmd || a->mount_id != b->mount_id ||
 	    !s3d_str_eq(a->path, b->path))
+		return false;
+	/* Each names a snapshot of a file the kernel holds: never shared. */
+	if (a->cmd == S3CFS_CMD_UPLOAD)
 		return false;
 	if (a->cmd == S3CFS_CMD_LOOKUP)
 		return s3d_str_eq(a->name, b->name);

@@ -427,6 +427,39 @@ static int set_meta(int fd, const struct s3d_meta *m, bool raw)
 	return fsetxattr(fd, S3CFS_XATTR_META, v, (size_t)n, 0) ? -errno : 0;
 }
 
+/**
+ * s3d_store_is_local() - is the open lower file @fd one the kernel wrote?
+ * @fd: an open regular file
+ *
+ * Such a file (S3CFS_META_VERSION_LOCAL with S3CFS_META_LOCAL) holds bytes
+ * S3 may not have: it is never replaced, removed, pruned or evicted.
+ *
+ * Return: true if it is.
+ */
+bool s3d_store_is_local(int fd)
+{
+	uint8_t v[S3CFS_META_MAX];
+	ssize_t n;
+
+	n = fgetxattr(fd, S3CFS_XATTR_META, v, sizeof(v));
+	return n >= S3CFS_META_OFF_ETAG && v[0] == S3CFS_META_VERSION_LOCAL &&
+	       (v[1] & S3CFS_META_LOCAL);
+}
+
+/* Is @name in @dirfd a LOCAL file (s3d_store_is_local())? */
+static bool entry_is_local(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+			O_CLOEXEC);
+	bool local;
+
+	if (fd < 0)
+		return false;
+	local = s3d_store_is_local(fd);
+	close(fd);
+	return local;
+}
+
 /* The older form's size tag. */
 static int get_old_size(int fd, uint64_t *size)
 {
@@ -543,6 +576,9 @@ static int rm_contents(int fd, int depth)
 		while (!err && (de = readdir(d))) {
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
+			if (de->d_type != DT_DIR &&
+			    entry_is_local(dirfd(d), de->d_name))
+				continue;	/* kept, and so is the directory */
 			if (!unlinkat(dirfd(d), de->d_name, 0)) {
 				removed = true;
 			} else if (errno == EISDIR || errno == EPERM) {
@@ -568,7 +604,9 @@ static int rm_tree(int dirfd, const char *name, int depth)
 		return errno == ENOENT ? 0 : -errno;
 	err = rm_contents(fd, depth);
 	close(fd);
-	if (!err && unlinkat(dirfd, name, AT_REMOVEDIR) && errno != ENOENT)
+	/* Not empty: it holds files written here (kept). */
+	if (!err && unlinkat(dirfd, name, AT_REMOVEDIR) && errno != ENOENT &&
+	    errno != ENOTEMPTY)
 		err = -errno;
 	return err;
 }
@@ -582,6 +620,8 @@ static int remove_entry(int dirfd, const char *name)
 		return errno == ENOENT ? 0 : -errno;
 	if (S_ISDIR(st.st_mode))
 		return rm_tree(dirfd, name, 0) ?: 1;
+	if (S_ISREG(st.st_mode) && entry_is_local(dirfd, name))
+		return 0;	/* written here: S3 not having it changes nothing */
 	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
 		return -errno;
 	return 1;
@@ -627,7 +667,8 @@ int s3d_store_remove(int dirfd, const char *name)
  * @replace: remove a non-directory in the way (else -ENOTDIR)
  *
  * Return: 0 if it was already a directory or was created, 1 if something
- * else had to be removed first, or -errno.
+ * else had to be removed first, -EEXIST if a file written here (LOCAL) is
+ * in the way (kept), or -errno.
  */
 int s3d_store_ensure_dir(int dirfd, const char *name, bool replace)
 {
@@ -643,6 +684,8 @@ int s3d_store_ensure_dir(int dirfd, const char *name, bool replace)
 		return 0;
 	if (!replace)
 		return -ENOTDIR;
+	if (S_ISREG(st.st_mode) && entry_is_local(dirfd, name))
+		return -EEXIST;	/* written here: kept */
 	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
 		return -errno;
 	if (mkdirat(dirfd, name, 0755))
@@ -842,7 +885,8 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 
 	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (S_ISREG(st.st_mode)) {
-			if (file_is(dirfd, name, m))
+			/* Written here: kept, whatever S3 has. */
+			if (entry_is_local(dirfd, name) || file_is(dirfd, name, m))
 				return 0;
 		} else if (S_ISDIR(st.st_mode)) {
 			if (!replace_dir)

@@ -27,6 +27,7 @@
  */
 #include "s3cachefs.h"
 #include <linux/pagemap.h>
+#include <linux/writeback.h>
 #include <linux/uio.h>
 #include <linux/workqueue.h>
 #include <linux/moduleparam.h>
@@ -582,4 +583,10 @@ void s3cfs_aops_exit(void)
 const struct address_space_operations s3cfs_aops = {
 	.read_folio	= s3cfs_read_folio,
 	.readahead	= s3cfs_readahead,
+	/* Writable mounts, LOCAL files only (write.c, wback.c). */
+	.write_begin	= s3cfs_write_begin,
+	.write_end	= s3cfs_write_end,
+	.writepages	= s3cfs_writepages,
+	.dirty_folio	= filemap_dirty_folio,
+	.migrate_folio	= filemap_migrate_folio,
 };

@@ -180,7 +180,8 @@ static bool s3cfs_check_present(struct inode *inode, loff_t pos, size_t len,
 	bool ret = true;
 
 	spin_lock(&si->chunk_lock);
-	if (pos < end)
+	/* All of a LOCAL file is in its lower file (holes are zeros). */
+	if (pos < end && !s3cfs_inode_local(inode))
 		ret = s3cfs_range_present(si, pos >> sbi->chunk_shift,
 					  ((u64)(end - 1) >> sbi->chunk_shift) + 1);
 	if (ret && hold)
@@ -462,7 +463,8 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len,
 	u64 c, limit, e;
 	int err;
 
-	if (pos >= end || !s3cfs_daemon_present() || s3cfs_inode_stale(inode))
+	if (pos >= end || !s3cfs_daemon_present() || s3cfs_inode_stale(inode) ||
+	    s3cfs_inode_local(inode))
 		return;
 	c = pos >> sbi->chunk_shift;
 	limit = ((u64)(end - 1) >> sbi->chunk_shift) + 1;
@@ -529,7 +531,7 @@ loff_t s3cfs_chunks_segment(struct inode *inode, loff_t pos, loff_t end)
 	loff_t seg = end;
 
 	spin_lock(&si->chunk_lock);
-	if (si->present && c < si->nr_chunks) {
+	if (si->present && c < si->nr_chunks && !s3cfs_inode_local(inode)) {
 		if (test_bit(c, si->present))
 			n = find_next_zero_bit(si->present, si->nr_chunks, c);
 		else
@@ -567,13 +569,13 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
 	unsigned long deadline = jiffies + timeout;
 	struct s3cfs_req *new = NULL, *req;
-	int err, missed = 0;
+	int err = 0, missed = 0;
 	u64 c0, c1, c, lim;
 	bool created;
 	loff_t end;
 
 	end = min_t(loff_t, pos + len, i_size_read(inode));
-	if (pos >= end)
+	if (pos >= end || s3cfs_inode_local(inode))
 		goto out;
 	c0 = pos >> sbi->chunk_shift;
 	c1 = ((u64)(end - 1) >> sbi->chunk_shift) + 1;

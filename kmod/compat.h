@@ -9,6 +9,7 @@
 #include <linux/version.h>
 #include <linux/fs.h>
 #include <linux/splice.h>
+#include <linux/pagemap.h>
 
 /* 6.12: <asm/unaligned.h> became <linux/unaligned.h>. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
@@ -80,6 +81,88 @@ static inline struct timespec64 s3cfs_inode_get_mtime(struct inode *inode)
 #else
 	return inode->i_mtime;
 #endif
+}
+
+/* 6.3: writepage_t takes a folio. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define S3CFS_WRITEPAGE_ARG	struct folio *folio
+#define S3CFS_WRITEPAGE_FOLIO	(folio)
+#else
+#define S3CFS_WRITEPAGE_ARG	struct page *page
+#define S3CFS_WRITEPAGE_FOLIO	page_folio(page)
+#endif
+
+/* 6.12: ->write_begin and ->write_end take a folio, not a page. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define S3CFS_WB_FOLIO		struct folio
+#define s3cfs_wb_to_folio(p)	(p)
+#define s3cfs_folio_to_wb(f)	(f)
+#else
+#define S3CFS_WB_FOLIO		struct page
+#define s3cfs_wb_to_folio(p)	page_folio(p)
+#define s3cfs_folio_to_wb(f)	(&(f)->page)
+#endif
+
+/*
+ * The locked folio a ->write_begin writes into at @pos, and in *@wb what
+ * ->write_begin hands back (6.12: the folio; before: the page at @pos,
+ * which generic_perform_write() copies into). Return: it or ERR_PTR.
+ */
+static inline struct folio *s3cfs_write_begin_folio(struct address_space *mapping,
+						    loff_t pos,
+						    S3CFS_WB_FOLIO **wb)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	struct folio *folio = __filemap_get_folio(mapping, pos >> PAGE_SHIFT,
+						  FGP_WRITEBEGIN,
+						  mapping_gfp_mask(mapping));
+
+	if (!IS_ERR(folio))
+		*wb = folio;
+	return folio;
+#else
+	struct page *page = grab_cache_page_write_begin(mapping,
+							pos >> PAGE_SHIFT);
+
+	if (!page)
+		return ERR_PTR(-ENOMEM);
+	*wb = page;
+	return page_folio(page);
+#endif
+}
+
+/* 6.4: vfs_tmpfile_open() became kernel_tmpfile_open(). */
+static inline struct file *s3cfs_tmpfile_open(const struct path *parent,
+					      umode_t mode, int open_flag,
+					      const struct cred *cred)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return kernel_tmpfile_open(S3CFS_IDMAP_NOP, parent, mode, open_flag,
+				   cred);
+#else
+	return vfs_tmpfile_open(S3CFS_IDMAP_NOP, parent, mode, open_flag, cred);
+#endif
+}
+
+/* 6.3: struct renamedata names the mounts' idmaps. */
+static inline int s3cfs_vfs_rename(struct inode *old_dir, struct dentry *old,
+				   struct inode *new_dir, struct dentry *new)
+{
+	struct renamedata rd = {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+		.old_mnt_idmap = S3CFS_IDMAP_NOP,
+		.new_mnt_idmap = S3CFS_IDMAP_NOP,
+#else
+		.old_mnt_userns = S3CFS_IDMAP_NOP,
+		.new_mnt_userns = S3CFS_IDMAP_NOP,
+#endif
+		.old_dir = old_dir,
+		.old_dentry = old,
+		.new_dir = new_dir,
+		.new_dentry = new,
+	};
+
+	return vfs_rename(&rd);
 }
 
 #endif /* _S3CFS_COMPAT_H */

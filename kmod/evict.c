@@ -167,6 +167,11 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 	err = -EINVAL;
 	if (!d_is_reg(lower.dentry))
 		goto out_path;
+	/* Written here: the only copy of its bytes until it is uploaded. */
+	err = -EBUSY;
+	if (s3cfs_lower_local(lower.dentry))
+		goto out_path;
+	err = -EINVAL;
 	linode = d_inode(lower.dentry);
 	size = i_size_read(linode);
 	if (off >= size) {
@@ -203,6 +208,10 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 	}
 	si = S3CFS_I(inode);
 	down_write(&si->data_sem);
+	/* Bytes written here live only in this file until uploaded. */
+	err = -EBUSY;
+	if (s3cfs_inode_local(inode))
+		goto out_inode;
 	err = s3cfs_forget_chunks(si, off >> sbi->chunk_shift,
 				  ((off + len - 1) >> sbi->chunk_shift) + 1);
 	if (err)
@@ -232,7 +241,8 @@ out_path:
  * @off: start, chunk aligned
  * @len: length, chunk aligned or reaching EOF (may run past it)
  *
- * Return: 0, -EBUSY if a fetch is in flight in the range, -EINVAL for a
+ * Return: 0, -EBUSY if a fetch is in flight in the range or the file is
+ * LOCAL (written here, not uploaded), -EINVAL for a
  * misaligned range or a path that is not a regular file, or the error of
  * the lookup or of fallocate.
  */

@@ -87,6 +87,13 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 	sf = kzalloc(sizeof(*sf), GFP_KERNEL);
 	if (!sf)
 		return -ENOMEM;
+	if (file->f_mode & FMODE_WRITE) {
+		err = s3cfs_open_write(inode);
+		if (err) {
+			kfree(sf);
+			return err;
+		}
+	}
 	spin_lock_init(&sf->lock);
 	file->private_data = sf;
 	/* O_DIRECT reads bypass our page cache (direct.c). */
@@ -99,10 +106,37 @@ static int s3cfs_release(struct inode *inode, struct file *file)
 {
 	struct s3cfs_file *sf = file->private_data;
 
+	if (file->f_mode & FMODE_WRITE)
+		atomic_dec(&S3CFS_I(inode)->nr_writers);
 	if (sf->next)
 		fput(sf->next);
 	kfree(sf);
 	return 0;
+}
+
+/*
+ * close(2) of the last reference to an open file description that was
+ * opened for writing uploads the file (upload.c) and returns the upload's
+ * error: close-to-open, as on NFS. A descriptor dup'ed and closed earlier
+ * (a shell redirection) uploads nothing.
+ */
+static int s3cfs_flush(struct file *file, fl_owner_t id)
+{
+	if (!(file->f_mode & FMODE_WRITE) || file_count(file) > 1)
+		return 0;
+	return s3cfs_upload(file, true);
+}
+
+/*
+ * S3 cannot take part of an object: any fsync of a file with changes
+ * uploads all of it (upload.c).
+ */
+static int s3cfs_fsync(struct file *file, loff_t start, loff_t end,
+		       int datasync)
+{
+	int err = s3cfs_upload(file, false);
+
+	return err ?: file_check_and_advance_wb_err(file);
 }
 
 /*
@@ -304,6 +338,9 @@ const struct file_operations s3cfs_file_fops = {
 	.release	= s3cfs_release,
 	.llseek		= generic_file_llseek,
 	.read_iter	= s3cfs_read_iter,
+	.write_iter	= s3cfs_write_iter,
+	.flush		= s3cfs_flush,
+	.fsync		= s3cfs_fsync,
 	.mmap		= s3cfs_mmap,
 	.splice_read	= s3cfs_file_splice_read,
 };

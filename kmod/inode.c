@@ -41,6 +41,8 @@ struct inode *s3cfs_alloc_inode(struct super_block *sb)
 	si->touched_at = 0;
 	si->failed_chunk = 0;
 	si->failed_at = 0;
+	si->lower_wfile = NULL;
+	atomic_set(&si->nr_writers, 0);
 	INIT_LIST_HEAD(&si->fetches);
 	return &si->vfs_inode;
 }
@@ -60,6 +62,9 @@ void s3cfs_evict_inode(struct inode *inode)
 	if (si->lower_file)
 		fput(si->lower_file);
 	si->lower_file = NULL;
+	if (si->lower_wfile)
+		fput(si->lower_wfile);
+	si->lower_wfile = NULL;
 	s3cfs_chunks_free(si);
 	path_put(&si->lower);
 }
@@ -118,6 +123,16 @@ static void s3cfs_inode_load_meta(struct inode *inode)
 		if (S_ISREG(linode->i_mode)) {
 			strscpy(si->etag, err ? "" : m->etag, sizeof(si->etag));
 			i_size_write(inode, err ? i_size_read(linode) : m->size);
+		}
+		/*
+		 * Written here and not uploaded (yet): its content is the
+		 * lower file's, and so is its size.
+		 */
+		if (!err && (m->flags & S3CFS_META_LOCAL) &&
+		    S_ISREG(linode->i_mode)) {
+			set_bit(S3CFS_I_LOCAL, &si->flags);
+			set_bit(S3CFS_I_DIRTY, &si->flags);
+			i_size_write(inode, i_size_read(linode));
 		}
 		kfree(m);
 		return;
@@ -179,6 +194,17 @@ void s3cfs_inode_set_stale(struct inode *inode)
 bool s3cfs_inode_stale(struct inode *inode)
 {
 	return test_bit(S3CFS_I_STALE, &S3CFS_I(inode)->flags);
+}
+
+/**
+ * s3cfs_inode_local() - does @inode hold bytes written here?
+ * @inode: upper inode
+ *
+ * Return: true while the lower file is LOCAL (S3CFS_I_LOCAL).
+ */
+bool s3cfs_inode_local(struct inode *inode)
+{
+	return test_bit(S3CFS_I_LOCAL, &S3CFS_I(inode)->flags);
 }
 
 /**
@@ -291,9 +317,11 @@ static int s3cfs_getattr(S3CFS_IDMAP_ARG, const struct path *path,
 
 const struct inode_operations s3cfs_file_iops = {
 	.getattr	= s3cfs_getattr,
+	.setattr	= s3cfs_setattr,
 };
 
 const struct inode_operations s3cfs_dir_iops = {
 	.lookup		= s3cfs_lookup,
+	.create		= s3cfs_create,
 	.getattr	= s3cfs_getattr,
 };

@@ -5,7 +5,9 @@
  * S3CFS_XATTR_META holds the object's size, Last-Modified and ETag in one
  * xattr (layout and history: uapi/s3cachefs.h), set before the file is
  * linked; a cache written before it existed has one xattr each. Decoded
- * here for inode.c (attributes) and namei.c (sizes).
+ * here for inode.c (attributes) and namei.c (sizes); encoded for the files
+ * the kernel writes (version 2, S3CFS_META_LOCAL) and for their commit
+ * after an upload (version 1, the new ETag).
  */
 #include "s3cachefs.h"
 #include <linux/slab.h>
@@ -32,14 +34,24 @@ ssize_t s3cfs_get_xattr(struct dentry *lower, const char *name, char *buf,
 	return n;
 }
 
-/* Decode an S3CFS_XATTR_META value (layout: uapi/s3cachefs.h). */
+/*
+ * Decode an S3CFS_XATTR_META value (layout: uapi/s3cachefs.h). Version 2
+ * is a LOCAL file's: flag S3CFS_META_LOCAL, an ETag that may be empty.
+ */
 static int s3cfs_meta_decode(const u8 *v, size_t n, struct s3cfs_meta *m)
 {
 	const u8 *e = v + S3CFS_META_OFF_ETAG;
 	size_t elen, len;
 
-	if (n < S3CFS_META_OFF_ETAG || v[0] != S3CFS_META_VERSION)
+	if (n < S3CFS_META_OFF_ETAG)
 		return -EINVAL;
+	if (v[0] == S3CFS_META_VERSION_LOCAL) {
+		if (!(v[1] & S3CFS_META_LOCAL))
+			return -EINVAL;
+	} else if (v[0] != S3CFS_META_VERSION) {
+		return -EINVAL;
+	}
+	m->flags = v[1] & S3CFS_META_LOCAL;
 	elen = n - S3CFS_META_OFF_ETAG;
 	m->size = get_unaligned_le64(v + S3CFS_META_OFF_SIZE);
 	m->mtime = (s64)get_unaligned_le64(v + S3CFS_META_OFF_MTIME);
@@ -61,8 +73,56 @@ static int s3cfs_meta_decode(const u8 *v, size_t n, struct s3cfs_meta *m)
 		memcpy(m->etag, e, elen);
 	}
 	m->etag[len] = '\0';
+	if (!len && !m->flags)
+		return -EINVAL;
 	/* A NUL inside would cut the ETag sent back in FETCH. */
 	return strlen(m->etag) == len ? 0 : -EINVAL;
+}
+
+/*
+ * Encode @m as an S3CFS_XATTR_META value into @v (S3CFS_META_MAX bytes):
+ * version 2 with S3CFS_META_LOCAL in @m->flags, else version 1. The ETag
+ * is stored as text (the compact MD5 form is the daemon's saving on files
+ * it lists by the million). Return: the length, or -EINVAL.
+ */
+static int s3cfs_meta_encode(const struct s3cfs_meta *m, u8 *v)
+{
+	size_t len = strlen(m->etag);
+	bool local = m->flags & S3CFS_META_LOCAL;
+
+	if (len > S3CFS_ETAG_MAX || (!len && !local) || m->size > MAX_LFS_FILESIZE)
+		return -EINVAL;
+	v[0] = local ? S3CFS_META_VERSION_LOCAL : S3CFS_META_VERSION;
+	v[1] = local ? S3CFS_META_LOCAL : 0;
+	put_unaligned_le64(m->size, v + S3CFS_META_OFF_SIZE);
+	put_unaligned_le64((u64)m->mtime, v + S3CFS_META_OFF_MTIME);
+	memcpy(v + S3CFS_META_OFF_ETAG, m->etag, len);
+	return S3CFS_META_OFF_ETAG + len;
+}
+
+/**
+ * s3cfs_meta_set() - store S3CFS_XATTR_META on a lower file
+ * @lower: a positive lower dentry (the kernel's: LOCAL, or being committed)
+ * @m: what to store
+ *
+ * Call with the mounter's credentials (trusted.* needs CAP_SYS_ADMIN).
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_meta_set(struct dentry *lower, const struct s3cfs_meta *m)
+{
+	u8 *buf;
+	int n;
+
+	buf = kmalloc(S3CFS_META_MAX, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	n = s3cfs_meta_encode(m, buf);
+	if (n >= 0)
+		n = vfs_setxattr(S3CFS_IDMAP_NOP, lower, S3CFS_XATTR_META, buf,
+				 n, 0);
+	kfree(buf);
+	return n;
 }
 
 /**
@@ -90,6 +150,25 @@ int s3cfs_meta_get(struct dentry *lower, struct s3cfs_meta *m)
 		pr_warn_ratelimited("%pd: bad %s (%d)\n", lower,
 				    S3CFS_XATTR_META, err);
 	return err;
+}
+
+/**
+ * s3cfs_lower_local() - is a lower file LOCAL (written here)?
+ * @lower: a positive lower dentry
+ *
+ * Return: true if its S3CFS_XATTR_META says S3CFS_META_LOCAL.
+ */
+bool s3cfs_lower_local(struct dentry *lower)
+{
+	struct s3cfs_meta *m;
+	bool local;
+
+	if (!d_is_reg(lower))
+		return false;
+	m = kmalloc(sizeof(*m), GFP_KERNEL);
+	local = m && !s3cfs_meta_get(lower, m) && (m->flags & S3CFS_META_LOCAL);
+	kfree(m);
+	return local;
 }
 
 /**

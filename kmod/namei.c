@@ -159,7 +159,9 @@ static struct dentry *s3cfs_lower_lookup(struct dentry *parent,
 	if (IS_ERR(lower) || s3cfs_dir_listed_at(dir, checked))
 		return lower;
 	if (d_is_positive(lower)) {
-		if (s3cfs_lower_checked(lower, ttl, checked))
+		/* Written here: what S3 has is not the file (yet). */
+		if (s3cfs_lower_checked(lower, ttl, checked) ||
+		    s3cfs_lower_local(lower))
 			return lower;
 		if (!s3cfs_daemon_present())
 			return lower;
@@ -226,6 +228,9 @@ static int s3cfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	/* The object changed: look the name up again (a new inode). */
 	if (inode && s3cfs_inode_stale(inode))
 		return 0;
+	/* Written here and not committed: no lookup in S3 can change it. */
+	if (inode && s3cfs_inode_local(inode))
+		return 1;
 	if (ttl && time_before(jiffies, dentry->d_time + ttl)) {
 		/* Young, and no listing of the parent has come in since. */
 		struct inode *pdir = d_inode_rcu(READ_ONCE(dentry->d_parent));

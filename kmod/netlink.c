@@ -24,6 +24,7 @@ static const struct nla_policy s3cfs_reply_policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_OFFSET]	= { .type = NLA_U64 },
 	[S3CFS_A_LENGTH]	= { .type = NLA_U64 },
 	[S3CFS_A_DONE]		= { .type = NLA_U64 },
+	[S3CFS_A_ETAG]		= { .type = NLA_NUL_STRING, .len = S3CFS_ETAG_MAX },
 };
 
 static const struct nla_policy s3cfs_evict_policy[S3CFS_A_MAX + 1] = {
@@ -51,7 +52,7 @@ static int s3cfs_nl_register(struct sk_buff *skb, struct genl_info *info)
 		GENL_SET_ERR_MSG(info, "protocol version mismatch");
 		return -EPROTO;
 	}
-	err = s3cfs_upcall_register(info->snd_portid);
+	err = s3cfs_upcall_register(info->snd_portid, nla_get_u32(ver));
 	if (err == -EBUSY)
 		GENL_SET_ERR_MSG(info, "another s3cachefsd is registered");
 	return err;
@@ -92,6 +93,8 @@ static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
 	r.has_done = a[S3CFS_A_DONE];
 	if (r.has_done)
 		r.done = nla_get_u64(a[S3CFS_A_DONE]);
+	if (a[S3CFS_A_ETAG])
+		r.etag = nla_data(a[S3CFS_A_ETAG]);
 	err = s3cfs_upcall_reply(&r);
 	if (err == -ENOENT)
 		GENL_SET_ERR_MSG(info, "no such request pending");
@@ -123,7 +126,8 @@ static int s3cfs_nl_evict(struct sk_buff *skb, struct genl_info *info)
 			  nla_get_u64(a[S3CFS_A_LENGTH]));
 	s3cfs_put_mount(sbi);
 	if (err == -EBUSY)
-		GENL_SET_ERR_MSG(info, "a fetch is in flight in that range");
+		GENL_SET_ERR_MSG(info,
+				 "a fetch is in flight in that range, or the file is written here");
 	/* Tests: netlink_rcv_skb() sends no ack for -EINTR. */
 	if (s3cfs_fault("evict_noack"))
 		return -EINTR;
@@ -150,6 +154,7 @@ static const struct genl_ops s3cfs_genl_ops[] = {
 	S3CFS_REPLY_OP(S3CFS_CMD_FETCH),
 	S3CFS_REPLY_OP(S3CFS_CMD_LOOKUP),
 	S3CFS_REPLY_OP(S3CFS_CMD_LIST),
+	S3CFS_REPLY_OP(S3CFS_CMD_UPLOAD),
 	{
 		.cmd = S3CFS_CMD_EVICT,
 		.doit = s3cfs_nl_evict,
@@ -215,7 +220,9 @@ int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid)
 	    nla_put_string(skb, S3CFS_A_BUCKET, sbi->bucket) ||
 	    nla_put_string(skb, S3CFS_A_PREFIX, sbi->prefix) ||
 	    nla_put_string(skb, S3CFS_A_CACHE_DIR, sbi->cache_path) ||
-	    nla_put_u32(skb, S3CFS_A_CHUNK_SIZE, sbi->opts.chunk_size)) {
+	    nla_put_u32(skb, S3CFS_A_CHUNK_SIZE, sbi->opts.chunk_size) ||
+	    (sbi->opts.writable &&
+	     nla_put_u32(skb, S3CFS_A_FLAGS, S3CFS_MOUNT_WRITABLE))) {
 		nlmsg_free(skb);
 		return -EMSGSIZE;
 	}
@@ -296,6 +303,12 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 	     nla_put_u64_64bit(skb, S3CFS_A_LENGTH, req->length, S3CFS_A_PAD) ||
 	     nla_put_string(skb, S3CFS_A_ETAG, req->etag) ||
 	     nla_put_u32(skb, S3CFS_A_PRIORITY, req->prio)))
+		goto too_big;
+	if (req->cmd == S3CFS_CMD_UPLOAD &&
+	    (nla_put_u64_64bit(skb, S3CFS_A_INO, req->ino, S3CFS_A_PAD) ||
+	     nla_put_u64_64bit(skb, S3CFS_A_SIZE, req->size, S3CFS_A_PAD) ||
+	     nla_put_u32(skb, S3CFS_A_FLAGS, req->up_flags) ||
+	     (req->etag && nla_put_string(skb, S3CFS_A_ETAG, req->etag))))
 		goto too_big;
 	genlmsg_end(skb, hdr);
 	return genlmsg_unicast(&init_net, skb, portid);

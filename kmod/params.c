@@ -4,7 +4,11 @@
  *
  *   mount -t s3cachefs -o cache=DIR[,chunk=1M][,uid=,gid=,file_mode=,
  *         dir_mode=][,fetch_timeout=S][,meta_ttl=S][,readahead=KiB]
- *         BUCKET[:PREFIX] MOUNTPOINT
+ *         [,writable] BUCKET[:PREFIX] MOUNTPOINT
+ *
+ * writable: new files may be created, written and uploaded (see upload.c).
+ * Without it the mount is read-only whatever mount(8) asks for, so an
+ * existing fstab line never starts writing to a bucket.
  *
  * Defaults for the knobs come from module parameters. Bad options fail the
  * mount with a message in the fs_context log (dmesg with mount(2)).
@@ -44,6 +48,7 @@ enum s3cfs_param {
 	Opt_fetch_timeout,
 	Opt_meta_ttl,
 	Opt_readahead,
+	Opt_writable,
 };
 
 const struct fs_parameter_spec s3cfs_fs_parameters[] = {
@@ -56,6 +61,7 @@ const struct fs_parameter_spec s3cfs_fs_parameters[] = {
 	fsparam_u32("fetch_timeout", Opt_fetch_timeout),
 	fsparam_u32("meta_ttl", Opt_meta_ttl),
 	fsparam_u32("readahead", Opt_readahead),
+	fsparam_flag("writable", Opt_writable),
 	{}
 };
 
@@ -130,6 +136,9 @@ static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 			return invalfc(fc, "meta_ttl=%u: at most %u seconds",
 				       result.uint_32, S3CFS_TTL_MAX);
 		o->meta_ttl_ms = result.uint_32 * MSEC_PER_SEC;
+		break;
+	case Opt_writable:
+		o->writable = true;
 		break;
 	case Opt_readahead:
 		if (result.uint_32 > S3CFS_RA_MAX)
@@ -219,7 +228,8 @@ static bool s3cfs_fixed_opts_changed(struct s3cfs_fs_ctx *ctx,
 	       ((ctx->set & BIT(Opt_uid)) && !uid_eq(n->uid, o->uid)) ||
 	       ((ctx->set & BIT(Opt_gid)) && !gid_eq(n->gid, o->gid)) ||
 	       ((ctx->set & BIT(Opt_file_mode)) && n->file_mode != o->file_mode) ||
-	       ((ctx->set & BIT(Opt_dir_mode)) && n->dir_mode != o->dir_mode);
+	       ((ctx->set & BIT(Opt_dir_mode)) && n->dir_mode != o->dir_mode) ||
+	       ((ctx->set & BIT(Opt_writable)) && !o->writable);
 }
 
 /* Remount may change the knobs, nothing that shapes the cache. */
@@ -230,8 +240,9 @@ static int s3cfs_reconfigure(struct fs_context *fc)
 
 	if (s3cfs_fixed_opts_changed(ctx, sbi))
 		return invalfc(fc, "remount can change only fetch_timeout, meta_ttl, readahead");
-	if ((fc->sb_flags_mask & SB_RDONLY) && !(fc->sb_flags & SB_RDONLY)) {
-		errorfc(fc, "s3cachefs is read-only");
+	if ((fc->sb_flags_mask & SB_RDONLY) && !(fc->sb_flags & SB_RDONLY) &&
+	    !sbi->opts.writable) {
+		errorfc(fc, "s3cachefs is read-only without the writable option");
 		return -EROFS;
 	}
 	if (ctx->set & BIT(Opt_fetch_timeout))
@@ -285,7 +296,6 @@ int s3cfs_init_fs_context(struct fs_context *fc)
 	ctx->opts.readahead_kb = min(READ_ONCE(readahead_kb), S3CFS_RA_MAX);
 	fc->fs_private = ctx;
 	fc->ops = &s3cfs_context_ops;
-	fc->sb_flags |= SB_RDONLY;
 	return 0;
 }
 
@@ -300,4 +310,9 @@ void s3cfs_take_opts(struct fs_context *fc, struct s3cfs_mount_opts *opts)
 
 	*opts = ctx->opts;
 	ctx->opts.cache = NULL;
+	/* A writable mount's files and directories are writable by default. */
+	if (opts->writable && !(ctx->set & BIT(Opt_file_mode)))
+		opts->file_mode = 0644;
+	if (opts->writable && !(ctx->set & BIT(Opt_dir_mode)))
+		opts->dir_mode = 0755;
 }

@@ -57,6 +57,9 @@
  *	(IOCB_NOWAIT) and were made again from the workqueue
  * @expired: requests nobody waited for that passed their deadline
  * @direct_bytes: bytes returned by O_DIRECT reads
+ * @uploads: UPLOAD upcalls sent
+ * @upload_errors: uploads that failed (conflicts not counted)
+ * @conflicts: uploads refused because the object changed in S3 meanwhile
  * @latency: FETCH round trip histogram, see S3CFS_LAT_BUCKETS
  */
 struct s3cfs_stats {
@@ -72,6 +75,9 @@ struct s3cfs_stats {
 	atomic64_t read_retries;
 	atomic64_t expired;
 	atomic64_t direct_bytes;
+	atomic64_t uploads;
+	atomic64_t upload_errors;
+	atomic64_t conflicts;
 	atomic64_t latency[S3CFS_LAT_BUCKETS];
 };
 
@@ -86,6 +92,8 @@ struct s3cfs_stats {
  * @fetch_timeout_ms: how long a reader waits for the daemon (fetch_timeout=, s)
  * @meta_ttl_ms: how long listings and lookups are trusted (meta_ttl=, s)
  * @readahead_kb: readahead window (readahead=, KiB)
+ * @writable: new files may be created and written (writable); fixed for
+ *	the life of the mount
  */
 struct s3cfs_mount_opts {
 	char *cache;
@@ -97,6 +105,7 @@ struct s3cfs_mount_opts {
 	unsigned int fetch_timeout_ms;
 	unsigned int meta_ttl_ms;
 	unsigned int readahead_kb;
+	bool writable;
 };
 
 /**
@@ -177,6 +186,9 @@ struct s3cfs_sb_info {
  * @touched_at: files: jiffies of the last lower atime update (evict.c)
  * @failed_chunk: the last chunk whose fetch timed out (chunk_lock)
  * @failed_at: when, in jiffies; 0 if none (chunk_lock)
+ * @lower_wfile: LOCAL files: the lower file opened for writing (buffered),
+ *	set once under @data_sem like @lower_file
+ * @nr_writers: open files of this inode with FMODE_WRITE
  */
 struct s3cfs_inode_info {
 	struct inode vfs_inode;
@@ -196,6 +208,8 @@ struct s3cfs_inode_info {
 	unsigned long touched_at;
 	u64 failed_chunk;
 	unsigned long failed_at;
+	struct file *lower_wfile;
+	atomic_t nr_writers;
 };
 
 /*
@@ -203,6 +217,16 @@ struct s3cfs_inode_info {
  * no new open, name lookup or fetch uses the inode again (S3CFS_I flags).
  */
 #define S3CFS_I_STALE		0
+/*
+ * The lower file holds bytes written here (S3CFS_META_LOCAL on disk): all
+ * of it is present, nothing is fetched or evicted, and no lookup or
+ * listing replaces it. Set before the inode is visible (creation, or a
+ * LOCAL file found on disk), cleared by the commit after an upload
+ * (upload.c), under i_rwsem and data_sem.
+ */
+#define S3CFS_I_LOCAL		1
+/* LOCAL, with changes S3 has not had yet (set under i_rwsem). */
+#define S3CFS_I_DIRTY		2
 
 static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
 {
@@ -265,6 +289,10 @@ struct s3cfs_req {
 	u64 offset;
 	u64 length;
 	u32 prio;		/* FETCH: enum s3cfs_prio */
+	u64 ino;		/* UPLOAD: INO */
+	u64 size;		/* UPLOAD: SIZE */
+	u32 up_flags;		/* UPLOAD: FLAGS (S3CFS_UP_*) */
+	char *reply_etag;	/* UPLOAD: the answer's ETAG (kmalloc'ed) */
 };
 
 #define S3CFS_REQ_DONE		0	/* answered, cancelled or flushed */
@@ -301,16 +329,20 @@ struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower);
 struct s3cfs_meta {
 	u64 size;
 	s64 mtime;
+	u8 flags;		/* S3CFS_META_LOCAL */
 	char etag[S3CFS_ETAG_MAX + 1];
 };
 
 ssize_t s3cfs_get_xattr(struct dentry *lower, const char *name, char *buf,
 			size_t size);
 int s3cfs_meta_get(struct dentry *lower, struct s3cfs_meta *m);
+int s3cfs_meta_set(struct dentry *lower, const struct s3cfs_meta *m);
 loff_t s3cfs_lower_size(struct dentry *lower);
+bool s3cfs_lower_local(struct dentry *lower);
 int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp);
 void s3cfs_inode_set_stale(struct inode *inode);
 bool s3cfs_inode_stale(struct inode *inode);
+bool s3cfs_inode_local(struct inode *inode);
 extern const struct inode_operations s3cfs_file_iops;
 extern const struct inode_operations s3cfs_dir_iops;
 
@@ -323,6 +355,28 @@ bool s3cfs_dir_listed_fresh(struct inode *dir);
 
 /* dir.c */
 extern const struct file_operations s3cfs_dir_fops;
+
+/* create.c */
+int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
+		 umode_t mode, bool excl);
+
+/* write.c */
+int s3cfs_open_write(struct inode *inode);
+ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from);
+int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr);
+int s3cfs_write_begin(struct file *file, struct address_space *mapping,
+		      loff_t pos, unsigned int len, S3CFS_WB_FOLIO **foliop,
+		      void **fsdata);
+int s3cfs_write_end(struct file *file, struct address_space *mapping,
+		    loff_t pos, unsigned int len, unsigned int copied,
+		    S3CFS_WB_FOLIO *folio, void *fsdata);
+
+/* wback.c */
+int s3cfs_writepages(struct address_space *mapping,
+		     struct writeback_control *wbc);
+
+/* upload.c */
+int s3cfs_upload(struct file *file, bool closing);
 
 /**
  * struct s3cfs_file - an open regular file
@@ -388,9 +442,11 @@ struct s3cfs_reply {
 	bool has_offset, has_length, has_done;
 	u64 offset, length;
 	u64 done;		/* the first @done bytes are in the cache */
+	const char *etag;	/* UPLOAD: the new object's ETag, or NULL */
 };
 
 /* upcall.c */
+unsigned int s3cfs_daemon_version(void);
 struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd);
 void s3cfs_req_put(struct s3cfs_req *req);
 int s3cfs_req_submit(struct s3cfs_req *req, bool nowait);
@@ -401,7 +457,7 @@ void s3cfs_req_complete(struct s3cfs_req *req, int status);
 int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 		 const char *name);
 int s3cfs_upcall_reply(const struct s3cfs_reply *r);
-int s3cfs_upcall_register(u32 portid);
+int s3cfs_upcall_register(u32 portid, u32 version);
 void s3cfs_upcall_daemon_gone(u32 portid);
 void s3cfs_upcall_init_mount(struct s3cfs_sb_info *sbi);
 void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi);

@@ -115,6 +115,8 @@ static int s3cfs_show_options(struct seq_file *m, struct dentry *root)
 		   READ_ONCE(o->fetch_timeout_ms) / 1000,
 		   READ_ONCE(o->meta_ttl_ms) / 1000,
 		   READ_ONCE(o->readahead_kb));
+	if (o->writable)
+		seq_puts(m, ",writable");
 	return 0;
 }
 
@@ -241,6 +243,11 @@ static int s3cfs_register_mount(struct fs_context *fc,
 		errorfc(fc, "s3cachefsd is not running");
 		return -ENOTCONN;
 	}
+	if (sbi->opts.writable && s3cfs_daemon_version() < 3) {
+		errorfc(fc, "writable: s3cachefsd is too old (protocol %u, writes need 3)",
+			s3cfs_daemon_version());
+		return -EPROTONOSUPPORT;
+	}
 	err = s3cfs_upcall(sbi, S3CFS_CMD_MOUNT, NULL, NULL);
 	switch (err) {
 	case 0:
@@ -319,7 +326,9 @@ int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_d_op = &s3cfs_dops;
 	sb->s_maxbytes = MAX_LFS_FILESIZE;
 	sb->s_time_gran = 1;
-	sb->s_flags |= SB_RDONLY | SB_NOATIME | SB_NODIRATIME;
+	sb->s_flags |= SB_NOATIME | SB_NODIRATIME;
+	if (!sbi->opts.writable)
+		sb->s_flags |= SB_RDONLY;
 	err = super_setup_bdi(sb);
 	if (err)
 		goto out;

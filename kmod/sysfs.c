@@ -44,6 +44,9 @@ S3CFS_COUNTER(stale);
 S3CFS_COUNTER(read_retries);
 S3CFS_COUNTER(expired);
 S3CFS_COUNTER(direct_bytes);
+S3CFS_COUNTER(uploads);
+S3CFS_COUNTER(upload_errors);
+S3CFS_COUNTER(conflicts);
 
 static ssize_t fetch_latency_show(struct s3cfs_sb_info *sbi, char *buf)
 {
@@ -175,6 +178,9 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_read_retries.attr,
 	&s3cfs_attr_expired.attr,
 	&s3cfs_attr_direct_bytes.attr,
+	&s3cfs_attr_uploads.attr,
+	&s3cfs_attr_upload_errors.attr,
+	&s3cfs_attr_conflicts.attr,
 	&s3cfs_attr_fetch_latency.attr,
 	&s3cfs_attr_pending.attr,
 	&s3cfs_attr_bucket.attr,

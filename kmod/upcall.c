@@ -69,6 +69,7 @@ static DECLARE_WAIT_QUEUE_HEAD(s3cfs_pending_wq);
 /* The registered daemon's netlink port id, 0 if none. */
 static DEFINE_SPINLOCK(s3cfs_daemon_lock);
 static u32 s3cfs_daemon_portid;
+static u32 s3cfs_daemon_ver;	/* the protocol version it registered with */
 
 static void s3cfs_resend_workfn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(s3cfs_resend_work, s3cfs_resend_workfn);
@@ -91,6 +92,21 @@ static u32 s3cfs_daemon(void)
 bool s3cfs_daemon_present(void)
 {
 	return s3cfs_daemon() != 0;
+}
+
+/**
+ * s3cfs_daemon_version() - the registered daemon's protocol version
+ *
+ * Return: S3CFS_GENL_VERSION_MIN.. S3CFS_GENL_VERSION, or 0 with no daemon.
+ */
+unsigned int s3cfs_daemon_version(void)
+{
+	u32 ver;
+
+	spin_lock(&s3cfs_daemon_lock);
+	ver = s3cfs_daemon_portid ? s3cfs_daemon_ver : 0;
+	spin_unlock(&s3cfs_daemon_lock);
+	return ver;
 }
 
 /**
@@ -152,6 +168,7 @@ void s3cfs_req_put(struct s3cfs_req *req)
 	kfree(req->path);
 	kfree(req->name);
 	kfree(req->etag);
+	kfree(req->reply_etag);
 	kfree(req);
 }
 
@@ -371,7 +388,9 @@ static void s3cfs_req_cancel_sent(struct s3cfs_req *req)
 {
 	u32 portid;
 
-	if (req->cmd != S3CFS_CMD_LIST || !test_bit(S3CFS_REQ_SENT, &req->flags))
+	/* A LIST's pages, an UPLOAD's reads of a file that may change now. */
+	if ((req->cmd != S3CFS_CMD_LIST && req->cmd != S3CFS_CMD_UPLOAD) ||
+	    !test_bit(S3CFS_REQ_SENT, &req->flags))
 		return;
 	portid = s3cfs_daemon();
 	if (portid) {
@@ -543,12 +562,22 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 		s3cfs_req_put(req);
 		return 0;
 	}
+	if ((r->cmd == S3CFS_CMD_UPLOAD && !status && !r->etag) ||
+	    (r->etag && (r->cmd != S3CFS_CMD_UPLOAD || status))) {
+		xa_unlock(&s3cfs_reqs);
+		return -EINVAL;
+	}
 	__xa_erase(&s3cfs_reqs, r->id);
 	xa_unlock(&s3cfs_reqs);
 
 	/* The table's reference is ours now. */
 	if (r->cmd == S3CFS_CMD_FETCH && !status)
 		status = s3cfs_chunks_fetched(req);
+	if (r->etag) {
+		req->reply_etag = kstrdup(r->etag, GFP_KERNEL);
+		if (!req->reply_etag)
+			status = -ENOMEM;
+	}
 	s3cfs_req_complete(req, status);
 	s3cfs_req_put(req);
 	return 0;
@@ -620,13 +649,14 @@ static int s3cfs_mount_announce(struct s3cfs_sb_info *sbi, void *arg)
 /**
  * s3cfs_upcall_register() - a daemon registered
  * @portid: its netlink port id
+ * @version: the protocol version it speaks
  *
  * Tells it about every live mount before anything else can be sent to it,
  * then re-sends every pending request.
  *
  * Return: 0, or -EBUSY if another daemon is registered.
  */
-int s3cfs_upcall_register(u32 portid)
+int s3cfs_upcall_register(u32 portid, u32 version)
 {
 	int err;
 
@@ -640,9 +670,10 @@ int s3cfs_upcall_register(u32 portid)
 		goto out_unlock;
 	spin_lock(&s3cfs_daemon_lock);
 	s3cfs_daemon_portid = portid;
+	s3cfs_daemon_ver = version;
 	spin_unlock(&s3cfs_daemon_lock);
 	s3cfs_mounts_unlock();
-	pr_info("daemon registered (port %u)\n", portid);
+	pr_info("daemon registered (port %u, protocol %u)\n", portid, version);
 	mod_delayed_work(system_wq, &s3cfs_resend_work, 0);
 	return 0;
 

@@ -21,6 +21,11 @@
  *       LIST any more. A daemon that does not know it drops it (unknown
  *       command) and finishes the LIST as before; a kernel that does not
  *       send it leaves every LIST running to its end.
+ *   3 - writes: UPLOAD (kernel -> daemon), attributes SIZE, FLAGS, INO, and
+ *       ETAG in UPLOAD's answer; MOUNT carries FLAGS (S3CFS_MOUNT_WRITABLE).
+ *       A writable mount needs a daemon registered as version 3 or later;
+ *       read-only mounts work with daemons of version 1 and 2 as before.
+ *       An UPLOAD whose waiter gives up is CANCELled like a LIST.
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
@@ -74,7 +79,7 @@
 #include <linux/types.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
-#define S3CFS_GENL_VERSION	2
+#define S3CFS_GENL_VERSION	3
 #define S3CFS_GENL_VERSION_MIN	1	/* oldest daemon protocol accepted */
 
 /**
@@ -105,14 +110,24 @@
  *	(chunk aligned; LENGTH may run past EOF). The kernel punches the range
  *	out of the lower file and forgets it was cached. Chunks being fetched
  *	are not evicted: then the answer (netlink ack) is -EBUSY and nothing
- *	is punched. Only the kernel punches holes, so a reader never finds a
+ *	is punched; so it is for a LOCAL file (written here, see the cache
+ *	format). Only the kernel punches holes, so a reader never finds a
  *	chunk gone between checking it and reading it.
  * @S3CFS_CMD_CANCEL: kernel -> daemon notification. Attrs: REQ_ID,
- *	MOUNT_ID. The request REQ_ID (a LIST) was given up: its last waiter
- *	was killed (an interrupted ls) or timed out. The kernel has forgotten
- *	it; the daemon may stop the work (no reply is expected, one is
- *	refused with -ENOENT). Work that another pending request shares goes
- *	on for that one.
+ *	MOUNT_ID. The request REQ_ID (a LIST, or an UPLOAD) was given
+ *	up: its last waiter was killed (an interrupted ls) or timed out.
+ *	The kernel has forgotten it; the daemon may stop the work (no
+ *	reply is expected, one is refused with -ENOENT). Work that another
+ *	pending request shares goes on for that one.
+ * @S3CFS_CMD_UPLOAD: kernel -> daemon (version 3). Attrs: REQ_ID, MOUNT_ID,
+ *	PATH, INO, SIZE, FLAGS, ETAG (with S3CFS_UP_MATCH). Put the first
+ *	SIZE bytes of the lower file PATH (whose inode number must be INO,
+ *	else -ESTALE) as the object, on the condition FLAGS name. Answer 0
+ *	with ETAG, the new object's ETag; -EEXIST: S3CFS_UP_NEW and the key
+ *	exists; -ESTALE: S3CFS_UP_MATCH and the object is another version;
+ *	-ENOENT: S3CFS_UP_MATCH and the key is gone; -EFBIG: larger than one
+ *	PutObject takes; -EACCES, -EIO. The lower file is the kernel's
+ *	(S3CFS_META_LOCAL): the daemon only reads it.
  * @__S3CFS_CMD_MAX: number of commands
  */
 enum s3cfs_cmd {
@@ -125,6 +140,7 @@ enum s3cfs_cmd {
 	S3CFS_CMD_LIST,
 	S3CFS_CMD_EVICT,
 	S3CFS_CMD_CANCEL,
+	S3CFS_CMD_UPLOAD,
 	__S3CFS_CMD_MAX,
 };
 #define S3CFS_CMD_MAX (__S3CFS_CMD_MAX - 1)
@@ -152,6 +168,9 @@ enum s3cfs_cmd {
  * @S3CFS_A_PRIORITY: u32, FETCH: enum s3cfs_prio; absent means
  *	S3CFS_PRIO_SYNC. The daemon serves metadata (LOOKUP, LIST) first,
  *	then SYNC fetches, then ASYNC ones (daemon/README.md, "Priorities")
+ * @S3CFS_A_SIZE: u64, UPLOAD: bytes to upload
+ * @S3CFS_A_FLAGS: u32, UPLOAD: S3CFS_UP_*; MOUNT: S3CFS_MOUNT_*
+ * @S3CFS_A_INO: u64, UPLOAD: inode number of the lower file
  * @__S3CFS_A_MAX: number of attributes
  */
 enum s3cfs_attr {
@@ -172,6 +191,9 @@ enum s3cfs_attr {
 	S3CFS_A_PAD,
 	S3CFS_A_DONE,
 	S3CFS_A_PRIORITY,
+	S3CFS_A_SIZE,
+	S3CFS_A_FLAGS,
+	S3CFS_A_INO,
 	__S3CFS_A_MAX,
 };
 #define S3CFS_A_MAX (__S3CFS_A_MAX - 1)
@@ -188,6 +210,13 @@ enum s3cfs_prio {
 	S3CFS_PRIO_SYNC,
 	S3CFS_PRIO_ASYNC,
 };
+
+/* UPLOAD flags: the condition of the put (exactly one). */
+#define S3CFS_UP_NEW		0x01	/* If-None-Match: *, the key must not exist */
+#define S3CFS_UP_MATCH		0x02	/* If-Match: ETAG, the object must be ETAG */
+
+/* MOUNT flags. */
+#define S3CFS_MOUNT_WRITABLE	0x01	/* the mount may create LOCAL files */
 
 /* Limits, checked by both sides. Lengths exclude the terminating NUL. */
 #define S3CFS_BUCKET_MAX	63
@@ -219,20 +248,34 @@ enum s3cfs_prio {
 /*
  * Files: the object's metadata in one value, set before the file has a name
  * and never changed (a changed object gets a new file). Little endian:
- *   [0]      S3CFS_META_VERSION
+ *   [0]      S3CFS_META_VERSION (a copy of an object) or
+ *            S3CFS_META_VERSION_LOCAL (a file written here, see below)
  *   [1]      flags: S3CFS_META_MD5 = the ETag is '"', 32 lowercase hex
  *            digits, a tail of at most S3CFS_META_TAIL_MAX bytes (a
  *            multipart "-N"), '"'; the digits are stored as 16 bytes
  *            followed by the tail. Otherwise the raw ETag follows.
+ *            S3CFS_META_LOCAL (version 2 only): see below.
  *   [2..9]   size, u64 bytes
  *   [10..17] mtime (Last-Modified), s64 seconds since the epoch
  *   [18..]   ETag as above, at most S3CFS_ETAG_MAX bytes, no NUL
  * A reader refuses another version or a value shorter than its header (the
  * file is then renewed by the daemon, and sized by its i_size meanwhile).
+ *
+ * Version 2, flag S3CFS_META_LOCAL: the file holds bytes written on this
+ * node that S3 may not have. Its content is all of its data (holes are
+ * zeros), its size the kernel's; the ETag, if any, is the object version
+ * the next upload must replace (none: the key must not exist). Only the
+ * kernel writes, truncates or renames such a file; the daemon never
+ * replaces, removes, prunes or evicts it, and reads it only for UPLOAD.
+ * A successful upload turns it back into version 1 with the new ETag. An
+ * older reader refuses version 2, so it never serves local bytes as an
+ * object's.
  */
 #define S3CFS_XATTR_META	"trusted.s3cachefs.meta"
 #define S3CFS_META_VERSION	1
+#define S3CFS_META_VERSION_LOCAL 2
 #define S3CFS_META_MD5		0x01
+#define S3CFS_META_LOCAL	0x02
 #define S3CFS_META_OFF_SIZE	2
 #define S3CFS_META_OFF_MTIME	10
 #define S3CFS_META_OFF_ETAG	18

@@ -75,6 +75,30 @@ static void test_parse(void)
 	   "parse: FETCH strings");
 	s3d_req_free(r);
 
+	m = kmsg(S3CFS_CMD_UPLOAD);
+	put_u64_padded(m, S3CFS_A_REQ_ID, 12);
+	nla_put_u32(m, S3CFS_A_MOUNT_ID, 3);
+	nla_put_string(m, S3CFS_A_PATH, "dir/new.bin");
+	put_u64_padded(m, S3CFS_A_INO, 0xabcdef123ULL);
+	put_u64_padded(m, S3CFS_A_SIZE, 5ULL << 30);
+	nla_put_u32(m, S3CFS_A_FLAGS, S3CFS_UP_MATCH);
+	nla_put_string(m, S3CFS_A_ETAG, "\"base\"");
+	r = parse(m, &err);
+	ok(!err && r && r->cmd == S3CFS_CMD_UPLOAD && r->ino == 0xabcdef123ULL &&
+	   r->size == 5ULL << 30 && r->flags == S3CFS_UP_MATCH &&
+	   !strcmp(r->path, "dir/new.bin") && !strcmp(r->etag, "\"base\""),
+	   "parse: UPLOAD (protocol 3)");
+	s3d_req_free(r);
+	m = kmsg(S3CFS_CMD_UPLOAD);
+	put_u64_padded(m, S3CFS_A_REQ_ID, 13);
+	nla_put_u32(m, S3CFS_A_MOUNT_ID, 3);
+	nla_put_string(m, S3CFS_A_PATH, "dir/new.bin");
+	put_u64_padded(m, S3CFS_A_SIZE, 1);
+	r = parse(m, &err);
+	ok(err == -EINVAL && r && r->id == 13,
+	   "parse: UPLOAD without INO and FLAGS is answered -EINVAL");
+	s3d_req_free(r);
+
 	m = kmsg(S3CFS_CMD_LIST);
 	nla_put_u64(m, S3CFS_A_REQ_ID, 9);
 	nla_put_u32(m, S3CFS_A_MOUNT_ID, 1);
@@ -206,6 +230,19 @@ static void test_reply(void)
 	   nla_get_s32(tb[S3CFS_A_STATUS]) == 0,
 	   "reply: LOOKUP carries no OFFSET/LENGTH");
 	nlmsg_free(m);
+
+	r.cmd = S3CFS_CMD_UPLOAD;
+	r.reply_etag = "\"new\"";
+	m = s3d_nl_build_reply(&r, 0, FAMILY);
+	genlmsg_parse(nlmsg_hdr(m), 0, tb, S3CFS_A_MAX, NULL);
+	ok(tb[S3CFS_A_ETAG] && !strcmp(nla_get_string(tb[S3CFS_A_ETAG]), "\"new\"") &&
+	   !tb[S3CFS_A_OFFSET], "reply: UPLOAD carries the new ETag");
+	nlmsg_free(m);
+	m = s3d_nl_build_reply(&r, -EEXIST, FAMILY);
+	genlmsg_parse(nlmsg_hdr(m), 0, tb, S3CFS_A_MAX, NULL);
+	ok(!tb[S3CFS_A_ETAG], "reply: a failed UPLOAD carries none");
+	nlmsg_free(m);
+	r.reply_etag = NULL;
 }
 
 /* ---- requests answered without S3 ---- */

@@ -508,6 +508,56 @@ static void test_prune(void)
 	close(dfd);
 }
 
+/* Make @rel a LOCAL file (the kernel's tag: version 2, S3CFS_META_LOCAL). */
+static void make_local(const char *rel, const char *data)
+{
+	uint8_t v[S3CFS_META_OFF_ETAG] = { S3CFS_META_VERSION_LOCAL,
+					   S3CFS_META_LOCAL };
+	int fd = open(at(rel), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+
+	if (fd < 0 || write(fd, data, strlen(data)) != (ssize_t)strlen(data) ||
+	    fsetxattr(fd, S3CFS_XATTR_META, v, sizeof(v), 0))
+		diag("making a LOCAL file failed");
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Files written on this node (LOCAL): nothing the daemon does removes them. */
+static void test_local(void)
+{
+	static const char *const none[] = { NULL };
+	struct s3d_meta m = { "\"0123456789abcdef0123456789abcdef\"", 5, 1700000000 };
+	int dfd, fd;
+
+	s3d_store_open_dir(rootfd, "loc/sub", true, &dfd);
+	close(dfd);
+	s3d_store_open_dir(rootfd, "loc", false, &dfd);
+	make_local("loc/mine", "ours");
+	make_local("loc/sub/deep", "deep");
+	close(open(at("loc/sub/clean"), O_CREAT | O_WRONLY, 0644));
+	fd = open(at("loc/mine"), O_RDONLY);
+	ok(fd >= 0 && s3d_store_is_local(fd), "local: the kernel's tag is read as LOCAL");
+	if (fd >= 0)
+		close(fd);
+	fd = open(at("loc/sub/clean"), O_RDONLY);
+	ok(fd >= 0 && !s3d_store_is_local(fd), "local: an untagged file is not");
+	if (fd >= 0)
+		close(fd);
+	is_int(s3d_store_ensure_file(dfd, "mine", &m, NULL, true), 0,
+	       "local: ensure_file of another version keeps it");
+	ok(!meta("loc/mine") && exists("loc/mine"),
+	   "local: its tag is untouched (not a copy's)");
+	is_int(s3d_store_ensure_dir(dfd, "mine", true), -EEXIST,
+	       "local: a common prefix of its name does not replace it");
+	is_int(s3d_store_remove(dfd, "mine"), 0, "local: remove (a negative LOOKUP)");
+	ok(exists("loc/mine"), "local: ... leaves it");
+	is_int(s3d_store_prune(dfd, false, keep_listed, (void *)none), 0,
+	       "local: prune with nothing listed");
+	ok(exists("loc/mine") && exists("loc/sub/deep") && !exists("loc/sub/clean"),
+	   "local: prune keeps LOCAL files, and the directory holding one, and removes the rest");
+	close(dfd);
+}
+
 /* The mtime as the record of the last check: set by a LOOKUP, kept by removals. */
 static void test_checked(void)
 {
@@ -569,6 +619,7 @@ int main(void)
 	test_meta();
 	test_prune();
 	test_checked();
+	test_local();
 	close(rootfd);
 	rm_rf(root);
 	return tap_done();

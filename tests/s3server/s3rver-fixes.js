@@ -69,3 +69,48 @@ fse.createReadStream = function (p, options) {
     options = Object.assign({}, options, { highWaterMark: 1 << 20 });
   return createReadStream.call(fse, p, options);
 };
+
+// Conditional writes: s3rver 3.7.1 ignores If-None-Match and If-Match on
+// PutObject and overwrites, where S3 answers 412 (or 404 for If-Match on a
+// missing key). The write path's conflict tests need S3's answer. Checked
+// before the put (s3rver runs one request at a time until its first await,
+// so two racing creates can both pass: the tests do not race two puts).
+// S3RVER_NO_CONDITIONAL_PUT=1 keeps s3rver's behaviour, as a server that
+// does not support the conditions.
+const objectCtrl = require(path.join(__dirname,
+  'node_modules/s3rver/lib/controllers/object.js'));
+const S3Error = require(path.join(__dirname,
+  'node_modules/s3rver/lib/models/error.js'));
+
+function etagList(header) {
+  return header.split(',').map(t => t.trim().replace(/^W\//, ''));
+}
+
+if (!process.env.S3RVER_NO_CONDITIONAL_PUT) {
+  const putObject = objectCtrl.putObject;
+  objectCtrl.putObject = async function (ctx) {
+    const inm = ctx.headers['if-none-match'];
+    const im = ctx.headers['if-match'];
+    if (inm !== undefined || im !== undefined) {
+      let md = null;
+      try {
+        md = await ctx.store.getMetadata(ctx.params.bucket, ctx.params.key);
+      } catch (err) {
+        if (err.code !== 'ENOENT') throw err;
+      }
+      if (inm !== undefined && inm.trim() === '*' && md)
+        throw new S3Error('PreconditionFailed',
+          'At least one of the pre-conditions you specified did not hold',
+          { Condition: 'If-None-Match' });
+      if (im !== undefined && !md)
+        throw new S3Error('NoSuchKey', 'The specified key does not exist.',
+          { Key: ctx.params.key });
+      if (im !== undefined && !etagList(im).includes(md.etag) &&
+          !etagList(im).includes('*'))
+        throw new S3Error('PreconditionFailed',
+          'At least one of the pre-conditions you specified did not hold',
+          { Condition: 'If-Match' });
+    }
+    return putObject.call(this, ctx);
+  };
+}

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * UPLOAD: PutObject of a LOCAL lower file (one the kernel wrote), on the
+ * condition the kernel names: If-None-Match: * for a file never uploaded,
+ * If-Match: <the ETag we uploaded last> otherwise. The answer carries the
+ * new object's ETag, which the kernel tags the file with.
+ *
+ * The daemon only reads the file, and only while the kernel waits for the
+ * answer holding the file's i_rwsem, so nothing writes it meanwhile. The
+ * file must still be the one the kernel named (its inode number) and
+ * still LOCAL. One PUT: objects above S3D_PUT_MAX get -EFBIG for now.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "ctx.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/path.h"
+#include "lib/prio.h"
+#include "lib/s3.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
+#include "op_common.h"
+
+/* S3's limit for one PutObject. */
+#define S3D_PUT_MAX	(5ULL << 30)
+
+/* How often a running upload checks that its body moves (progress). */
+#define UPLOAD_TICK_MS	1000
+
+struct upload_op {
+	struct s3d_req *r;
+	struct s3d_mount *m;
+	struct s3d_ctx *ctx;
+	char *key;
+	int fd;
+	struct s3d_kv h[2];
+	char clen[24];
+	uint64_t sent;		/* body position at the last tick */
+	struct s3d_timer tick;
+	struct s3d_xfer x;
+};
+
+static void upload_finish(struct upload_op *op, int err)
+{
+	struct s3d_req *r = op->r;
+	struct s3d_mount *m = op->m;
+	struct s3d_ctx *ctx = op->ctx;
+
+	s3d_timer_cancel(&op->tick);
+	s3d_ctx_release(&op->x);
+	if (op->fd >= 0)
+		close(op->fd);
+	free(op->key);
+	free(op);
+	s3d_op_done(r, m, ctx, err);
+}
+
+/* Bytes went up since the last tick: the kernel's wait goes on. */
+static void upload_tick(struct s3d_timer *t)
+{
+	struct upload_op *op = s3d_container_of(t, struct upload_op, tick);
+
+	if (op->x.src.pos != op->sent) {
+		op->sent = op->x.src.pos;
+		op->r->moved = true;
+	}
+	s3d_timer_arm(&op->tick, UPLOAD_TICK_MS);
+}
+
+static int upload_prepare(struct s3d_xfer *x)
+{
+	struct upload_op *op = s3d_container_of(x, struct upload_op, x);
+	size_t nh = 0;
+
+	op->r->started = true;
+	x->src.fd = op->fd;
+	x->src.off = 0;
+	x->src.len = op->r->size;
+	snprintf(op->clen, sizeof(op->clen), "%" PRIu64, op->r->size);
+	op->h[nh++] = (struct s3d_kv){ "Content-Length", op->clen };
+	if (op->r->flags & S3CFS_UP_NEW)
+		op->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
+	else
+		op->h[nh++] = (struct s3d_kv){ "If-Match", op->r->etag };
+	return s3d_s3_build(s3d_ctx_s3(op->ctx), "PUT", op->m->bucket, op->key,
+			    NULL, 0, op->h, nh, time(NULL), &x->req);
+}
+
+static int upload_done(struct s3d_xfer *x)
+{
+	struct upload_op *op = s3d_container_of(x, struct upload_op, x);
+	int err = s3d_xfer_errno(x, op->m->bucket);
+
+	/* A 412 to a create means the key exists. */
+	if (err == -ESTALE && (op->r->flags & S3CFS_UP_NEW))
+		err = -EEXIST;
+	if (!err && (!x->has_etag || !x->etag[0])) {
+		s3d_err("UPLOAD s3://%s/%s: HTTP %ld without an ETag",
+			op->m->bucket, op->key, x->status);
+		err = -EIO;
+	}
+	if (!err) {
+		op->r->reply_etag = strdup(x->etag);
+		if (!op->r->reply_etag)
+			err = -ENOMEM;
+	}
+	if (err == -EEXIST || err == -ESTALE || err == -ENOENT)
+		s3d_warn("UPLOAD s3://%s/%s: %s in S3 meanwhile (conflict)",
+			 op->m->bucket, op->key,
+			 err == -EEXIST ? "created" : err == -ENOENT ?
+			 "deleted" : "changed");
+	else if (err)
+		s3d_err("UPLOAD s3://%s/%s: %s", op->m->bucket, op->key,
+			strerror(-err));
+	else
+		s3d_info("UPLOAD s3://%s/%s: %" PRIu64 " bytes, ETag %s",
+			 op->m->bucket, op->key, op->r->size, x->etag);
+	upload_finish(op, err);
+	return 0;
+}
+
+static const struct s3d_xfer_ops upload_ops = {
+	.prepare = upload_prepare,
+	.done = upload_done,
+};
+
+/* The kernel gave up (killed or timed out): stop sending the file. */
+static void upload_cancel(void *arg)
+{
+	struct upload_op *op = arg;
+
+	s3d_info("UPLOAD s3://%s/%s: given up by the kernel; stopped",
+		 op->m->bucket, op->key);
+	upload_finish(op, -ECANCELED);
+}
+
+/* The request names one condition, and the file is the kernel's LOCAL one. */
+static int upload_check(struct upload_op *op)
+{
+	struct s3d_req *r = op->r;
+	struct stat st;
+	int err;
+
+	if ((r->flags & (S3CFS_UP_NEW | S3CFS_UP_MATCH)) != S3CFS_UP_NEW &&
+	    ((r->flags & (S3CFS_UP_NEW | S3CFS_UP_MATCH)) != S3CFS_UP_MATCH ||
+	     !r->etag || !*r->etag))
+		return -EINVAL;
+	if (r->size > S3D_PUT_MAX)
+		return -EFBIG;
+	/* Not conflicts: the kernel's file should be there, as it says. */
+	err = s3d_store_open_file(op->m->rootfd, r->path, O_RDONLY, &op->fd);
+	if (err)
+		return err == -ENOENT || err == -EISDIR ? -EIO : err;
+	if (fstat(op->fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_ino != r->ino || !s3d_store_is_local(op->fd)) {
+		s3d_err("UPLOAD %s: the cache file is not the kernel's written file (inode %llu, %s)",
+			r->path, (unsigned long long)st.st_ino,
+			s3d_store_is_local(op->fd) ? "local" : "not local");
+		return -EIO;
+	}
+	if ((uint64_t)st.st_size < r->size) {
+		s3d_err("UPLOAD %s: the cache file has %lld bytes, the kernel says %" PRIu64,
+			r->path, (long long)st.st_size, r->size);
+		return -EIO;
+	}
+	return 0;
+}
+
+void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
+{
+	struct upload_op *op;
+	int err;
+
+	op = calloc(1, sizeof(*op));
+	if (!op) {
+		s3d_op_done(r, m, ctx, -ENOMEM);
+		return;
+	}
+	op->r = r;
+	op->m = m;
+	op->ctx = ctx;
+	op->fd = -1;
+	s3d_list_init(&op->tick.node);
+	op->tick.fn = upload_tick;
+	s3d_xfer_init(&op->x, &upload_ops, "PUT", "");
+	op->key = s3d_key_of(m->prefix, r->path, NULL);
+	if (!op->key) {
+		upload_finish(op, -errno);
+		return;
+	}
+	op->x.key = op->key;
+	err = upload_check(op);
+	if (err) {
+		s3d_err("UPLOAD %s: %s", op->key, strerror(-err));
+		upload_finish(op, err);
+		return;
+	}
+	r->cancel = upload_cancel;
+	r->cancel_arg = op;
+	s3d_timer_arm(&op->tick, UPLOAD_TICK_MS);
+	op->x.prio = S3D_PRIO_SYNC;
+	s3d_ctx_submit(op->ctx, &op->x);
+}

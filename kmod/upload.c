@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: uploading LOCAL files (writable mounts).
+ *
+ * The last close of a file opened for writing, and every fsync, write the
+ * dirty folios to the lower file and ask the daemon to put the lower file
+ * as the object (UPLOAD), on a condition: the key must not exist (a file
+ * never uploaded) or must still be the version we uploaded last
+ * (If-Match), so a change made in S3 meanwhile is never overwritten.
+ * The whole upload runs under the upper i_rwsem: no write lands between
+ * the snapshot and the commit, and the object is exactly the file.
+ *
+ * After a successful upload the file is committed when no other writer
+ * has it open: its tag becomes an ordinary copy of the new version
+ * (S3CFS_META_VERSION, the new ETag) and it is read, cached and evicted
+ * like any other file. With writers left it stays LOCAL, based on the
+ * new ETag. When the condition fails (a conflict) our bytes are kept
+ * under .s3cachefs/conflicts/ in the cache, the inode goes stale (the name
+ * shows S3's version from the next lookup), and close or fsync fails with
+ * ESTALE.
+ */
+#include "s3cachefs.h"
+#include <linux/namei.h>
+#include <linux/slab.h>
+#include <linux/pagemap.h>
+#include <linux/timekeeping.h>
+
+#define S3CFS_CONFLICTS	"conflicts"
+
+/* The directory @name in @parent, created if missing. */
+static struct dentry *s3cfs_lower_subdir(struct dentry *parent,
+					 const char *name)
+{
+	struct inode *dir = d_inode(parent);
+	struct dentry *d;
+	int err = 0;
+
+	inode_lock_nested(dir, I_MUTEX_PARENT);
+	d = lookup_one_len(name, parent, strlen(name));
+	if (!IS_ERR(d) && d_is_negative(d))
+		err = vfs_mkdir(S3CFS_IDMAP_NOP, dir, d, 0700);
+	inode_unlock(dir);
+	if (IS_ERR(d))
+		return d;
+	if (!err && !d_is_dir(d))
+		err = -ENOTDIR;
+	if (err) {
+		dput(d);
+		return ERR_PTR(err);
+	}
+	return d;
+}
+
+/*
+ * Keep the lower file of @inode, whose upload met a conflict, as
+ * .s3cachefs/conflicts/<seconds>-<lower ino>-<name>: out of the namespace,
+ * so the name shows S3's version again, and never pruned or evicted.
+ * Called with the mounter's credentials. Return: 0 or a negative errno.
+ */
+static int s3cfs_conflict_keep(struct inode *inode, char **kept)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct dentry *meta, *cdir, *parent, *old, *new, *trap;
+	int err;
+
+	meta = s3cfs_lower_subdir(sbi->lower_root.dentry, S3CFS_META_DIR);
+	if (IS_ERR(meta))
+		return PTR_ERR(meta);
+	cdir = s3cfs_lower_subdir(meta, S3CFS_CONFLICTS);
+	dput(meta);
+	if (IS_ERR(cdir))
+		return PTR_ERR(cdir);
+	*kept = kasprintf(GFP_KERNEL, "%lld-%lu-%pd", ktime_get_real_seconds(),
+			  si->lower_inode->i_ino, si->lower.dentry);
+	err = -ENOMEM;
+	if (!*kept)
+		goto out_cdir;
+	parent = dget_parent(si->lower.dentry);
+	trap = lock_rename(cdir, parent);
+	err = -EINVAL;
+	if (IS_ERR(trap)) {
+		err = PTR_ERR(trap);
+		goto out_parent;
+	}
+	old = lookup_one_len(si->lower.dentry->d_name.name, parent,
+			     si->lower.dentry->d_name.len);
+	if (IS_ERR(old)) {
+		err = PTR_ERR(old);
+		goto out_unlock;
+	}
+	new = lookup_one_len(*kept, cdir, strlen(*kept));
+	if (IS_ERR(new)) {
+		err = PTR_ERR(new);
+		goto out_old;
+	}
+	err = -ESTALE;
+	if (old == si->lower.dentry && d_is_negative(new) && old != trap &&
+	    new != trap)
+		err = s3cfs_vfs_rename(d_inode(parent), old, d_inode(cdir), new);
+	dput(new);
+out_old:
+	dput(old);
+out_unlock:
+	unlock_rename(cdir, parent);
+out_parent:
+	dput(parent);
+out_cdir:
+	dput(cdir);
+	return err;
+}
+
+/*
+ * The name @path now stands for S3's object: have the daemon put it in the
+ * lower directory, which a fresh listing would otherwise trust as having
+ * nothing there (a failure only delays it to the listing's expiry).
+ */
+static void s3cfs_conflict_lookup(struct s3cfs_sb_info *sbi, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *parent = kstrndup(path, slash ? slash - path : 0, GFP_KERNEL);
+	int err;
+
+	if (!parent)
+		return;
+	err = s3cfs_upcall(sbi, S3CFS_CMD_LOOKUP, parent, slash ? slash + 1 : path);
+	if (err && err != -ENOENT)
+		pr_debug("looking up %s after a conflict: %d\n", path, err);
+	kfree(parent);
+}
+
+/*
+ * The upload of @inode failed on its condition (@err: -EEXIST, -ESTALE or
+ * -ENOENT from the daemon). Return: -ESTALE for close or fsync.
+ */
+static int s3cfs_upload_conflict(struct inode *inode, const char *path,
+				 int err)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	const struct cred *old_cred;
+	char *kept = NULL;
+	int kerr;
+
+	old_cred = override_creds(sbi->creds);
+	kerr = s3cfs_conflict_keep(inode, &kept);
+	revert_creds(old_cred);
+	atomic64_inc(&sbi->stats.conflicts);
+	if (kerr)
+		pr_err("conflict: s3://%s/%s%s %s in S3 since it was written here; our copy stays at its name in the cache (moving it failed: %d)\n",
+		       sbi->bucket, sbi->prefix, path,
+		       err == -EEXIST ? "was created" : "changed", kerr);
+	else
+		pr_warn("conflict: s3://%s/%s%s %s in S3 since it was written here; our copy is kept as %s/%s/%s/%s\n",
+			sbi->bucket, sbi->prefix, path,
+			err == -EEXIST ? "was created" : "changed",
+			sbi->cache_path, S3CFS_META_DIR, S3CFS_CONFLICTS, kept);
+	kfree(kept);
+	if (kerr)
+		return -ESTALE;
+	s3cfs_inode_set_stale(inode);
+	s3cfs_conflict_lookup(sbi, path);
+	return -ESTALE;
+}
+
+/*
+ * The upload of @inode's content as @etag succeeded: with no other writer,
+ * the file becomes an ordinary copy of that version; otherwise it stays
+ * LOCAL, based on it. Called with i_rwsem held.
+ */
+static int s3cfs_upload_commit(struct inode *inode, const char *etag,
+			       bool last_writer)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	const struct cred *old_cred;
+	struct s3cfs_meta *m;
+	int err;
+
+	/* The base of the next upload, whatever the tag below does. */
+	if (etag != si->etag) {
+		spin_lock(&si->chunk_lock);
+		strscpy(si->etag, etag, sizeof(si->etag));
+		spin_unlock(&si->chunk_lock);
+	}
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->size = i_size_read(inode);
+	m->mtime = s3cfs_inode_get_mtime(inode).tv_sec;
+	m->flags = last_writer ? 0 : S3CFS_META_LOCAL;
+	strscpy(m->etag, etag, sizeof(m->etag));
+	old_cred = override_creds(sbi->creds);
+	err = s3cfs_meta_set(si->lower.dentry, m);
+	revert_creds(old_cred);
+	kfree(m);
+	if (err)
+		return err;
+	if (!last_writer)
+		return 0;
+	/* The lower file holds all of it: present where it has data. */
+	down_write(&si->data_sem);
+	spin_lock(&si->chunk_lock);
+	kvfree(si->present);
+	si->present = NULL;
+	si->nr_chunks = 0;
+	spin_unlock(&si->chunk_lock);
+	up_write(&si->data_sem);
+	err = s3cfs_chunks_load(inode);
+	if (!err)
+		clear_bit(S3CFS_I_LOCAL, &si->flags);
+	return err;
+}
+
+/* Send the UPLOAD of @size bytes of @inode and wait for its answer. */
+static int s3cfs_upload_send(struct inode *inode, const char *path,
+			     loff_t size, char **etag)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	unsigned long timeout =
+		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
+	struct s3cfs_req *req;
+	int err;
+
+	if (s3cfs_daemon_version() < 3)
+		return s3cfs_daemon_present() ? -EPROTO : -EIO;
+	req = s3cfs_req_alloc(sbi, S3CFS_CMD_UPLOAD);
+	if (!req)
+		return -ENOMEM;
+	err = -ENOMEM;
+	req->path = kstrdup(path, GFP_KERNEL);
+	if (!req->path)
+		goto out;
+	req->ino = si->lower_inode->i_ino;
+	req->size = size;
+	if (si->etag[0]) {
+		req->up_flags = S3CFS_UP_MATCH;
+		req->etag = kstrdup(si->etag, GFP_KERNEL);
+		if (!req->etag)
+			goto out;
+	} else {
+		req->up_flags = S3CFS_UP_NEW;
+	}
+	atomic_set(&req->waiters, 1);
+	atomic64_inc(&sbi->stats.uploads);
+	err = s3cfs_req_submit(req, false);
+	if (err)
+		goto out;
+	err = s3cfs_req_wait(req, jiffies + timeout, timeout, NULL, NULL);
+	if (err == -ETIMEDOUT || err == -ECANCELED)
+		err = -EIO;
+	if (!err && !req->reply_etag)
+		err = -EIO;
+	if (!err) {
+		*etag = req->reply_etag;
+		req->reply_etag = NULL;
+	}
+out:
+	s3cfs_req_put(req);
+	return err;
+}
+
+/* No writer but @file (if it is one and @closing) has the inode open. */
+static bool s3cfs_last_writer(struct file *file, bool closing)
+{
+	int mine = closing && (file->f_mode & FMODE_WRITE) ? 1 : 0;
+
+	return atomic_read(&S3CFS_I(file_inode(file))->nr_writers) <= mine;
+}
+
+/**
+ * s3cfs_upload() - put a LOCAL file's content to S3 (close, fsync)
+ * @file: an open file of the inode
+ * @closing: the last close of @file (->flush), not an fsync
+ *
+ * Nothing is sent unless the file is LOCAL with changes S3 has not had.
+ * An unchanged LOCAL file whose last writer closes is committed as the
+ * version it was last uploaded as.
+ *
+ * Return: 0, -ESTALE (a conflict: see above), or the error of the
+ * writeback or the upload (the file stays LOCAL and changed: the next
+ * close or fsync tries again).
+ */
+int s3cfs_upload(struct file *file, bool closing)
+{
+	struct inode *inode = file_inode(file);
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	char *buf = NULL, *path, *etag = NULL;
+	int err;
+
+	inode_lock(inode);
+	err = 0;
+	if (!s3cfs_inode_local(inode))
+		goto out;
+	err = -ESTALE;
+	if (s3cfs_inode_stale(inode))
+		goto out;
+	err = filemap_write_and_wait(inode->i_mapping);
+	if (err)
+		goto out;
+	err = s3cfs_inode_path(file->f_path.dentry, &buf, &path);
+	if (err)
+		goto out;
+	if (!test_bit(S3CFS_I_DIRTY, &si->flags)) {
+		/* Uploaded by an fsync, unchanged since: just commit. */
+		if (si->etag[0] && closing && s3cfs_last_writer(file, closing))
+			err = s3cfs_upload_commit(inode, si->etag, true);
+		goto out;
+	}
+	err = s3cfs_upload_send(inode, path, i_size_read(inode), &etag);
+	if (err == -EEXIST || err == -ESTALE || err == -ENOENT) {
+		err = s3cfs_upload_conflict(inode, path, err);
+	} else if (err) {
+		atomic64_inc(&sbi->stats.upload_errors);
+		pr_warn_ratelimited("uploading s3://%s/%s%s: %d; kept here, tried again at the next close or fsync\n",
+				    sbi->bucket, sbi->prefix, path, err);
+	} else {
+		clear_bit(S3CFS_I_DIRTY, &si->flags);
+		err = s3cfs_upload_commit(inode, etag,
+					  s3cfs_last_writer(file, closing));
+		if (err)
+			pr_err("s3://%s/%s%s uploaded as %s, but its cache file could not be tagged (%d)\n",
+			       sbi->bucket, sbi->prefix, path, etag, err);
+	}
+	kfree(etag);
+out:
+	if (buf)
+		__putname(buf);
+	inode_unlock(inode);
+	return err;
+}

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: writing LOCAL files (writable mounts).
+ *
+ * Writes go into the upper page cache, as on any local filesystem; the
+ * flusher (and close, fsync) writes dirty folios to the lower file
+ * (wback.c), which is the file's whole content while it is LOCAL; close
+ * and fsync upload it (upload.c). A folio that a write covers only in
+ * part is first filled from the lower file (zeros past its end). Every
+ * change happens under the upper i_rwsem, which the upload holds too, so
+ * an upload sends exactly what was written before it began.
+ *
+ * Lock order: upper i_rwsem -> folio lock -> lower i_rwsem. None of this
+ * runs under our invalidate_lock, which the read path holds while it
+ * reads the lower file without ever waiting for its i_rwsem (aops.c).
+ */
+#include "s3cachefs.h"
+#include <linux/pagemap.h>
+#include <linux/uio.h>
+#include <linux/bvec.h>
+#include <linux/namei.h>
+
+/**
+ * s3cfs_open_write() - an open for writing of @inode
+ * @inode: upper inode of a regular file
+ *
+ * Only LOCAL files are written: files created on this mount and not yet
+ * committed. An object that exists in S3 cannot be changed yet (EPERM).
+ * Opens the lower file for writing once per inode.
+ *
+ * Return: 0 (counted in @nr_writers) or a negative errno.
+ */
+int s3cfs_open_write(struct inode *inode)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct file *lower;
+	int err = 0;
+
+	if (!sbi->opts.writable)
+		return -EROFS;
+	/* The commit (upload.c) clears LOCAL under i_rwsem when no writer is left. */
+	inode_lock(inode);
+	if (!s3cfs_inode_local(inode)) {
+		pr_info_ratelimited("%pd: only files created on this mount are writable\n",
+				    si->lower.dentry);
+		err = -EPERM;
+		goto out;
+	}
+	down_write(&si->data_sem);
+	if (!si->lower_wfile) {
+		lower = dentry_open(&si->lower, O_RDWR | O_LARGEFILE | O_NOATIME,
+				    sbi->creds);
+		if (IS_ERR(lower))
+			err = PTR_ERR(lower);
+		else
+			si->lower_wfile = lower;
+	}
+	up_write(&si->data_sem);
+	if (!err)
+		atomic_inc(&si->nr_writers);
+out:
+	inode_unlock(inode);
+	return err;
+}
+
+/*
+ * Make @folio of a LOCAL file uptodate from the lower file before a write
+ * covers part of it: the lower bytes, zeros past the lower file's end.
+ */
+static int s3cfs_fill_for_write(struct inode *inode, struct folio *folio)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	loff_t pos = folio_pos(folio);
+	size_t len = folio_size(folio);
+	struct bio_vec bv = {
+		.bv_page = folio_page(folio, 0),
+		.bv_len = len,
+		.bv_offset = 0,
+	};
+	struct iov_iter iter;
+	ssize_t n = 0;
+
+	if (pos < i_size_read(inode)) {
+		iov_iter_bvec(&iter, ITER_DEST, &bv, 1, len);
+		n = vfs_iter_read(si->lower_wfile, &iter, &pos, 0);
+		if (n < 0)
+			return n;
+	}
+	if (n < len)
+		folio_zero_range(folio, n, len - n);
+	folio_mark_uptodate(folio);
+	return 0;
+}
+
+/* ->write_begin: lock the folio under @pos, filled unless written whole. */
+int s3cfs_write_begin(struct file *file, struct address_space *mapping,
+		      loff_t pos, unsigned int len, S3CFS_WB_FOLIO **foliop,
+		      void **fsdata)
+{
+	struct inode *inode = mapping->host;
+	struct folio *folio;
+	int err;
+
+	folio = s3cfs_write_begin_folio(mapping, pos, foliop);
+	if (IS_ERR(folio))
+		return PTR_ERR(folio);
+	if (folio_test_uptodate(folio) ||
+	    (offset_in_folio(folio, pos) == 0 && len >= folio_size(folio)))
+		return 0;
+	err = s3cfs_fill_for_write(inode, folio);
+	if (err) {
+		folio_unlock(folio);
+		folio_put(folio);
+	}
+	return err;
+}
+
+/* ->write_end: @copied bytes went in; dirty the folio, grow the file. */
+int s3cfs_write_end(struct file *file, struct address_space *mapping,
+		    loff_t pos, unsigned int len, unsigned int copied,
+		    S3CFS_WB_FOLIO *wb, void *fsdata)
+{
+	struct folio *folio = s3cfs_wb_to_folio(wb);
+	struct inode *inode = mapping->host;
+
+	if (!folio_test_uptodate(folio)) {
+		/* Not filled (a whole-folio write): a short copy is redone. */
+		if (copied < len) {
+			copied = 0;
+			goto out;
+		}
+		folio_mark_uptodate(folio);
+	}
+	if (pos + copied > i_size_read(inode))
+		i_size_write(inode, pos + copied);
+	if (copied) {
+		folio_mark_dirty(folio);
+		set_bit(S3CFS_I_DIRTY, &S3CFS_I(inode)->flags);
+	}
+out:
+	folio_unlock(folio);
+	folio_put(folio);
+	return copied;
+}
+
+/**
+ * s3cfs_write_iter() - ->write_iter of a LOCAL file
+ * @iocb: the write
+ * @from: the data
+ *
+ * Buffered, O_DIRECT included: an O_DIRECT write is written to the lower
+ * file before it returns, and reads see it at once either way.
+ *
+ * Return: bytes written or a negative errno.
+ */
+ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
+{
+	struct file *file = iocb->ki_filp;
+	struct inode *inode = file_inode(file);
+	bool direct = iocb->ki_flags & IOCB_DIRECT;
+	loff_t pos;
+	ssize_t ret;
+	int err;
+
+	inode_lock(inode);
+	/* Committed under us cannot happen (we are a writer); a conflict can. */
+	ret = -ESTALE;
+	if (!s3cfs_inode_local(inode) || s3cfs_inode_stale(inode))
+		goto out;
+	ret = generic_write_checks(iocb, from);
+	if (ret <= 0)
+		goto out;
+	ret = file_update_time(file);
+	if (ret)
+		goto out;
+	pos = iocb->ki_pos;
+	iocb->ki_flags &= ~IOCB_DIRECT;
+	/* Advances ki_pos (6.1 stable has it too, backported from 6.4). */
+	ret = generic_perform_write(iocb, from);
+	if (direct)
+		iocb->ki_flags |= IOCB_DIRECT;
+	if (ret > 0 && direct) {
+		err = filemap_write_and_wait_range(inode->i_mapping, pos,
+						   pos + ret - 1);
+		if (err)
+			ret = err;
+	}
+out:
+	inode_unlock(inode);
+	if (ret > 0)
+		ret = generic_write_sync(iocb, ret);
+	return ret;
+}
+
+/* Truncate the lower file of LOCAL @inode to @size. */
+static int s3cfs_truncate_lower(struct inode *inode, loff_t size)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	const struct cred *old_cred;
+	int err;
+
+	old_cred = override_creds(sbi->creds);
+	err = vfs_truncate(&S3CFS_I(inode)->lower, size);
+	revert_creds(old_cred);
+	return err;
+}
+
+/*
+ * s3cfs_setattr() - ->setattr: size and times of LOCAL files
+ * @dentry: the file
+ * @attr: what to change
+ *
+ * Owners and modes come from the mount options and are not changed
+ * (EPERM), nor is anything of a file that is not LOCAL. Called with
+ * i_rwsem held.
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
+{
+	struct inode *inode = d_inode(dentry);
+	int err;
+
+	err = setattr_prepare(S3CFS_IDMAP_NOP, dentry, attr);
+	if (err)
+		return err;
+	if (attr->ia_valid & (ATTR_MODE | ATTR_UID | ATTR_GID))
+		return -EPERM;
+	if (!s3cfs_inode_local(inode))
+		return -EPERM;
+	if (s3cfs_inode_stale(inode))
+		return -ESTALE;
+	if ((attr->ia_valid & ATTR_SIZE) &&
+	    attr->ia_size != i_size_read(inode)) {
+		inode_dio_wait(inode);
+		truncate_setsize(inode, attr->ia_size);
+		/* Outside invalidate_lock: see the lock order above. */
+		err = s3cfs_truncate_lower(inode, attr->ia_size);
+		if (err)
+			return err;
+		set_bit(S3CFS_I_DIRTY, &S3CFS_I(inode)->flags);
+	}
+	setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
+	return 0;
+}

@@ -1,0 +1,152 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# t_write_new: new files on a writable mount. A file is created, written
+# and shown at once on this node; nothing reaches S3 before the last close
+# of a descriptor opened for writing (or an fsync), which puts the whole
+# file with If-None-Match: * (If-Match: the ETag we put last, after an
+# fsync); the object is then byte for byte what was written, also through
+# a second mount on an empty cache. A key created in S3 meanwhile is not
+# overwritten: close fails with ESTALE, our bytes are kept under
+# .s3cachefs/conflicts/ and the name shows S3's object. A listing while a
+# file is being written keeps it; an EVICT of it is refused; objects that
+# exist in S3 cannot be opened for writing yet (EPERM); without the
+# writable option the mount stays read-only.
+# timeout: 600
+. "$(dirname "$0")/../lib/common.sh"
+test_init write_new
+plan 31
+
+OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
+CTL=$REPO/tools/s3cachectl/s3cachectl
+export CTL
+make_fixture "$WORK/big" $((20 * 1048576 + 1)) write-big >/dev/null
+printf 'in S3 already\n' >"$WORK/old"
+s3_put "$BUCKET" old.txt "$WORK/old"
+
+s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
+	rm -f "$WORK/got"
+	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
+}
+s3_absent() {	# KEY: no such object
+	! s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null
+}
+# PY: run a python snippet (os imported, M the mount); prints its result.
+py() {
+	M=$MNT C=$CACHE python3 -c "import os, errno, sys
+M, C = os.environ['M'], os.environ['C']
+$1"
+}
+meta_version() {	# FILE: version byte of its S3CFS_XATTR_META
+	py "print(os.getxattr('$1', 'trusted.s3cachefs.meta')[0])"
+}
+
+export -f s3_is s3_absent py meta_version
+
+check "module loads" load_module
+check_sh "daemon starts" start_daemon
+check "read-only mount" mount_s3 "$BUCKET" "$MNT" "$OPTS"
+is "$(py "
+try: os.close(os.open(M + '/ro.txt', os.O_CREAT | os.O_WRONLY)); print('created')
+except OSError as e: print(errno.errorcode[e.errno])")" EROFS \
+	"without the writable option, create fails with EROFS"
+check "umount" umount_s3 "$MNT"
+check "writable mount" mount_s3 "$BUCKET" "$MNT" "$OPTS,writable"
+check "mount options show writable" grep -q "$MNT s3cachefs .*writable" /proc/mounts
+
+# touch: an empty object.
+check "touch makes a new file" touch "$MNT/empty"
+check "an empty object is in S3 after close" s3_is empty /dev/null
+
+# Shell redirection: a dup'ed descriptor is closed first.
+check "echo > file" bash -c "echo hello >'$MNT/hello.txt'"
+printf 'hello\n' >"$WORK/hello"
+check "S3 has its bytes" s3_is hello.txt "$WORK/hello"
+is "$(meta_version "$CACHE/hello.txt")" 1 \
+	"after the upload the cache file is an ordinary copy (meta version 1)"
+check "and reads back through the mount" cmp "$MNT/hello.txt" "$WORK/hello"
+
+# Written but not closed: visible here, not in S3.
+is "$(py "
+fd = os.open(M + '/open.bin', os.O_CREAT | os.O_WRONLY)
+os.write(fd, b'x' * 5000)
+d = os.dup(fd); os.close(d)		# an earlier close of a dup: no upload
+st = os.stat(M + '/open.bin').st_size
+data = open(M + '/open.bin', 'rb').read()
+names = os.listdir(M)
+import subprocess
+inS3 = subprocess.run(['bash', '-c', 's3_get $BUCKET open.bin $WORK/got'],
+                      capture_output=True).returncode == 0
+print(st, len(data), 'open.bin' in names, inS3)
+os.write(fd, b'y' * 100)
+os.close(fd)")" "5000 5000 True False" \
+	"an open file's size, bytes and name show at once; S3 does not have it"
+py "open('$WORK/open', 'wb').write(b'x' * 5000 + b'y' * 100)"
+check "its last close uploads all of it" s3_is open.bin "$WORK/open"
+
+# A big file, then a partial rewrite inside a page before the close.
+check "dd of 20 MiB + 1" dd if="$WORK/big" of="$MNT/big.bin" bs=1M status=none
+check "S3 has the 20 MiB + 1 bytes" s3_is big.bin "$WORK/big"
+is "$(py "
+fd = os.open(M + '/rmw.bin', os.O_CREAT | os.O_RDWR)
+os.write(fd, bytes(range(256)) * 40)		# 10240 bytes
+os.fsync(fd)					# uploaded: If-None-Match
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)	# pages filled from the cache file
+os.pwrite(fd, b'PATCH', 5000)			# inside a page, after the fsync
+os.ftruncate(fd, 9000)
+os.close(fd)					# If-Match: the fsync's ETag
+print('ok')")" ok "fsync, then a write inside a page and a truncate"
+py "
+b = bytearray(bytes(range(256)) * 40); b[5000:5005] = b'PATCH'
+open('$WORK/rmw', 'wb').write(bytes(b[:9000]))"
+check "S3 has the bytes after the last close" s3_is rmw.bin "$WORK/rmw"
+
+# Seen from an empty cache on a second mount.
+mkdir -p "$WORK/cache2"
+check "second mount on an empty cache" mount_s3 "$BUCKET" /mnt/write_new2 \
+	"cache=$WORK/cache2,fetch_timeout=60"
+check "it reads the uploaded files right" bash -c \
+	"cmp /mnt/write_new2/big.bin '$WORK/big' && cmp /mnt/write_new2/rmw.bin '$WORK/rmw' && cmp /mnt/write_new2/hello.txt '$WORK/hello'"
+check "umount the second" umount_s3 /mnt/write_new2
+
+# A listing while a file is open for writing keeps it; EVICT refuses it.
+is "$(py "
+fd = os.open(M + '/kept.bin', os.O_CREAT | os.O_WRONLY)
+os.write(fd, b'k' * 3000)
+import subprocess
+subprocess.run(['sync'], check=True)		# written back, not uploaded
+subprocess.run(['bash', '-c', 'mnt_set meta_ttl_ms 0'], check=True)
+names = os.listdir(M)				# a LIST: kept.bin is not in S3
+ev = subprocess.run([os.environ['CTL'], 'evict', M + '/kept.bin'],
+                    capture_output=True).returncode
+subprocess.run(['bash', '-c', 'mnt_set meta_ttl_ms 3600000'], check=True)
+inS3 = subprocess.run(['bash', '-c', 's3_get $BUCKET kept.bin $WORK/got'],
+                      capture_output=True).returncode == 0
+print('kept.bin' in names, os.path.getsize(C + '/kept.bin'), ev != 0, inS3)
+os.close(fd)")" "True 3000 True False" \
+	"a listing keeps a file being written (synced, not uploaded), and EVICT of it fails"
+py "open('$WORK/kept', 'wb').write(b'k' * 3000)"
+check "and it is uploaded whole at close" s3_is kept.bin "$WORK/kept"
+
+# A conflict: the key is created in S3 while we write it.
+printf 'theirs\n' >"$WORK/theirs"
+is "$(py "
+fd = os.open(M + '/c.txt', os.O_CREAT | os.O_WRONLY)
+os.write(fd, b'ours\n')
+import subprocess
+subprocess.run(['bash', '-c', 's3_put $BUCKET c.txt $WORK/theirs'], check=True)
+try: os.close(fd); print('closed')
+except OSError as e: print(errno.errorcode[e.errno])")" ESTALE \
+	"a key created in S3 meanwhile: close fails with ESTALE"
+check "S3 keeps the other writer's object" s3_is c.txt "$WORK/theirs"
+check "ours is kept under .s3cachefs/conflicts" bash -c \
+	"grep -qx ours '$CACHE'/.s3cachefs/conflicts/*-c.txt"
+check "the name shows S3's object now" cmp "$MNT/c.txt" "$WORK/theirs"
+is "$(mnt_stat conflicts)" 1 "sysfs counts the conflict"
+
+# An object that exists in S3 is not writable yet.
+is "$(py "
+try: os.close(os.open(M + '/old.txt', os.O_WRONLY)); print('opened')
+except OSError as e: print(errno.errorcode[e.errno])")" EPERM \
+	"an object in S3 cannot be opened for writing (EPERM)"
+check "umount" umount_s3 "$MNT"
+tap_done
