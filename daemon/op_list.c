@@ -260,6 +260,10 @@ static int list_deferred(struct list_op *op)
 		    seen != SEEN_FILE)
 			continue;
 		err = s3d_store_ensure_file(op->dirfd, d->name, &meta, NULL, true);
+		if (err == -EEXIST) {
+			s3d_op_log_skip(op->m, d->name, "a directory holding files written here keeps this name");
+			continue;
+		}
 		if (err < 0)
 			return err;
 	}

@@ -27,6 +27,7 @@
 #include "lib/s3.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
+#include "lib/xml.h"
 #include "op_common.h"
 
 /* S3's limit for one PutObject. */
@@ -102,6 +103,15 @@ static int upload_done(struct s3d_xfer *x)
 	/* A 412 to a create means the key exists. */
 	if (err == -ESTALE && (op->r->flags & S3CFS_UP_NEW))
 		err = -EEXIST;
+	/* Only a missing key is a conflict (If-Match), not a missing bucket. */
+	if (err == -ENOENT) {
+		struct s3d_s3error e;
+
+		memset(&e, 0, sizeof(e));
+		s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e);
+		if (!(op->r->flags & S3CFS_UP_MATCH) || strcmp(e.code, "NoSuchKey"))
+			err = -EIO;
+	}
 	if (!err && (!x->has_etag || !x->etag[0])) {
 		s3d_err("UPLOAD s3://%s/%s: HTTP %ld without an ETag",
 			op->m->bucket, op->key, x->status);
@@ -180,6 +190,11 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	struct upload_op *op;
 	int err;
 
+	if (r->cancelled) {
+		/* Given up while it waited for credentials: the file may change now. */
+		s3d_op_done(r, m, ctx, -ECANCELED);
+		return;
+	}
 	op = calloc(1, sizeof(*op));
 	if (!op) {
 		s3d_op_done(r, m, ctx, -ENOMEM);

@@ -584,6 +584,8 @@ static int rm_contents(int fd, int depth)
 			} else if (errno == EISDIR || errno == EPERM) {
 				err = rm_tree(dirfd(d), de->d_name, depth + 1);
 				removed = removed || !err;
+				if (err == -ENOTEMPTY)
+					err = 0;	/* kept: it holds a LOCAL file */
 			} else if (errno != ENOENT) {
 				err = -errno;
 			}
@@ -604,9 +606,8 @@ static int rm_tree(int dirfd, const char *name, int depth)
 		return errno == ENOENT ? 0 : -errno;
 	err = rm_contents(fd, depth);
 	close(fd);
-	/* Not empty: it holds files written here (kept). */
-	if (!err && unlinkat(dirfd, name, AT_REMOVEDIR) && errno != ENOENT &&
-	    errno != ENOTEMPTY)
+	/* -ENOTEMPTY: it holds files written here (LOCAL), and is kept. */
+	if (!err && unlinkat(dirfd, name, AT_REMOVEDIR) && errno != ENOENT)
 		err = -errno;
 	return err;
 }
@@ -618,8 +619,12 @@ static int remove_entry(int dirfd, const char *name)
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? 0 : -errno;
-	if (S_ISDIR(st.st_mode))
-		return rm_tree(dirfd, name, 0) ?: 1;
+	if (S_ISDIR(st.st_mode)) {
+		int err = rm_tree(dirfd, name, 0);
+
+		/* Kept: files written here are in it. */
+		return err == -ENOTEMPTY ? 0 : err ?: 1;
+	}
 	if (S_ISREG(st.st_mode) && entry_is_local(dirfd, name))
 		return 0;	/* written here: S3 not having it changes nothing */
 	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
@@ -874,7 +879,8 @@ out:
  * holds @data where given (else it is sparse: every chunk missing).
  *
  * Return: 0 if kept, 1 if (re)created sparse, 2 if created with @data in
- * it, or -errno.
+ * it, -EEXIST if a directory holding files written here (LOCAL) is in the
+ * way (kept), or -errno.
  */
 int s3d_store_ensure_file(int dirfd, const char *name,
 			  const struct s3d_meta *m, const void *data,
@@ -892,6 +898,9 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 			if (!replace_dir)
 				return -EISDIR;
 			err = rm_tree(dirfd, name, 0);
+			/* Files written here are in it: it stays a directory. */
+			if (err == -ENOTEMPTY)
+				return -EEXIST;
 			if (err)
 				return err;
 		}

@@ -236,9 +236,12 @@ static int s3cfs_fill_folio(struct inode *inode, struct folio *folio)
 	ret = s3cfs_fill_range(inode, pos, len);
 	/*
 	 * A short read below EOF means the lower file lost data under us:
-	 * leave the folio !uptodate, the VFS reports the error.
+	 * leave the folio !uptodate, the VFS reports the error. Not for a
+	 * LOCAL file, whose lower file ends where its written back data
+	 * ends: past that, below EOF, a hole (zeros).
 	 */
-	if (ret >= 0 && pos + ret < min_t(loff_t, pos + len, i_size_read(inode)))
+	if (ret >= 0 && pos + ret < min_t(loff_t, pos + len, i_size_read(inode)) &&
+	    !s3cfs_inode_local(inode))
 		ret = -EIO;
 	s3cfs_folio_done(folio, ret > 0 ? pos + ret : pos,
 			 ret < 0 ? (int)ret : 0);
@@ -291,7 +294,9 @@ static void s3cfs_rd_done(struct kiocb *iocb, long ret)
 	int err = ret < 0 ? (int)ret : 0;
 	unsigned int i;
 
-	if (!err && filled_to < min_t(loff_t, rd->end, i_size_read(inode)))
+	/* A blocking short read of a LOCAL file: its hole past the lower end. */
+	if (!err && filled_to < min_t(loff_t, rd->end, i_size_read(inode)) &&
+	    ((iocb->ki_flags & IOCB_NOWAIT) || !s3cfs_inode_local(inode)))
 		err = -EIO;
 	if (err && (iocb->ki_flags & IOCB_NOWAIT)) {
 		atomic64_inc(&S3CFS_SB(inode->i_sb)->stats.read_retries);

@@ -108,6 +108,18 @@ ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to)
 	if (pos >= isize)
 		return 0;
 	want = min_t(loff_t, pos + count, isize);
+	/*
+	 * Written here: what the page cache holds goes to the lower file
+	 * first (a writeback error is left for the writer's fsync to see).
+	 */
+	if (s3cfs_inode_local(inode)) {
+		ret = filemap_fdatawrite_range(inode->i_mapping, pos, want - 1);
+		if (!ret)
+			ret = filemap_fdatawait_range_keep_errors(inode->i_mapping,
+								  pos, want - 1);
+		if (ret)
+			return ret;
+	}
 
 	/*
 	 * A stream: fetch this read (the reader waits for it) and the window
@@ -127,6 +139,13 @@ ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to)
 		ret = s3cfs_dio_piece(iocb, inode, to, pos, len);
 		if (ret < 0)
 			break;
+		if (!ret && s3cfs_inode_local(inode)) {
+			/* Past the written back end of a LOCAL file: a hole. */
+			ret = iov_iter_zero(want - pos, to);
+			pos += ret;
+			done += ret;
+			break;
+		}
 		if (!ret) {	/* the lower file ends before the object */
 			ret = -EIO;
 			break;
@@ -140,8 +159,13 @@ ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to)
 		done += ret;
 		if ((size_t)ret < len) {
 			/* Short below the object's end: the lower lost data. */
-			if (pos < want)
+			if (pos < want && s3cfs_inode_local(inode)) {
+				ret = iov_iter_zero(want - pos, to);
+				pos += ret;
+				done += ret;
+			} else if (pos < want) {
 				ret = -EIO;
+			}
 			break;
 		}
 	}

@@ -106,6 +106,14 @@ static int s3cfs_release(struct inode *inode, struct file *file)
 {
 	struct s3cfs_file *sf = file->private_data;
 
+	/*
+	 * The last reference went without an uploading ->flush (a mapping
+	 * or another thread held the file at close): upload now; an error
+	 * is logged, as nobody is left to return it to.
+	 */
+	if ((file->f_mode & FMODE_WRITE) && s3cfs_inode_local(inode) &&
+	    !sf->uploaded)
+		s3cfs_upload(file, true);
 	if (file->f_mode & FMODE_WRITE)
 		atomic_dec(&S3CFS_I(inode)->nr_writers);
 	if (sf->next)
@@ -122,8 +130,11 @@ static int s3cfs_release(struct inode *inode, struct file *file)
  */
 static int s3cfs_flush(struct file *file, fl_owner_t id)
 {
+	struct s3cfs_file *sf = file->private_data;
+
 	if (!(file->f_mode & FMODE_WRITE) || file_count(file) > 1)
 		return 0;
+	sf->uploaded = true;	/* tried: ->release does not try again */
 	return s3cfs_upload(file, true);
 }
 

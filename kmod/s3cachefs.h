@@ -364,6 +364,7 @@ int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 int s3cfs_open_write(struct inode *inode);
 ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from);
 int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr);
+int s3cfs_truncate_lower(struct inode *inode, loff_t size);
 int s3cfs_write_begin(struct file *file, struct address_space *mapping,
 		      loff_t pos, unsigned int len, S3CFS_WB_FOLIO **foliop,
 		      void **fsdata);
@@ -388,6 +389,8 @@ int s3cfs_upload(struct file *file, bool closing);
  *	to: set when the inode went stale before this open returned any byte
  * @dio_next: where the last O_DIRECT read ended (a hint, not under @lock):
  *	a read starting there is a stream and is read ahead
+ * @uploaded: the last close's ->flush uploaded (or tried to): ->release
+ *	need not
  */
 struct s3cfs_file {
 	spinlock_t lock;	/* see @lock above */
@@ -395,6 +398,7 @@ struct s3cfs_file {
 	unsigned int active;
 	struct file *next;
 	loff_t dio_next;
+	bool uploaded;
 };
 
 /* file.c */

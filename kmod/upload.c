@@ -173,6 +173,7 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	const struct cred *old_cred;
+	unsigned long *old;
 	struct s3cfs_meta *m;
 	int err;
 
@@ -200,11 +201,12 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 	/* The lower file holds all of it: present where it has data. */
 	down_write(&si->data_sem);
 	spin_lock(&si->chunk_lock);
-	kvfree(si->present);
+	old = si->present;
 	si->present = NULL;
 	si->nr_chunks = 0;
 	spin_unlock(&si->chunk_lock);
 	up_write(&si->data_sem);
+	kvfree(old);
 	err = s3cfs_chunks_load(inode);
 	if (!err)
 		clear_bit(S3CFS_I_LOCAL, &si->flags);
@@ -299,6 +301,15 @@ int s3cfs_upload(struct file *file, bool closing)
 	err = filemap_write_and_wait(inode->i_mapping);
 	if (err)
 		goto out;
+	/*
+	 * The lower file ends where written back data ends: a hole at the
+	 * end (ftruncate up, or a failed lower truncate) is made its size.
+	 */
+	if (i_size_read(d_inode(si->lower.dentry)) != i_size_read(inode)) {
+		err = s3cfs_truncate_lower(inode, i_size_read(inode));
+		if (err)
+			goto out;
+	}
 	err = s3cfs_inode_path(file->f_path.dentry, &buf, &path);
 	if (err)
 		goto out;

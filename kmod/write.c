@@ -193,8 +193,14 @@ out:
 	return ret;
 }
 
-/* Truncate the lower file of LOCAL @inode to @size. */
-static int s3cfs_truncate_lower(struct inode *inode, loff_t size)
+/**
+ * s3cfs_truncate_lower() - set the size of a LOCAL file's lower file
+ * @inode: upper inode (LOCAL)
+ * @size: the new size
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_truncate_lower(struct inode *inode, loff_t size)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	const struct cred *old_cred;

@@ -556,6 +556,23 @@ static void test_local(void)
 	ok(exists("loc/mine") && exists("loc/sub/deep") && !exists("loc/sub/clean"),
 	   "local: prune keeps LOCAL files, and the directory holding one, and removes the rest");
 	close(dfd);
+
+	/* Two levels down: the directories on the way are kept too. */
+	s3d_store_open_dir(rootfd, "loc2/a/b", true, &dfd);
+	close(dfd);
+	make_local("loc2/a/b/new", "new");
+	close(open(at("loc2/a/old"), O_CREAT | O_WRONLY, 0644));
+	s3d_store_open_dir(rootfd, "loc2", false, &dfd);
+	is_int(s3d_store_prune(dfd, false, keep_listed, (void *)none), 0,
+	       "local: prune of a tree with a LOCAL file two levels down ends");
+	ok(exists("loc2/a/b/new") && !exists("loc2/a/old"),
+	   "local: ... keeps it and removes the rest");
+	is_int(s3d_store_remove(dfd, "a"), 0, "local: remove of that tree");
+	ok(exists("loc2/a/b/new"), "local: ... keeps it");
+	is_int(s3d_store_ensure_file(dfd, "a", &m, NULL, true), -EEXIST,
+	       "local: an object of the tree's name does not replace it");
+	ok(exists("loc2/a/b/new"), "local: ... which keeps the file");
+	close(dfd);
 }
 
 /* The mtime as the record of the last check: set by a LOOKUP, kept by removals. */

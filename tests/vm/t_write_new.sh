@@ -14,7 +14,7 @@
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_new
-plan 31
+plan 34
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
 CTL=$REPO/tools/s3cachectl/s3cachectl
@@ -82,6 +82,32 @@ os.close(fd)")" "5000 5000 True False" \
 	"an open file's size, bytes and name show at once; S3 does not have it"
 py "open('$WORK/open', 'wb').write(b'x' * 5000 + b'y' * 100)"
 check "its last close uploads all of it" s3_is open.bin "$WORK/open"
+
+# O_DIRECT reads of a file being written see what is in the page cache.
+is "$(py "
+import subprocess
+fd = os.open(M + '/dio.bin', os.O_CREAT | os.O_WRONLY)
+os.write(fd, bytes(range(256)) * 32)		# 8192 bytes, dirty
+r = subprocess.run(['dd', 'if=' + M + '/dio.bin', 'iflag=direct', 'bs=4096',
+                    'count=2', 'status=none'], capture_output=True)
+print(r.returncode, r.stdout == bytes(range(256)) * 32)
+os.close(fd)")" "0 True" "an O_DIRECT read of a file being written returns its bytes"
+
+# A hole below the written end reads as zeros, buffered and O_DIRECT.
+is "$(py "
+import subprocess
+fd = os.open(M + '/hole.bin', os.O_CREAT | os.O_RDWR)
+os.pwrite(fd, b'z', 1 << 20)			# nothing below 1 MiB
+a = os.pread(fd, 8192, 0)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+b = os.pread(fd, 4096, 4096)
+r = subprocess.run(['dd', 'if=' + M + '/hole.bin', 'iflag=direct', 'bs=4096',
+                    'count=1', 'skip=3', 'status=none'], capture_output=True)
+print(a == bytes(8192), b == bytes(4096), r.returncode, r.stdout == bytes(4096))
+os.close(fd)")" "True True 0 True" \
+	"a hole below the written end reads as zeros (page cache, lower file, O_DIRECT)"
+py "open('$WORK/hole', 'wb').write(bytes(1 << 20) + b'z')"
+check "and S3 gets the zeros" s3_is hole.bin "$WORK/hole"
 
 # A big file, then a partial rewrite inside a page before the close.
 check "dd of 20 MiB + 1" dd if="$WORK/big" of="$MNT/big.bin" bs=1M status=none
