@@ -106,16 +106,16 @@ static int s3cfs_release(struct inode *inode, struct file *file)
 {
 	struct s3cfs_file *sf = file->private_data;
 
-	/*
-	 * The last reference went without an uploading ->flush (a mapping
-	 * or another thread held the file at close): upload now; an error
-	 * is logged, as nobody is left to return it to.
-	 */
-	if ((file->f_mode & FMODE_WRITE) && s3cfs_inode_local(inode) &&
-	    !sf->uploaded)
-		s3cfs_upload(file, true);
-	if (file->f_mode & FMODE_WRITE)
+	if (file->f_mode & FMODE_WRITE) {
+		/*
+		 * The last reference went without an uploading ->flush (a
+		 * mapping or another thread held the file at close): upload
+		 * now; an error is logged, nobody is left to return it to.
+		 */
+		if (s3cfs_inode_local(inode) && !sf->uploaded)
+			s3cfs_upload(file, true);
 		atomic_dec(&S3CFS_I(inode)->nr_writers);
+	}
 	if (sf->next)
 		fput(sf->next);
 	kfree(sf);
