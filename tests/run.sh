@@ -12,7 +12,7 @@
 # 2. VM tests (not with --host-only): builds the module for the kernel
 #    (make build/K/s3cachefs.ko) and the test helpers (build/tests/), boots
 #    ONE guest (tools/vm/run-vm.sh) running tests/vm/guest-main.sh, which runs
-#    every tests/vm/t_*.sh (--only: just those matching, e.g. "t_read*";
+#    every tests/vm/t_*.sh (--only: just those matching, in the order given, e.g. "t_read*";
 #    --skip: not those, e.g. "t_memory,t_faults").
 #    --quick (or QUICK=1) makes the large fixtures smaller. --vm-only skips
 #    the host tests (while working on a VM test).

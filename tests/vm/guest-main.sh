@@ -5,7 +5,7 @@
 # running this). Prepares the guest: /dev/nvme0n1 split into an ext4 (at
 # /nvme: caches, s3rver data, fixtures) and, if mkfs.xfs exists, a 1 GiB xfs
 # (at /nvme-xfs); s3rver on 127.0.0.1:9000 with its data in /nvme/s3. Then it
-# runs every tests/vm/t_*.sh (or those matching S3CFS_TESTS, space-separated
+# runs every tests/vm/t_*.sh (or those matching S3CFS_TESTS, in its order, space-separated
 # globs such as "t_read* t_mount*", or paths of test scripts; none matching
 # S3CFS_SKIP, globs separated by spaces or commas), each in its own session with a deadline
 # ("# timeout: N" in the test's header, default 600 s; S3CFS_TIMEOUT_SCALE
@@ -212,10 +212,30 @@ run_one() {
 	note "$name: $(($(now) - start)) s"
 }
 
+# Without S3CFS_TESTS every test runs, in name order; with it, in the order
+# of its patterns (a long debug-kernel run puts what matters most first).
 tests=()
-for t in tests/vm/t_*.sh; do
-	[ -f "$t" ] && selected "$t" && tests+=("$t")
-done
+add_test() {
+	local x
+	for x in ${tests[@]+"${tests[@]}"}; do
+		[ "$x" = "$1" ] && return 0
+	done
+	tests+=("$1")
+}
+if [ -z "${S3CFS_TESTS:-}" ]; then
+	for t in tests/vm/t_*.sh; do
+		[ -f "$t" ] && selected "$t" && add_test "$t"
+	done
+else
+	for p in $S3CFS_TESTS; do
+		[[ $p == */* ]] && continue
+		for t in tests/vm/t_*.sh; do
+			# shellcheck disable=SC2053
+			[[ ${t##*/} == $p || $(basename "$t" .sh) == $p ]] || continue
+			[ -f "$t" ] && selected "$t" && add_test "$t"
+		done
+	done
+fi
 # A path in S3CFS_TESTS runs that script (a test being written elsewhere).
 for p in ${S3CFS_TESTS:-}; do
 	[[ $p == */* ]] && [ -f "$p" ] && tests+=("$p")
