@@ -121,6 +121,10 @@ static const struct option long_opts[] = {
 	  OPT_TUNE + S3D_TUNE_LOOKUP_GET_MAX },
 	{ "list-ahead", required_argument, NULL,
 	  OPT_TUNE + S3D_TUNE_LIST_AHEAD },
+	{ "part-size", required_argument, NULL,
+	  OPT_TUNE + S3D_TUNE_PART_SIZE },
+	{ "upload-parallel", required_argument, NULL,
+	  OPT_TUNE + S3D_TUNE_UPLOAD_PARALLEL },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -170,6 +174,10 @@ static void usage(FILE *f)
 "  --list-ahead N       after a listing, list its subdirectories (two levels)\n"
 "                       in the background, N at a time per mount (0..64,\n"
 "                       0: off; default 4)\n"
+"  --part-size N        files of more than N bytes are uploaded in parts of N\n"
+"                       bytes (5242880..1073741824; default 16777216)\n"
+"  --upload-parallel N  parts of one upload in flight at most (1..64;\n"
+"                       default 4)\n"
 "  --metrics ADDR       serve Prometheus metrics on http://ADDR/metrics\n"
 "                       (HOST:PORT, [V6]:PORT or PORT; use loopback, e.g.\n"
 "                       127.0.0.1:9464; default off)\n"

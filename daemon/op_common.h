@@ -34,6 +34,7 @@ struct s3d_op_stats_lookup {
 extern struct s3d_op_stats_lookup s3d_lookup_stats;
 void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
+void s3d_op_upload_set_parts(unsigned int size, unsigned int parallel);
 
 void s3d_op_done(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx,
 		 int err);

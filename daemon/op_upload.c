@@ -8,7 +8,8 @@
  * The daemon only reads the file, and only while the kernel waits for the
  * answer holding the file's i_rwsem, so nothing writes it meanwhile. The
  * file must still be the one the kernel named (its inode number) and
- * still LOCAL. One PUT: objects above S3D_PUT_MAX get -EFBIG for now.
+ * still LOCAL. Up to part_size bytes go in one PUT; a larger file is a
+ * multipart upload (mpu.c) with the same condition on its Complete.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "ctx.h"
+#include "lib/config.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/path.h"
@@ -28,10 +30,12 @@
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "lib/xml.h"
+#include "mpu.h"
 #include "op_common.h"
 
-/* S3's limit for one PutObject. */
-#define S3D_PUT_MAX	(5ULL << 30)
+/* Files above part_size go up in parts, upload_parallel at a time. */
+static uint64_t part_size = S3D_PART_SIZE_DEFAULT;
+static unsigned int upload_parallel = S3D_UPLOAD_PARALLEL_DEFAULT;
 
 /* How often a running upload checks that its body moves (progress). */
 #define UPLOAD_TICK_MS	1000
@@ -46,8 +50,22 @@ struct upload_op {
 	char clen[24];
 	uint64_t sent;		/* body position at the last tick */
 	struct s3d_timer tick;
+	struct s3d_mpu *mpu;	/* a multipart upload, or NULL: one PUT */
 	struct s3d_xfer x;
 };
+
+/**
+ * s3d_op_upload_set_parts() - how big files go up
+ * @size: files above this many bytes are multipart uploads with parts of
+ *	this size (at least S3D_PART_MIN; more for huge files); 0: default
+ * @parallel: parts in flight per upload at most; 0: default
+ */
+void s3d_op_upload_set_parts(unsigned int size, unsigned int parallel)
+{
+	part_size = size ? S3D_MAX((uint64_t)size, S3D_PART_MIN) :
+		S3D_PART_SIZE_DEFAULT;
+	upload_parallel = parallel ?: S3D_UPLOAD_PARALLEL_DEFAULT;
+}
 
 static void upload_finish(struct upload_op *op, int err)
 {
@@ -69,8 +87,10 @@ static void upload_tick(struct s3d_timer *t)
 {
 	struct upload_op *op = s3d_container_of(t, struct upload_op, tick);
 
-	if (op->x.src.pos != op->sent) {
-		op->sent = op->x.src.pos;
+	uint64_t sent = op->mpu ? s3d_mpu_sent(op->mpu) : op->x.src.pos;
+
+	if (sent != op->sent) {
+		op->sent = sent;
 		op->r->moved = true;
 	}
 	s3d_timer_arm(&op->tick, UPLOAD_TICK_MS);
@@ -95,6 +115,30 @@ static int upload_prepare(struct s3d_xfer *x)
 			    NULL, 0, op->h, nh, time(NULL), &x->req);
 }
 
+/* The upload is over (nothing of it is left in S3 but a new object). */
+static void upload_result(struct upload_op *op, int err, const char *etag)
+{
+	if (!err) {
+		op->r->reply_etag = strdup(etag);
+		if (!op->r->reply_etag)
+			err = -ENOMEM;
+	}
+	if (err == -EEXIST || err == -ESTALE || err == -ENOENT)
+		s3d_warn("UPLOAD s3://%s/%s: %s in S3 meanwhile (conflict)",
+			 op->m->bucket, op->key,
+			 err == -EEXIST ? "created" : err == -ENOENT ?
+			 "deleted" : "changed");
+	else if (err)
+		s3d_err("UPLOAD s3://%s/%s: %s", op->m->bucket, op->key,
+			strerror(-err));
+	else
+		s3d_info("UPLOAD s3://%s/%s: %" PRIu64 " bytes%s, ETag %s",
+			 op->m->bucket, op->key, op->r->size,
+			 op->mpu ? " in parts" : "", etag);
+	op->mpu = NULL;
+	upload_finish(op, err);
+}
+
 static int upload_done(struct s3d_xfer *x)
 {
 	struct upload_op *op = s3d_container_of(x, struct upload_op, x);
@@ -117,24 +161,13 @@ static int upload_done(struct s3d_xfer *x)
 			op->m->bucket, op->key, x->status);
 		err = -EIO;
 	}
-	if (!err) {
-		op->r->reply_etag = strdup(x->etag);
-		if (!op->r->reply_etag)
-			err = -ENOMEM;
-	}
-	if (err == -EEXIST || err == -ESTALE || err == -ENOENT)
-		s3d_warn("UPLOAD s3://%s/%s: %s in S3 meanwhile (conflict)",
-			 op->m->bucket, op->key,
-			 err == -EEXIST ? "created" : err == -ENOENT ?
-			 "deleted" : "changed");
-	else if (err)
-		s3d_err("UPLOAD s3://%s/%s: %s", op->m->bucket, op->key,
-			strerror(-err));
-	else
-		s3d_info("UPLOAD s3://%s/%s: %" PRIu64 " bytes, ETag %s",
-			 op->m->bucket, op->key, op->r->size, x->etag);
-	upload_finish(op, err);
+	upload_result(op, err, x->etag);
 	return 0;
+}
+
+static void upload_mpu_done(void *arg, int err, const char *etag)
+{
+	upload_result(arg, err, etag);
 }
 
 static const struct s3d_xfer_ops upload_ops = {
@@ -149,6 +182,11 @@ static void upload_cancel(void *arg)
 
 	s3d_info("UPLOAD s3://%s/%s: given up by the kernel; stopped",
 		 op->m->bucket, op->key);
+	if (op->mpu) {
+		/* Its parts stop now; the upload is aborted in the background. */
+		s3d_mpu_cancel(op->mpu);
+		op->mpu = NULL;
+	}
 	upload_finish(op, -ECANCELED);
 }
 
@@ -163,7 +201,7 @@ static int upload_check(struct upload_op *op)
 	    ((r->flags & (S3CFS_UP_NEW | S3CFS_UP_MATCH)) != S3CFS_UP_MATCH ||
 	     !r->etag || !*r->etag))
 		return -EINVAL;
-	if (r->size > S3D_PUT_MAX)
+	if (r->size > S3D_OBJECT_MAX)
 		return -EFBIG;
 	/* Not conflicts: the kernel's file should be there, as it says. */
 	err = s3d_store_open_file(op->m->rootfd, r->path, O_RDONLY, &op->fd);
@@ -222,6 +260,24 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	r->cancel = upload_cancel;
 	r->cancel_arg = op;
 	s3d_timer_arm(&op->tick, UPLOAD_TICK_MS);
+	if (r->size > part_size) {
+		struct s3d_mpu_params p = {
+			.ctx = ctx, .bucket = m->bucket, .key = op->key,
+			.fd = op->fd, .size = r->size, .part_size = part_size,
+			.parallel = upload_parallel,
+			.if_match = (r->flags & S3CFS_UP_MATCH) ? r->etag : NULL,
+			.if_none_match = r->flags & S3CFS_UP_NEW,
+			.done = upload_mpu_done, .arg = op,
+		};
+
+		r->started = true;
+		op->mpu = s3d_mpu_start(&p, &err);
+		if (!op->mpu) {
+			s3d_err("UPLOAD %s: %s", op->key, strerror(-err));
+			upload_finish(op, err);
+		}
+		return;
+	}
 	op->x.prio = S3D_PRIO_SYNC;
 	s3d_ctx_submit(op->ctx, &op->x);
 }

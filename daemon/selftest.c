@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 
 #include "lib/base.h"
@@ -99,8 +100,10 @@ static unsigned int replies_due;
 
 static void st_reply(struct s3d_req *r, int status)
 {
-	printf("REPLY %s -> %d%s%s\n", (char *)r->priv, status,
-	       status ? " " : "", status ? strerror(-status) : "");
+	printf("REPLY %s -> %d%s%s%s%s\n", (char *)r->priv, status,
+	       status ? " " : "", status ? strerror(-status) : "",
+	       r->reply_etag ? " etag " : "",
+	       r->reply_etag ? r->reply_etag : "");
 	fflush(stdout);
 	free(r->priv);
 	s3d_req_free(r);
@@ -136,7 +139,8 @@ static char *etag_of(const char *dir, const char *path)
 }
 
 /*
- * "list:PATH" "lookup:PATH:NAME" "fetch:PATH:OFF:LEN[:ETAG]" of mount 1,
+ * "list:PATH" "lookup:PATH:NAME" "fetch:PATH:OFF:LEN[:ETAG]"
+ * "upload:PATH:new" "upload:PATH:match:ETAG" of mount 1,
  * or of mount N with a leading "@N:"; "mount:N:BUCKET:DIR" mounts
  * BUCKET (prefix "") cached in DIR as mount N.
  */
@@ -180,6 +184,27 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		r->off = strtoull(f[2], NULL, 0);
 		r->len = strtoull(f[3], NULL, 0);
 		r->etag = n == 5 ? strdup(f[4]) : etag_of(dir, f[1]);
+	} else if (!strcmp(f[0], "upload") &&
+		   ((n == 3 && !strcmp(f[2], "new")) ||
+		    (n == 4 && !strcmp(f[2], "match")))) {
+		struct stat st;
+		char *file;
+
+		/* The whole file as it is, as the kernel would send it. */
+		r->cmd = S3CFS_CMD_UPLOAD;
+		r->path = strdup(f[1]);
+		r->flags = n == 3 ? S3CFS_UP_NEW : S3CFS_UP_MATCH;
+		r->etag = n == 4 ? strdup(f[3]) : NULL;
+		if (asprintf(&file, "%s/%s", dir, f[1]) < 0)
+			goto bad;
+		if (stat(file, &st)) {
+			perror(file);
+			free(file);
+			goto bad;
+		}
+		free(file);
+		r->ino = st.st_ino;
+		r->size = (uint64_t)st.st_size;
 	} else if (!strcmp(f[0], "mount") && n == 4) {
 		r->cmd = S3CFS_CMD_MOUNT;
 		r->mount_id = (uint32_t)strtoul(f[1], NULL, 10);

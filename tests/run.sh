@@ -205,6 +205,10 @@ fi
 # broken listing keys), host only.
 [ -f daemon/s3cachefsd ] &&
 	host_suite "tests/host/resilience.sh" "$logs/resilience.log" timeout 300 bash tests/host/resilience.sh
+# UPLOAD's multipart path against the fake (parts, conditions, aborts,
+# a lost Complete answer), host only.
+[ -f daemon/s3cachefsd ] &&
+	host_suite "tests/host/upload_smoke.sh" "$logs/upload_smoke.log" timeout 300 bash tests/host/upload_smoke.sh
 # A bucket whose credential endpoint hangs or fails holds up no other
 # (credentials resolved on the loop, failures backed off), host only.
 [ -f daemon/s3cachefsd ] &&

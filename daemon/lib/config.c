@@ -94,6 +94,8 @@ static const struct {
 	[K_TUNE + S3D_TUNE_EVICT_TIMEOUT] = { "evict_timeout", G },
 	[K_TUNE + S3D_TUNE_LOOKUP_GET_MAX] = { "lookup_get_max", G },
 	[K_TUNE + S3D_TUNE_LIST_AHEAD] = { "list_ahead", G },
+	[K_TUNE + S3D_TUNE_PART_SIZE] = { "part_size", G },
+	[K_TUNE + S3D_TUNE_UPLOAD_PARALLEL] = { "upload_parallel", G },
 };
 
 const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
@@ -115,6 +117,10 @@ const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
 		0, S3D_LOOKUP_GET_MAX_MAX, S3D_LOOKUP_GET_MAX_DEFAULT },
 	[S3D_TUNE_LIST_AHEAD] = { "list_ahead", "list-ahead",
 		0, S3D_LIST_AHEAD_MAX, S3D_LIST_AHEAD_DEFAULT },
+	[S3D_TUNE_PART_SIZE] = { "part_size", "part-size",
+		S3D_PART_SIZE_MIN, S3D_PART_SIZE_MAX, S3D_PART_SIZE_DEFAULT },
+	[S3D_TUNE_UPLOAD_PARALLEL] = { "upload_parallel", "upload-parallel",
+		1, S3D_UPLOAD_PARALLEL_MAX, S3D_UPLOAD_PARALLEL_DEFAULT },
 };
 
 /**

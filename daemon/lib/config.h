@@ -49,6 +49,17 @@ int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 #define S3D_LIST_AHEAD_DEFAULT		4
 #define S3D_LIST_AHEAD_MAX		64
 
+/*
+ * An UPLOAD of more than part_size bytes is a multipart upload with parts
+ * of that size (at least S3's 5 MiB; more when the object would need over
+ * 10 000 parts), upload_parallel parts in flight at most.
+ */
+#define S3D_PART_SIZE_MIN		(5U << 20)
+#define S3D_PART_SIZE_DEFAULT		(16U << 20)
+#define S3D_PART_SIZE_MAX		(1U << 30)
+#define S3D_UPLOAD_PARALLEL_DEFAULT	4
+#define S3D_UPLOAD_PARALLEL_MAX		64
+
 /**
  * struct s3d_conf_s3 - where and how to reach S3, as one section says
  * @endpoint: "http[s]://host[:port]"; NULL: not set
@@ -103,6 +114,8 @@ enum s3d_tune {
 	S3D_TUNE_EVICT_TIMEOUT,
 	S3D_TUNE_LOOKUP_GET_MAX,
 	S3D_TUNE_LIST_AHEAD,
+	S3D_TUNE_PART_SIZE,
+	S3D_TUNE_UPLOAD_PARALLEL,
 	S3D_TUNE_NR,
 };
 

@@ -12,7 +12,7 @@
 # S3 does (412 PreconditionFailed; If-Match on a missing key: 404);
 # DELETE; the multipart upload (POST ?uploads, PUT ?partNumber&uploadId,
 # POST ?uploadId with S3's checks and its "MD5 of the parts' MD5s-N" ETag,
-# DELETE ?uploadId). Written objects are served by GET and HEAD, before
+# DELETE ?uploadId; faults: /_ctl below). Written objects are served by GET and HEAD, before
 # the generated ones. A request with a body logs its length and MD5.
 #
 #   fake_s3.py PORT LOGFILE       (PORT 0: any free port, printed as
@@ -97,8 +97,15 @@ SLOWDOWN = {"until": 0.0, "retry_after": None}
 # /_ctl?complete_error=CODE[&n=N]: the next N (default 1)
 # CompleteMultipartUploads answer 200 with an <Error> of CODE inside,
 # after some spaces, as S3 does when it fails while assembling the object.
+# /_ctl?part_fail=N[&status=S]: every UploadPart of part N is answered S
+# (default 403 AccessDenied) until part_fail=0.
+# /_ctl?complete_lost=N: the next N CompleteMultipartUploads take effect,
+# then answer 500 InternalError, as when the answer is lost on the way.
+# /_ctl?open_uploads: the body is the number of uploads not completed or
+# aborted (ListMultipartUploads, for the tests).
 FAULTS = {"fail": 0, "fail_status": 503, "complete_error": None,
-          "complete_n": 0}
+          "complete_n": 0, "part_fail": 0, "part_status": 403,
+          "complete_lost": 0}
 # Written objects: key -> (bytes, etag); uploads: id -> (key, {n: (bytes, etag)}).
 STORE = {}
 UPLOADS = {}
@@ -224,9 +231,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if "complete_error" in q:
                     FAULTS["complete_error"] = q["complete_error"][0]
                     FAULTS["complete_n"] = int(q.get("n", ["1"])[0])
+                if "part_fail" in q:
+                    FAULTS["part_fail"] = int(q["part_fail"][0])
+                    FAULTS["part_status"] = int(q.get("status", ["403"])[0])
+                if "complete_lost" in q:
+                    FAULTS["complete_lost"] = int(q["complete_lost"][0])
+                body = (b"%d\n" % len(UPLOADS)) if "open_uploads" in u.query else b""
             self.send_response(200)
-            self.send_header("Content-Length", "0")
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            self.wfile.write(body)
             return
         if self.slowdown():
             return
@@ -384,6 +398,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send(404, error_xml("NoSuchUpload", "no such upload", "RIDNSU"))
             if not 1 <= n <= 10000:
                 return self.send(400, error_xml("InvalidArgument", "partNumber", "RIDPN"))
+            with lock:
+                pf, pst = FAULTS["part_fail"], FAULTS["part_status"]
+            if pf == n:
+                with lock:
+                    up[1].pop(n, None)
+                code = "AccessDenied" if pst == 403 else "InternalError"
+                return self.send(pst, error_xml(code, "injected", "RIDPART"))
             return self.send(200, b"", {"ETag": etag})
         bad = self.precondition(key)
         if bad:
@@ -460,6 +481,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             STORE[key] = (data, etag)
             UPLOADS.pop(uid, None)
+            lost = FAULTS["complete_lost"] > 0
+            if lost:
+                FAULTS["complete_lost"] -= 1
+        if lost:
+            return self.send(500, error_xml("InternalError", "answer lost", "RIDLOST"))
         return self.send(200, (
             '<?xml version="1.0" encoding="UTF-8"?>\n'
             '<CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'

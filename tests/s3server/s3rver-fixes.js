@@ -86,31 +86,76 @@ function etagList(header) {
   return header.split(',').map(t => t.trim().replace(/^W\//, ''));
 }
 
+// S3's checks of If-None-Match: * and If-Match on a write of the key.
+async function checkConditions(ctx) {
+  const inm = ctx.headers['if-none-match'];
+  const im = ctx.headers['if-match'];
+  if (inm === undefined && im === undefined) return;
+  let md = null;
+  try {
+    md = await ctx.store.getMetadata(ctx.params.bucket, ctx.params.key);
+  } catch (err) {
+    if (err.code !== 'ENOENT') throw err;
+  }
+  if (inm !== undefined && inm.trim() === '*' && md)
+    throw new S3Error('PreconditionFailed',
+      'At least one of the pre-conditions you specified did not hold',
+      { Condition: 'If-None-Match' });
+  if (im !== undefined && !md)
+    throw new S3Error('NoSuchKey', 'The specified key does not exist.',
+      { Key: ctx.params.key });
+  if (im !== undefined && !etagList(im).includes(md.etag) &&
+      !etagList(im).includes('*'))
+    throw new S3Error('PreconditionFailed',
+      'At least one of the pre-conditions you specified did not hold',
+      { Condition: 'If-Match' });
+}
+
+// Where s3rver keeps the parts of upload ID of BUCKET (null: no such upload).
+function uploadDir(store, bucket, id) {
+  if (!id || id.includes('/') || id.startsWith('.')) return null;
+  const dir = path.join(store.getResourcePath(bucket, undefined, 'uploads'), id);
+  return fs.existsSync(dir) ? dir : null;
+}
+
+function noSuchUpload(id) {
+  return new S3Error('NoSuchUpload',
+    'The specified upload does not exist. The upload ID may be invalid, ' +
+    'or the upload may have been aborted or completed.', { UploadId: id });
+}
+
 if (!process.env.S3RVER_NO_CONDITIONAL_PUT) {
   const putObject = objectCtrl.putObject;
   objectCtrl.putObject = async function (ctx) {
-    const inm = ctx.headers['if-none-match'];
-    const im = ctx.headers['if-match'];
-    if (inm !== undefined || im !== undefined) {
-      let md = null;
-      try {
-        md = await ctx.store.getMetadata(ctx.params.bucket, ctx.params.key);
-      } catch (err) {
-        if (err.code !== 'ENOENT') throw err;
-      }
-      if (inm !== undefined && inm.trim() === '*' && md)
-        throw new S3Error('PreconditionFailed',
-          'At least one of the pre-conditions you specified did not hold',
-          { Condition: 'If-None-Match' });
-      if (im !== undefined && !md)
-        throw new S3Error('NoSuchKey', 'The specified key does not exist.',
-          { Key: ctx.params.key });
-      if (im !== undefined && !etagList(im).includes(md.etag) &&
-          !etagList(im).includes('*'))
-        throw new S3Error('PreconditionFailed',
-          'At least one of the pre-conditions you specified did not hold',
-          { Condition: 'If-Match' });
-    }
+    await checkConditions(ctx);
     return putObject.call(this, ctx);
   };
+  // The same on CompleteMultipartUpload, after S3's NoSuchUpload (s3rver
+  // answered a 500 for an upload completed or aborted already).
+  const complete = objectCtrl.completeMultipartUpload;
+  objectCtrl.completeMultipartUpload = async function (ctx) {
+    if (!uploadDir(ctx.store, ctx.params.bucket, ctx.query.uploadId))
+      throw noSuchUpload(ctx.query.uploadId);
+    await checkConditions(ctx);
+    return complete.call(this, ctx);
+  };
 }
+
+// AbortMultipartUpload (DELETE ?uploadId): s3rver 3.7.1 answers 405 and
+// keeps the parts. Removes them and answers 204 as S3 does (404
+// NoSuchUpload when there is no such upload). Path-style requests only
+// (the tests'); ahead of s3rver's router, whose DELETE knows no uploadId.
+const router = require(path.join(__dirname, 'node_modules/s3rver/lib/routes.js'));
+const routes = router.routes;
+router.routes = function () {
+  const inner = routes.apply(this, arguments);
+  return async function abortUpload(ctx, next) {
+    const m = /^\/([^/]+)\/(.+)$/.exec(ctx.path);
+    if (ctx.method !== 'DELETE' || ctx.query.uploadId === undefined || !m)
+      return inner(ctx, next);
+    const dir = uploadDir(ctx.store, m[1], ctx.query.uploadId);
+    if (!dir) throw noSuchUpload(ctx.query.uploadId);
+    fs.rmSync(dir, { recursive: true, force: true });
+    ctx.status = 204;
+  };
+};

@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A multipart upload of a file, on the loop: CreateMultipartUpload, the
+ * parts (UploadPart, @parallel at a time, each retried by the engine from
+ * the file), CompleteMultipartUpload with the caller's condition, and
+ * AbortMultipartUpload after any failure, a failed condition or a cancel,
+ * before the caller hears of it: a failed upload leaves no parts behind.
+ *
+ * A Complete whose answer was lost is sent again; S3 then answers
+ * NoSuchUpload, since the first one took effect. That is not a failure: a
+ * HEAD finds the object, and it is ours when its ETag is the one S3 gives
+ * an object of exactly our parts (the MD5 of their MD5s, "-N").
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/evp.h>
+
+#include "lib/log.h"
+#include "lib/prio.h"
+#include "lib/retry.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
+#include "mpu.h"
+
+enum mpu_stage { MPU_CREATE, MPU_PARTS, MPU_COMPLETE, MPU_VERIFY, MPU_ABORT };
+
+struct mpu_slot {
+	struct s3d_xfer x;
+	struct s3d_mpu *u;
+	unsigned int number;		/* the part in flight; 0: idle */
+	char num[16];
+	char clen[24];
+	struct s3d_kv q[2];
+	struct s3d_kv h[1];
+};
+
+struct s3d_mpu {
+	struct s3d_ctx *ctx;
+	char *bucket;
+	char *key;
+	char *if_match;
+	bool if_none_match;
+	int fd;
+	uint64_t size;
+	uint64_t part;			/* part size in use */
+	unsigned int nparts;
+	unsigned int next;		/* next part to send (0-based) */
+	unsigned int ndone;
+	unsigned int parallel;
+	uint64_t done_bytes;		/* of the parts done */
+	char **etags;			/* [nparts], each part's */
+	struct mpu_slot *slots;		/* [parallel] */
+	enum mpu_stage stage;
+	struct s3d_xfer ctl;		/* create, complete, HEAD, abort */
+	bool ctl_busy;
+	char upload_id[S3D_UPLOAD_ID_MAX + 1];
+	char etag[S3D_ETAG_MAX + 1];	/* the object's, on success */
+	char want[S3D_ETAG_MAX + 1];	/* ... as our parts make it */
+	struct s3d_buf body;		/* Complete's XML */
+	char clen[24];
+	struct s3d_kv h[3];
+	int err;			/* the first failure */
+	bool detached;			/* cancelled: nobody to tell */
+	void (*done)(void *arg, int err, const char *etag);
+	void *arg;
+};
+
+/**
+ * s3d_mpu_part_size() - the part size an upload of @size bytes uses
+ * @size: the object's size
+ * @asked: the configured part size
+ *
+ * At least @asked and S3D_PART_MIN, and large enough (in whole MiB) that
+ * @size fits in S3D_PARTS_MAX parts: 5 TiB takes 525 MiB parts.
+ */
+uint64_t s3d_mpu_part_size(uint64_t size, uint64_t asked)
+{
+	uint64_t p = S3D_MAX(asked, S3D_PART_MIN);
+	uint64_t need = (size + S3D_PARTS_MAX - 1) / S3D_PARTS_MAX;
+
+	need = (need + (1ULL << 20) - 1) & ~((1ULL << 20) - 1);
+	return S3D_MAX(p, need);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/**
+ * s3d_mpu_etag() - the ETag S3 gives an object of these parts
+ * @etags: each part's ETag, in order, as UploadPart answered it
+ * @n: their number
+ * @out: "\"<MD5 of the parts' MD5s>-<n>\""
+ *
+ * Return: 0, or -EINVAL when a part's ETag is not a plain MD5 (SSE-KMS,
+ * other servers): the object's ETag cannot be known in advance then.
+ */
+int s3d_mpu_etag(const char *const *etags, unsigned int n,
+		 char out[S3D_ETAG_MAX + 1])
+{
+	unsigned char *md5s, md[EVP_MAX_MD_SIZE];
+	unsigned int i, j, mdlen = 0;
+	int ok;
+
+	out[0] = '\0';
+	if (!n)
+		return -EINVAL;
+	md5s = malloc((size_t)n * 16);
+	if (!md5s)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const char *e = etags[i];
+		size_t len = strlen(e);
+
+		if (len == 34 && e[0] == '"' && e[33] == '"') {
+			e++;
+			len = 32;
+		}
+		for (j = 0; j < 16 && len == 32; j++) {
+			int hi = hexval(e[2 * j]), lo = hexval(e[2 * j + 1]);
+
+			if (hi < 0 || lo < 0)
+				break;
+			md5s[i * 16 + j] = (unsigned char)(hi << 4 | lo);
+		}
+		if (j != 16) {
+			free(md5s);
+			return -EINVAL;
+		}
+	}
+	ok = EVP_Digest(md5s, (size_t)n * 16, md, &mdlen, EVP_md5(), NULL);
+	free(md5s);
+	if (!ok || mdlen != 16)
+		return -EIO;
+	out[0] = '"';
+	for (i = 0; i < 16; i++)
+		snprintf(out + 1 + 2 * i, 3, "%02x", md[i]);
+	snprintf(out + 33, S3D_ETAG_MAX + 1 - 33, "-%u\"", n);
+	return 0;
+}
+
+static void mpu_free(struct s3d_mpu *u)
+{
+	unsigned int i;
+
+	if (u->etags)
+		for (i = 0; i < u->nparts; i++)
+			free(u->etags[i]);
+	free(u->etags);
+	free(u->slots);
+	s3d_buf_free(&u->body);
+	free(u->bucket);
+	free(u->key);
+	free(u->if_match);
+	free(u);
+}
+
+/* Nothing is left in S3: tell the caller, unless it is gone. */
+static void mpu_finish(struct s3d_mpu *u)
+{
+	if (!u->detached)
+		u->done(u->arg, u->err, u->err ? NULL : u->etag);
+	mpu_free(u);
+}
+
+static void ctl_release(struct s3d_mpu *u)
+{
+	if (u->ctl_busy) {
+		s3d_ctx_release(&u->ctl);
+		u->ctl_busy = false;
+	}
+}
+
+/* Stop every part in flight (they read the caller's file). */
+static void parts_stop(struct s3d_mpu *u)
+{
+	unsigned int i;
+
+	for (i = 0; i < u->parallel; i++) {
+		if (!u->slots[i].number)
+			continue;
+		s3d_ctx_release(&u->slots[i].x);
+		u->slots[i].number = 0;
+	}
+}
+
+static void ctl_submit(struct s3d_mpu *u, enum mpu_stage stage,
+		       const struct s3d_xfer_ops *ops, const char *what)
+{
+	u->stage = stage;
+	s3d_xfer_init(&u->ctl, ops, what, u->key);
+	u->ctl.prio = S3D_PRIO_SYNC;
+	u->ctl_busy = true;
+	s3d_ctx_submit(u->ctx, &u->ctl);
+}
+
+/* ---- abort ---- */
+
+static int abort_prepare(struct s3d_xfer *x)
+{
+	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
+	struct s3d_kv q[] = { { "uploadId", u->upload_id } };
+
+	return s3d_s3_build(s3d_ctx_s3(u->ctx), "DELETE", u->bucket, u->key,
+			    q, 1, NULL, 0, time(NULL), &x->req);
+}
+
+static int abort_done(struct s3d_xfer *x)
+{
+	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
+	int err = s3d_xfer_errno(x, u->bucket);
+
+	/* NoSuchUpload: aborted already, or a Complete took effect after all. */
+	if (err && err != -ENOENT)
+		s3d_err("UPLOAD s3://%s/%s: upload %s could not be aborted (%s): its parts stay until a lifecycle rule (AbortIncompleteMultipartUpload) removes them",
+			u->bucket, u->key, u->upload_id, strerror(-err));
+	else
+		s3d_info("UPLOAD s3://%s/%s: upload %s aborted", u->bucket,
+			 u->key, u->upload_id);
+	ctl_release(u);
+	mpu_finish(u);
+	return 0;
+}
+
+static const struct s3d_xfer_ops abort_ops = {
+	.prepare = abort_prepare,
+	.done = abort_done,
+};
+
+/* Fail with @err: stop the parts, abort the upload, then tell the caller. */
+static void mpu_fail(struct s3d_mpu *u, int err)
+{
+	if (!u->err)
+		u->err = err;
+	parts_stop(u);
+	ctl_release(u);
+	if (!u->upload_id[0]) {
+		mpu_finish(u);
+		return;
+	}
+	ctl_submit(u, MPU_ABORT, &abort_ops, "DELETE");
+}
+
+/* ---- verify: a Complete sent again found no upload ---- */
+
+static int verify_prepare(struct s3d_xfer *x)
+{
+	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
+
+	return s3d_s3_build(s3d_ctx_s3(u->ctx), "HEAD", u->bucket, u->key,
+			    NULL, 0, NULL, 0, time(NULL), &x->req);
+}
+
+static int verify_done(struct s3d_xfer *x)
+{
+	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
+	int err = s3d_xfer_errno(x, u->bucket);
+
+	if (!err && x->has_etag && s3d_str_eq(x->etag, u->want)) {
+		s3d_info("UPLOAD s3://%s/%s: the object is ours (ETag %s): the first Complete took effect",
+			 u->bucket, u->key, x->etag);
+		snprintf(u->etag, sizeof(u->etag), "%s", x->etag);
+		ctl_release(u);
+		mpu_finish(u);
+		return 0;
+	}
+	s3d_err("UPLOAD s3://%s/%s: the upload is gone and the object is not ours (%s %s, ours %s): whether our Complete took effect is unknown",
+		u->bucket, u->key, err ? "error" : "ETag",
+		err ? strerror(-err) : x->etag, u->want);
+	ctl_release(u);
+	u->err = -EIO;
+	mpu_finish(u);
+	return 0;
+}
+
+static const struct s3d_xfer_ops verify_ops = {
+	.prepare = verify_prepare,
+	.done = verify_done,
+};
+
+/* ---- complete ---- */
+
+static int complete_prepare(struct s3d_xfer *x)
+{
+	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
+	struct s3d_kv q[] = { { "uploadId", u->upload_id } };
+	size_t nh = 0;
+
+	x->src = (struct s3d_xfer_src){ .fd = -1, .mem = u->body.p,
+					.len = u->body.len };
+	snprintf(u->clen, sizeof(u->clen), "%zu", u->body.len);
+	u->h[nh++] = (struct s3d_kv){ "Content-Length", u->clen };
+	u->h[nh++] = (struct s3d_kv){ "Content-Type", "application/xml" };
+	if (u->if_match)
+		u->h[nh++] = (struct s3d_kv){ "If-Match", u->if_match };
+	else if (u->if_none_match)
+		u->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
+	return s3d_s3_build(s3d_ctx_s3(u->ctx), "POST", u->bucket, u->key,
+			    q, 1, u->h, nh, time(NULL), &x->req);
+}
+
+static int complete_done(struct s3d_xfer *x)
+{
+	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
+	struct s3d_s3error e;
+	char why[160] = "";
+	int err = s3d_xfer_errno(x, u->bucket);
+
+	memset(&e, 0, sizeof(e));
+	if (!err) {
+		err = s3d_xml_parse_complete(s3d_buf_str(&x->resp), x->resp.len,
+					     u->etag, sizeof(u->etag), &e, why,
+					     sizeof(why));
+		if (err == -EREMOTEIO) {
+			/* An Error inside the 200 (S3 failed assembling it). */
+			if (s3d_retry_transient(x->status, e.code) &&
+			    x->can_retry) {
+				s3d_warn("UPLOAD s3://%s/%s: Error %s inside a %ld (request id %s)",
+					 u->bucket, u->key, e.code, x->status,
+					 e.request_id[0] ? e.request_id : "-");
+				return S3D_XFER_RETRY;
+			}
+			s3d_err("UPLOAD s3://%s/%s: Complete answered Error %s: %s",
+				u->bucket, u->key, e.code, e.message);
+			err = s3d_s3_errno(x->status, e.code);
+			if (!err || err == -ENOENT || err == -ESTALE)
+				err = -EIO;
+		} else if (err) {
+			s3d_err("UPLOAD s3://%s/%s: bad CompleteMultipartUploadResult: %s",
+				u->bucket, u->key, why);
+			err = -EIO;
+		}
+		if (!err) {
+			ctl_release(u);
+			mpu_finish(u);
+			return 0;
+		}
+		mpu_fail(u, err);
+		return 0;
+	}
+	s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e);
+	if (x->status == 404 && !strcmp(e.code, "NoSuchUpload")) {
+		ctl_release(u);
+		if (x->attempt > 1 && u->want[0]) {
+			/* An earlier attempt's answer was lost: did it take effect? */
+			ctl_submit(u, MPU_VERIFY, &verify_ops, "HEAD");
+			return 0;
+		}
+		u->err = -EIO;
+		mpu_finish(u);
+		return 0;
+	}
+	/* A failed condition: -ESTALE, or -EEXIST for a create. */
+	if (err == -ESTALE && u->if_none_match)
+		err = -EEXIST;
+	/* Only a missing key fails If-Match with a 404. */
+	if (err == -ENOENT && (!u->if_match || strcmp(e.code, "NoSuchKey")))
+		err = -EIO;
+	mpu_fail(u, err);
+	return 0;
+}
+
+static const struct s3d_xfer_ops complete_ops = {
+	.prepare = complete_prepare,
+	.done = complete_done,
+};
+
+static void mpu_complete(struct s3d_mpu *u)
+{
+	struct s3d_part *parts;
+	unsigned int i;
+	int err;
+
+	parts = calloc(u->nparts, sizeof(*parts));
+	if (!parts) {
+		mpu_fail(u, -ENOMEM);
+		return;
+	}
+	for (i = 0; i < u->nparts; i++)
+		parts[i] = (struct s3d_part){ i + 1, u->etags[i] };
+	s3d_buf_reset(&u->body);
+	err = s3d_xml_build_complete(&u->body, parts, u->nparts);
+	free(parts);
+	if (err) {
+		mpu_fail(u, err);
+		return;
+	}
+	/* Not knowing the ETag in advance only costs the lost-answer check. */
+	s3d_mpu_etag((const char *const *)u->etags, u->nparts, u->want);
+	ctl_submit(u, MPU_COMPLETE, &complete_ops, "POST");
+}
+
+/* ---- parts ---- */
+
+static int part_prepare(struct s3d_xfer *x)
+{
+	struct mpu_slot *s = s3d_container_of(x, struct mpu_slot, x);
+	struct s3d_mpu *u = s->u;
+	uint64_t off = (uint64_t)(s->number - 1) * u->part;
+	uint64_t len = S3D_MIN(u->part, u->size - off);
+
+	x->src = (struct s3d_xfer_src){ .fd = u->fd, .off = off, .len = len };
+	snprintf(s->num, sizeof(s->num), "%u", s->number);
+	snprintf(s->clen, sizeof(s->clen), "%" PRIu64, len);
+	s->q[0] = (struct s3d_kv){ "partNumber", s->num };
+	s->q[1] = (struct s3d_kv){ "uploadId", u->upload_id };
+	s->h[0] = (struct s3d_kv){ "Content-Length", s->clen };
+	return s3d_s3_build(s3d_ctx_s3(u->ctx), "PUT", u->bucket, u->key,
+			    s->q, 2, s->h, 1, time(NULL), &x->req);
+}
+
+static void parts_fill(struct s3d_mpu *u);
+
+static const struct s3d_xfer_ops part_ops;
+
+static int part_done(struct s3d_xfer *x)
+{
+	struct mpu_slot *s = s3d_container_of(x, struct mpu_slot, x);
+	struct s3d_mpu *u = s->u;
+	unsigned int n = s->number;
+	uint64_t len = x->src.len;
+	int err = s3d_xfer_errno(x, u->bucket);
+
+	if (!err && (!x->has_etag || !x->etag[0])) {
+		s3d_err("UPLOAD s3://%s/%s: part %u: HTTP %ld without an ETag",
+			u->bucket, u->key, n, x->status);
+		err = -EIO;
+	}
+	if (!err) {
+		u->etags[n - 1] = strdup(x->etag);
+		if (!u->etags[n - 1])
+			err = -ENOMEM;
+	}
+	s3d_ctx_release(&s->x);
+	s->number = 0;
+	if (err) {
+		/* No such upload for a part is the server's fault, not a conflict. */
+		s3d_err("UPLOAD s3://%s/%s: part %u of %u failed: %s",
+			u->bucket, u->key, n, u->nparts, strerror(-err));
+		mpu_fail(u, err == -ENOENT || err == -ESTALE ? -EIO : err);
+		return 0;
+	}
+	u->ndone++;
+	u->done_bytes += len;
+	if (u->ndone == u->nparts)
+		mpu_complete(u);
+	else
+		parts_fill(u);
+	return 0;
+}
+
+static const struct s3d_xfer_ops part_ops = {
+	.prepare = part_prepare,
+	.done = part_done,
+};
+
+static void parts_fill(struct s3d_mpu *u)
+{
+	unsigned int i;
+
+	for (i = 0; i < u->parallel && u->next < u->nparts; i++) {
+		struct mpu_slot *s = &u->slots[i];
+
+		if (s->number)
+			continue;
+		s->number = ++u->next;
+		s3d_xfer_init(&s->x, &part_ops, "PUT", u->key);
+		s->x.prio = S3D_PRIO_SYNC;
+		s3d_ctx_submit(u->ctx, &s->x);
+	}
+}
+
+/* ---- create ---- */
+
+static int create_prepare(struct s3d_xfer *x)
+{
+	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
+	static const struct s3d_kv q[] = { { "uploads", NULL } };
+
+	return s3d_s3_build(s3d_ctx_s3(u->ctx), "POST", u->bucket, u->key,
+			    q, 1, NULL, 0, time(NULL), &x->req);
+}
+
+static int create_done(struct s3d_xfer *x)
+{
+	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
+	char why[160] = "";
+	int err = s3d_xfer_errno(x, u->bucket);
+
+	if (!err && s3d_xml_parse_initiate(s3d_buf_str(&x->resp), x->resp.len,
+					   u->upload_id, sizeof(u->upload_id),
+					   why, sizeof(why))) {
+		s3d_err("UPLOAD s3://%s/%s: bad InitiateMultipartUploadResult: %s",
+			u->bucket, u->key, why);
+		u->upload_id[0] = '\0';
+		err = -EIO;
+	}
+	ctl_release(u);
+	if (err) {
+		mpu_fail(u, err == -ENOENT ? -EIO : err);
+		return 0;
+	}
+	if (u->detached) {
+		/* Cancelled while it was created: abort it at once. */
+		mpu_fail(u, -ECANCELED);
+		return 0;
+	}
+	s3d_dbg("UPLOAD s3://%s/%s: upload %s, %u parts of %" PRIu64 " bytes",
+		u->bucket, u->key, u->upload_id, u->nparts, u->part);
+	u->stage = MPU_PARTS;
+	parts_fill(u);
+	return 0;
+}
+
+static const struct s3d_xfer_ops create_ops = {
+	.prepare = create_prepare,
+	.done = create_done,
+};
+
+/**
+ * s3d_mpu_start() - start a multipart upload of @p->fd
+ * @p: what to upload where
+ * @err: -errno when it cannot start (nothing was sent)
+ *
+ * Return: the upload (its end is @p->done), or NULL.
+ */
+struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
+{
+	struct s3d_mpu *u;
+	unsigned int i;
+
+	*err = -EINVAL;
+	if (!p->size || p->size > S3D_OBJECT_MAX || !p->parallel ||
+	    (p->if_match && p->if_none_match))
+		return NULL;
+	*err = -ENOMEM;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	s3d_buf_init(&u->body, 0);
+	u->ctx = p->ctx;
+	u->fd = p->fd;
+	u->size = p->size;
+	u->part = s3d_mpu_part_size(p->size, p->part_size);
+	u->nparts = (unsigned int)((p->size + u->part - 1) / u->part);
+	u->parallel = S3D_MIN(p->parallel, u->nparts);
+	u->if_none_match = p->if_none_match;
+	u->done = p->done;
+	u->arg = p->arg;
+	u->bucket = strdup(p->bucket);
+	u->key = strdup(p->key);
+	u->if_match = p->if_match ? strdup(p->if_match) : NULL;
+	u->etags = calloc(u->nparts, sizeof(*u->etags));
+	u->slots = calloc(u->parallel, sizeof(*u->slots));
+	if (!u->bucket || !u->key || (p->if_match && !u->if_match) ||
+	    !u->etags || !u->slots) {
+		mpu_free(u);
+		return NULL;
+	}
+	for (i = 0; i < u->parallel; i++)
+		u->slots[i].u = u;
+	*err = 0;
+	ctl_submit(u, MPU_CREATE, &create_ops, "POST");
+	return u;
+}
+
+/**
+ * s3d_mpu_sent() - body bytes sent so far (parts done and in flight)
+ * @u: the upload
+ */
+uint64_t s3d_mpu_sent(const struct s3d_mpu *u)
+{
+	uint64_t n = u->done_bytes;
+	unsigned int i;
+
+	for (i = 0; i < u->parallel; i++)
+		if (u->slots[i].number)
+			n += u->slots[i].x.src.pos;
+	return n;
+}
+
+/**
+ * s3d_mpu_cancel() - the caller gives the upload up
+ * @u: the upload
+ *
+ * The parts stop at once (the caller may close its file on return), and
+ * the upload is aborted in the background; @done is not called.
+ */
+void s3d_mpu_cancel(struct s3d_mpu *u)
+{
+	u->detached = true;
+	switch (u->stage) {
+	case MPU_CREATE:
+		/* Its answer names the upload to abort: wait for it. */
+		return;
+	case MPU_PARTS:
+	case MPU_COMPLETE:
+		mpu_fail(u, -ECANCELED);
+		return;
+	case MPU_VERIFY:
+	case MPU_ABORT:
+		return;
+	}
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mpu.c: one multipart upload of a file on the loop: create, the parts in
+ * parallel, a conditional Complete, and an Abort after any failure, so
+ * that a failed or given-up upload leaves no parts behind.
+ */
+#ifndef S3D_MPU_H
+#define S3D_MPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctx.h"
+#include "lib/s3.h"
+#include "lib/xml.h"
+
+/* S3's limits: the smallest part but the last, the largest object. */
+#define S3D_PART_MIN		(5ULL << 20)
+#define S3D_OBJECT_MAX		(5ULL << 40)
+
+/**
+ * struct s3d_mpu_params - what one multipart upload puts where
+ * @ctx: the bucket's context (the caller holds it until @done)
+ * @bucket: bucket (copied)
+ * @key: key (copied)
+ * @fd: the file, read with pread(); the caller keeps it open until @done
+ *	or s3d_mpu_cancel()
+ * @size: the object's size: more than one part
+ * @part_size: the part size asked for (grown so the object fits in
+ *	S3D_PARTS_MAX parts)
+ * @parallel: parts in flight at most
+ * @if_match: Complete's If-Match (the base ETag), or NULL
+ * @if_none_match: Complete's If-None-Match: *
+ * @done: called once with 0 and the object's ETag, or -errno (-EEXIST,
+ *	-ESTALE, -ENOENT: the condition failed) once nothing is left in S3
+ * @arg: for @done
+ */
+struct s3d_mpu_params {
+	struct s3d_ctx *ctx;
+	const char *bucket;
+	const char *key;
+	int fd;
+	uint64_t size;
+	uint64_t part_size;
+	unsigned int parallel;
+	const char *if_match;
+	bool if_none_match;
+	void (*done)(void *arg, int err, const char *etag);
+	void *arg;
+};
+
+struct s3d_mpu;
+
+struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err);
+uint64_t s3d_mpu_sent(const struct s3d_mpu *u);
+void s3d_mpu_cancel(struct s3d_mpu *u);
+uint64_t s3d_mpu_part_size(uint64_t size, uint64_t asked);
+int s3d_mpu_etag(const char *const *etags, unsigned int n,
+		 char out[S3D_ETAG_MAX + 1]);
+
+#endif /* S3D_MPU_H */

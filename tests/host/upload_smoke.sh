@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# upload_smoke.sh - the daemon's UPLOAD (op_upload.c, mpu.c) against
+# fake_s3.py, without the module: the daemon's --selftest cache feeds it
+# UPLOAD requests for LOCAL cache files (what the kernel's close/fsync
+# sends). Multipart uploads with 5 MiB parts: the bytes and ETag S3 ends
+# up with, the parts in flight at once, If-None-Match / If-Match on the
+# Complete, and no upload left open after a failed condition, a part that
+# fails for good, or a Complete whose answer was lost (taken as success
+# once a HEAD shows the object is ours).
+# Prints TAP; exit 1 if anything failed. Needs python3, and root for the
+# trusted.* xattrs of the cache files.
+#
+#   tests/host/upload_smoke.sh [PORT]      (tests/run.sh)
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+port=${1:-4613}
+work=$(mktemp -d "${TMPDIR:-/tmp}/s3d-upload.XXXXXX")
+daemon=${S3CFSD:-$repo/daemon/s3cachefsd}
+reqlog=$work/requests.jsonl
+MIB=1048576
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
+	return 0
+}
+is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
+want: $2"; return 1; fi; }
+
+srv=
+cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"; }
+trap cleanup EXIT
+
+# One --selftest cache run of REQUEST-GROUPS on $cache; REPLY lines out.
+cache() {
+	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
+		"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
+		--part-size $((5 * MIB)) --upload-parallel 2 --retry-base-ms 10 \
+		--selftest cache fake "" "$cache" "$@" 2>>"$work/log" |
+		grep '^REPLY' | grep -v '^REPLY mount -> 0$'
+}
+# A LOCAL cache file (as the kernel's create makes it) of SIZE random bytes.
+local_file() {	# NAME SIZE [BASE-ETAG]
+	python3 - "$cache/$1" "$2" "${3:-}" <<'PY'
+import os, struct, sys
+path, size, etag = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode()
+os.makedirs(os.path.dirname(path), exist_ok=True)
+with open(path, "wb") as f:
+    f.write(os.urandom(size))
+meta = bytes([2, 2]) + struct.pack("<Qq", size, 0) + etag
+os.setxattr(path, "trusted.s3cachefs.meta", meta)
+PY
+}
+ctl() { curl -sf "http://127.0.0.1:$port/_ctl?$1"; }
+open_uploads() { ctl open_uploads=1; }
+served_md5() { curl -sf "http://127.0.0.1:$port/fake/$1" | md5sum | cut -d' ' -f1; }
+file_md5() { md5sum <"$cache/$1" | cut -d' ' -f1; }
+# The ETag S3 gives these parts: MD5 of the parts' MD5s, "-N".
+mpu_etag() {	# FILE PART-SIZE
+	python3 - "$1" "$2" <<'PY'
+import hashlib, sys
+data = open(sys.argv[1], "rb").read()
+p = int(sys.argv[2])
+parts = [data[i:i + p] for i in range(0, len(data), p)]
+print('"%s-%d"' % (hashlib.md5(b"".join(hashlib.md5(x).digest() for x in parts)).hexdigest(), len(parts)))
+PY
+}
+# Logged requests: METHOD and a regex on the path.
+nreqs() {
+	python3 - "$reqlog" "$1" "$2" <<'PY'
+import json, re, sys
+log, method, rx = sys.argv[1:4]
+print(sum(1 for l in open(log) if (r := json.loads(l))["method"] == method
+          and re.search(rx, r["path"])))
+PY
+}
+etag_of() { sed -n 's/.* etag \(.*\)$/\1/p' <<<"$1"; }
+
+[ -x "$daemon" ] || { echo "Bail out! no $daemon (make -C daemon)"; exit 1; }
+echo "TAP version 13"
+: >"$reqlog"
+python3 "$here/fake_s3.py" "$port" "$reqlog" >"$work/server.out" 2>&1 &
+srv=$!
+for ((i = 0; i < 50; i++)); do
+	grep -q ready "$work/server.out" 2>/dev/null && break
+	sleep 0.1
+done
+cache=$work/c
+mkdir -p "$cache"
+
+# --- sizes: one PUT up to the part size, parts above it ---------------------
+for spec in "up/one.bin $((5 * MIB)) 0" "up/two.bin $((5 * MIB + 1)) 2" \
+	    "up/four.bin $((15 * MIB + 7)) 4"; do
+	read -r key size parts <<<"$spec"
+	local_file "$key" "$size"
+	out=$(cache "upload:$key:new")
+	is "${out%% etag*}" "REPLY upload:$key:new -> 0" "$key ($size B): uploaded"
+	is "$(served_md5 "$key")" "$(file_md5 "$key")" "... S3 has exactly its bytes"
+	if [ "$parts" = 0 ]; then
+		is "$(nreqs PUT "^/fake/$key\$")" 1 "... in one PUT"
+		is "$(nreqs POST "^/fake/$key\\?uploads")" 0 "... not a multipart upload"
+	else
+		is "$(nreqs POST "^/fake/$key\\?uploads")" 1 "... one multipart upload"
+		is "$(nreqs PUT "^/fake/$key\\?.*partNumber")" "$parts" "... of $parts parts"
+		is "$(etag_of "$out")" "$(mpu_etag "$cache/$key" $((5 * MIB)))" \
+			"... its ETag is the one S3 gives those parts"
+	fi
+done
+is "$(open_uploads)" 0 "no upload is left open"
+if python3 -c 'import json, sys
+sys.exit(0 if any(r["method"] == "POST" and "uploadId" in r["path"] and r["headers"].get("if-none-match") == "*"
+                  for r in map(json.loads, open(sys.argv[1]))) else 1)' "$reqlog"; then
+	ok "the Complete of a new file carries If-None-Match: *"
+else
+	not_ok "the Complete of a new file carries If-None-Match: *"
+fi
+
+# --- the next upload of the same file: If-Match its ETag --------------------
+base=$(etag_of "$(cache "upload:up/four.bin:match:$(mpu_etag "$cache/up/four.bin" $((5 * MIB)))")")
+is "$base" "$(mpu_etag "$cache/up/four.bin" $((5 * MIB)))" \
+	"a second upload If-Match the first's ETag succeeds"
+
+# --- conflicts: the condition fails at Complete; the upload is aborted ------
+theirs=$(served_md5 up/four.bin)
+local_file up/four.bin $((11 * MIB))
+out=$(cache "upload:up/four.bin:new")
+is "$out" "REPLY upload:up/four.bin:new -> -17 File exists" \
+	"a new file whose key was created meanwhile: EEXIST (If-None-Match)"
+is "$(open_uploads)" 0 "... and its upload is aborted"
+out=$(cache 'upload:up/four.bin:match:"0123456789abcdef0123456789abcdef-3"')
+is "$out" 'REPLY upload:up/four.bin:match:"0123456789abcdef0123456789abcdef-3" -> -116 Stale file handle' \
+	"a file whose object changed meanwhile: ESTALE (If-Match)"
+is "$(open_uploads)" 0 "... and its upload is aborted"
+is "$(served_md5 up/four.bin)" "$theirs" "... S3 keeps the other writer's object"
+
+# --- a part that fails for good ---------------------------------------------
+local_file up/bad.bin $((16 * MIB))
+ctl "part_fail=2&status=403" >/dev/null
+out=$(cache "upload:up/bad.bin:new")
+ctl "part_fail=0" >/dev/null
+is "$out" "REPLY upload:up/bad.bin:new -> -13 Permission denied" \
+	"a part the server refuses fails the upload (EACCES)"
+is "$(open_uploads)" 0 "... no upload is left open (aborted)"
+is "$(nreqs DELETE "^/fake/up/bad.bin\\?uploadId")" 1 "... one AbortMultipartUpload"
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/fake/up/bad.bin")" 404 \
+	"... and no object"
+
+# --- a Complete whose answer is lost: sent again, NoSuchUpload, HEAD --------
+local_file up/lost.bin $((12 * MIB + 3))
+ctl "complete_lost=1" >/dev/null
+out=$(cache "upload:up/lost.bin:new")
+is "${out%% etag*}" "REPLY upload:up/lost.bin:new -> 0" \
+	"a Complete that took effect but lost its answer is a success, not a conflict"
+is "$(etag_of "$out")" "$(mpu_etag "$cache/up/lost.bin" $((5 * MIB)))" "... with the object's ETag"
+is "$(nreqs POST "^/fake/up/lost.bin\\?uploadId")" 2 "... (the Complete was sent twice)"
+is "$(nreqs HEAD "^/fake/up/lost.bin\$")" 1 "... (and a HEAD checked the object)"
+is "$(served_md5 up/lost.bin)" "$(file_md5 up/lost.bin)" "... S3 has its bytes"
+
+# --- an Error inside Complete's 200 is retried -------------------------------
+local_file up/ie.bin $((6 * MIB))
+ctl "complete_error=InternalError&n=1" >/dev/null
+out=$(cache "upload:up/ie.bin:new")
+is "${out%% etag*}" "REPLY upload:up/ie.bin:new -> 0" \
+	"an InternalError inside Complete's 200 is retried, and the upload succeeds"
+is "$(served_md5 up/ie.bin)" "$(file_md5 up/ie.bin)" "... S3 has its bytes"
+is "$(open_uploads)" 0 "no upload is left open at the end"
+
+echo "1..$n"
+[ "$failed" = 0 ]
