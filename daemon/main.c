@@ -199,7 +199,9 @@ static void usage(FILE *f)
 "  get BUCKET KEY [OFF LEN]      object bytes to stdout\n"
 "  cache BUCKET PREFIX DIR REQ...  run kernel requests against cache DIR:\n"
 "        list:PATH  lookup:PATH:NAME  fetch:PATH:OFF:LEN[:ETAG]\n"
+"        upload:PATH:new  upload:PATH:match:ETAG  (a LOCAL file, whole)\n"
 "        (of mount 1; @N:REQ of mount N)  mount:N:BUCKET:DIR  sleep:MS\n"
+"        cancel (the kernel gives the argument's last REQ up)\n"
 "        (one argument at a time; REQ,REQ,... run concurrently)\n");
 }
 

@@ -258,9 +258,24 @@ static int run_sleep(const char *ms)
 	return 0;
 }
 
+/*
+ * "cancel" in a group: the kernel gives the group's last request up, as a
+ * CANCEL does (no reply comes for it).
+ */
+static void run_cancel(uint32_t mount_id, uint64_t id, const char *spec)
+{
+	if (!s3d_req_cancel(mount_id, id))
+		return;
+	printf("CANCELLED %s\n", spec);
+	fflush(stdout);
+	replies_due--;
+}
+
 static int run_reqs(const char *group, const char *dir)
 {
-	char *g = strdup(group), *t = g, *spec;
+	char *g = strdup(group), *t = g, *spec, *last = NULL;
+	uint32_t last_mount = 0;
+	uint64_t last_id = 0;
 	int err = 0;
 
 	if (!g)
@@ -272,12 +287,19 @@ static int run_reqs(const char *group, const char *dir)
 			run_sleep(spec + 6);
 			continue;
 		}
+		if (!strcmp(spec, "cancel") && last) {
+			run_cancel(last_mount, last_id, last);
+			continue;
+		}
 		r = parse_req(spec, dir);
 
 		if (!r) {
 			err = -EINVAL;
 			break;
 		}
+		last = spec;
+		last_mount = r->mount_id;
+		last_id = r->id;
 		replies_due++;
 		s3d_req_handle(r);
 	}

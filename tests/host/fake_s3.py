@@ -99,13 +99,14 @@ SLOWDOWN = {"until": 0.0, "retry_after": None}
 # after some spaces, as S3 does when it fails while assembling the object.
 # /_ctl?part_fail=N[&status=S]: every UploadPart of part N is answered S
 # (default 403 AccessDenied) until part_fail=0.
+# /_ctl?part_delay=S: every UploadPart is answered S seconds late.
 # /_ctl?complete_lost=N: the next N CompleteMultipartUploads take effect,
 # then answer 500 InternalError, as when the answer is lost on the way.
 # /_ctl?open_uploads: the body is the number of uploads not completed or
 # aborted (ListMultipartUploads, for the tests).
 FAULTS = {"fail": 0, "fail_status": 503, "complete_error": None,
           "complete_n": 0, "part_fail": 0, "part_status": 403,
-          "complete_lost": 0}
+          "complete_lost": 0, "part_delay": 0.0}
 # Written objects: key -> (bytes, etag); uploads: id -> (key, {n: (bytes, etag)}).
 STORE = {}
 UPLOADS = {}
@@ -236,6 +237,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     FAULTS["part_status"] = int(q.get("status", ["403"])[0])
                 if "complete_lost" in q:
                     FAULTS["complete_lost"] = int(q["complete_lost"][0])
+                if "part_delay" in q:
+                    FAULTS["part_delay"] = float(q["part_delay"][0])
                 body = (b"%d\n" % len(UPLOADS)) if "open_uploads" in u.query else b""
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
@@ -400,6 +403,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send(400, error_xml("InvalidArgument", "partNumber", "RIDPN"))
             with lock:
                 pf, pst = FAULTS["part_fail"], FAULTS["part_status"]
+                delay = FAULTS["part_delay"]
+            time.sleep(delay)
             if pf == n:
                 with lock:
                     up[1].pop(n, None)

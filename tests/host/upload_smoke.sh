@@ -8,7 +8,7 @@
 # up with, the parts in flight at once, If-None-Match / If-Match on the
 # Complete, and no upload left open after a failed condition, a part that
 # fails for good, or a Complete whose answer was lost (taken as success
-# once a HEAD shows the object is ours).
+# once a HEAD shows the object is ours) or a cancel.
 # Prints TAP; exit 1 if anything failed. Needs python3, and root for the
 # trusted.* xattrs of the cache files.
 #
@@ -170,6 +170,23 @@ is "${out%% etag*}" "REPLY upload:up/ie.bin:new -> 0" \
 	"an InternalError inside Complete's 200 is retried, and the upload succeeds"
 is "$(served_md5 up/ie.bin)" "$(file_md5 up/ie.bin)" "... S3 has its bytes"
 is "$(open_uploads)" 0 "no upload is left open at the end"
+
+# --- the kernel gives an upload up (a killed writer): parts stop, abort ----
+local_file up/cancel.bin $((20 * MIB))
+ctl "part_delay=1" >/dev/null
+out=$(cache "upload:up/cancel.bin:new,sleep:500,cancel,sleep:3000")
+ctl "part_delay=0" >/dev/null
+is "$out" "" "a cancelled upload gets no reply"
+if grep -q "UPLOAD s3://fake/up/cancel.bin: given up by the kernel; stopped" "$work/log"; then
+	ok "... it was stopped while its parts were in flight"
+else
+	not_ok "... it was stopped while its parts were in flight" "$(tail -5 "$work/log")"
+fi
+is "$(open_uploads)" 0 "... and is aborted in the background (no upload left open)"
+is "$(nreqs DELETE "^/fake/up/cancel.bin\\?uploadId")" 1 "... by one AbortMultipartUpload"
+is "$(nreqs POST "^/fake/up/cancel.bin\\?uploadId")" 0 "... with no Complete sent"
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/fake/up/cancel.bin")" 404 \
+	"... and no object"
 
 echo "1..$n"
 [ "$failed" = 0 ]
