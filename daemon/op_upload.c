@@ -10,6 +10,11 @@
  * file must still be the one the kernel named (its inode number) and
  * still LOCAL. Up to part_size bytes go in one PUT; a larger file is a
  * multipart upload (mpu.c) with the same condition on its Complete.
+ *
+ * A PUT sent again after its answer was lost (a timeout, a reset) fails
+ * its own condition if the first one took effect: before that is called a
+ * conflict, a HEAD checks whether the object holds our bytes (its size,
+ * and the MD5 ETag S3 gives them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+
+#include <openssl/evp.h>
 
 #include "ctx.h"
 #include "lib/config.h"
@@ -51,6 +58,7 @@ struct upload_op {
 	uint64_t sent;		/* body position at the last tick */
 	struct s3d_timer tick;
 	struct s3d_mpu *mpu;	/* a multipart upload, or NULL: one PUT */
+	int conflict;		/* the PUT's failed condition, being checked */
 	struct s3d_xfer x;
 };
 
@@ -139,6 +147,77 @@ static void upload_result(struct upload_op *op, int err, const char *etag)
 	upload_finish(op, err);
 }
 
+/* "\"<MD5 of the file's first @size bytes>\"": a PutObject's ETag. */
+static int file_etag(int fd, uint64_t size, char out[S3D_ETAG_MAX + 1])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int i, mdlen = 0;
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	uint64_t off = 0;
+	char *buf = malloc(1 << 20);
+	int err = -ENOMEM;
+
+	if (!c || !buf || !EVP_DigestInit_ex(c, EVP_md5(), NULL))
+		goto out;
+	while (off < size) {
+		ssize_t n = pread(fd, buf, S3D_MIN(size - off, (uint64_t)1 << 20),
+				  (off_t)off);
+
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		EVP_DigestUpdate(c, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	err = -EIO;
+	if (!EVP_DigestFinal_ex(c, md, &mdlen) || mdlen != 16)
+		goto out;
+	out[0] = '"';
+	for (i = 0; i < 16; i++)
+		snprintf(out + 1 + 2 * i, 3, "%02x", md[i]);
+	snprintf(out + 33, 2, "\"");
+	err = 0;
+out:
+	free(buf);
+	EVP_MD_CTX_free(c);
+	return err;
+}
+
+static int verify_prepare(struct s3d_xfer *x)
+{
+	struct upload_op *op = s3d_container_of(x, struct upload_op, x);
+
+	return s3d_op_head_prepare(x, op->ctx, op->m, op->key);
+}
+
+/*
+ * The object is ours when it has exactly our bytes: its size, and the
+ * ETag S3 gives them (the MD5, for objects not encrypted with SSE-KMS/C).
+ */
+static int verify_done(struct s3d_xfer *x)
+{
+	struct upload_op *op = s3d_container_of(x, struct upload_op, x);
+	char want[S3D_ETAG_MAX + 1] = "";
+	int err = s3d_xfer_errno(x, op->m->bucket);
+
+	if (!err && x->has_etag &&
+	    x->content_length == (int64_t)op->r->size &&
+	    !file_etag(op->fd, op->r->size, want) && s3d_str_eq(x->etag, want)) {
+		s3d_info("UPLOAD s3://%s/%s: the object is ours (ETag %s): the first PUT took effect",
+			 op->m->bucket, op->key, x->etag);
+		upload_result(op, 0, x->etag);
+		return 0;
+	}
+	upload_result(op, op->conflict, NULL);
+	return 0;
+}
+
+static const struct s3d_xfer_ops verify_ops = {
+	.prepare = verify_prepare,
+	.done = verify_done,
+};
+
 static int upload_done(struct s3d_xfer *x)
 {
 	struct upload_op *op = s3d_container_of(x, struct upload_op, x);
@@ -160,6 +239,19 @@ static int upload_done(struct s3d_xfer *x)
 		s3d_err("UPLOAD s3://%s/%s: HTTP %ld without an ETag",
 			op->m->bucket, op->key, x->status);
 		err = -EIO;
+	}
+	/*
+	 * A PUT sent again after a lost answer fails its own condition when
+	 * the first one took effect: a HEAD tells that from a conflict.
+	 */
+	if ((err == -EEXIST || err == -ESTALE) && x->attempt > 1 &&
+	    op->r->size <= part_size) {
+		op->conflict = err;
+		s3d_ctx_release(&op->x);
+		s3d_xfer_init(&op->x, &verify_ops, "HEAD", op->key);
+		op->x.prio = S3D_PRIO_SYNC;
+		s3d_ctx_submit(op->ctx, &op->x);
+		return 0;
 	}
 	upload_result(op, err, x->etag);
 	return 0;

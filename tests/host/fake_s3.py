@@ -100,13 +100,17 @@ SLOWDOWN = {"until": 0.0, "retry_after": None}
 # /_ctl?part_fail=N[&status=S]: every UploadPart of part N is answered S
 # (default 403 AccessDenied) until part_fail=0.
 # /_ctl?part_delay=S: every UploadPart is answered S seconds late.
+# /_ctl?put_lost=N: the next N PutObjects take effect, then answer 500.
+# /_ctl?parts_max: the body is the most UploadParts seen in progress at
+# once since the last such call.
 # /_ctl?complete_lost=N: the next N CompleteMultipartUploads take effect,
 # then answer 500 InternalError, as when the answer is lost on the way.
 # /_ctl?open_uploads: the body is the number of uploads not completed or
 # aborted (ListMultipartUploads, for the tests).
 FAULTS = {"fail": 0, "fail_status": 503, "complete_error": None,
           "complete_n": 0, "part_fail": 0, "part_status": 403,
-          "complete_lost": 0, "part_delay": 0.0}
+          "complete_lost": 0, "part_delay": 0.0, "put_lost": 0,
+          "parts_now": 0, "parts_max": 0}
 # Written objects: key -> (bytes, etag); uploads: id -> (key, {n: (bytes, etag)}).
 STORE = {}
 UPLOADS = {}
@@ -239,7 +243,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     FAULTS["complete_lost"] = int(q["complete_lost"][0])
                 if "part_delay" in q:
                     FAULTS["part_delay"] = float(q["part_delay"][0])
+                if "put_lost" in q:
+                    FAULTS["put_lost"] = int(q["put_lost"][0])
                 body = (b"%d\n" % len(UPLOADS)) if "open_uploads" in u.query else b""
+                if "parts_max" in u.query:
+                    body = b"%d\n" % FAULTS["parts_max"]
+                    FAULTS["parts_max"] = 0
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -404,7 +413,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with lock:
                 pf, pst = FAULTS["part_fail"], FAULTS["part_status"]
                 delay = FAULTS["part_delay"]
+                FAULTS["parts_now"] += 1
+                FAULTS["parts_max"] = max(FAULTS["parts_max"], FAULTS["parts_now"])
             time.sleep(delay)
+            with lock:
+                FAULTS["parts_now"] -= 1
             if pf == n:
                 with lock:
                     up[1].pop(n, None)
@@ -416,6 +429,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(bad[0], error_xml(bad[1], "condition", "RIDCOND"))
         with lock:
             STORE[key] = (data, etag)
+            lost = FAULTS["put_lost"] > 0
+            if lost:
+                FAULTS["put_lost"] -= 1
+        if lost:
+            return self.send(500, error_xml("InternalError", "answer lost", "RIDLOST"))
         return self.send(200, b"", {"ETag": etag})
 
     def do_DELETE(self):

@@ -7,8 +7,8 @@
 # sends). Multipart uploads with 5 MiB parts: the bytes and ETag S3 ends
 # up with, the parts in flight at once, If-None-Match / If-Match on the
 # Complete, and no upload left open after a failed condition, a part that
-# fails for good, or a Complete whose answer was lost (taken as success
-# once a HEAD shows the object is ours) or a cancel.
+# fails for good, or a cancel; a PUT or Complete whose answer was lost is
+# a success once a HEAD shows the object is ours, not a conflict.
 # Prints TAP; exit 1 if anything failed. Needs python3, and root for the
 # trusted.* xattrs of the cache files.
 #
@@ -113,6 +113,15 @@ for spec in "up/one.bin $((5 * MIB)) 0" "up/two.bin $((5 * MIB + 1)) 2" \
 	fi
 done
 is "$(open_uploads)" 0 "no upload is left open"
+
+# --- parts in flight: upload_parallel (2) at once, no more -------------------
+local_file up/par.bin $((20 * MIB))
+ctl parts_max >/dev/null
+ctl "part_delay=0.5" >/dev/null
+out=$(cache "upload:up/par.bin:new")
+ctl "part_delay=0" >/dev/null
+is "${out%% etag*}" "REPLY upload:up/par.bin:new -> 0" "a 20 MiB file with slow parts: uploaded"
+is "$(ctl parts_max)" 2 "... its 4 parts went 2 at a time (upload_parallel)"
 if python3 -c 'import json, sys
 sys.exit(0 if any(r["method"] == "POST" and "uploadId" in r["path"] and r["headers"].get("if-none-match") == "*"
                   for r in map(json.loads, open(sys.argv[1]))) else 1)' "$reqlog"; then
@@ -170,6 +179,20 @@ is "${out%% etag*}" "REPLY upload:up/ie.bin:new -> 0" \
 	"an InternalError inside Complete's 200 is retried, and the upload succeeds"
 is "$(served_md5 up/ie.bin)" "$(file_md5 up/ie.bin)" "... S3 has its bytes"
 is "$(open_uploads)" 0 "no upload is left open at the end"
+
+# --- a PUT whose answer is lost: sent again, 412, HEAD ----------------------
+local_file up/plost.bin 70000
+ctl "put_lost=1" >/dev/null
+out=$(cache "upload:up/plost.bin:new")
+is "$out" "REPLY upload:up/plost.bin:new -> 0 etag \"$(file_md5 up/plost.bin)\"" \
+	"a PUT that took effect but lost its answer is a success, not a conflict"
+is "$(nreqs PUT "^/fake/up/plost.bin\$")" 2 "... (the PUT was sent twice)"
+is "$(nreqs HEAD "^/fake/up/plost.bin\$")" 1 "... (and a HEAD checked the object)"
+local_file up/plost.bin 70001
+ctl "fail=1&status=500" >/dev/null
+out=$(cache "upload:up/plost.bin:new")
+is "$out" "REPLY upload:up/plost.bin:new -> -17 File exists" \
+	"a PUT retried into somebody else's object is still a conflict"
 
 # --- the kernel gives an upload up (a killed writer): parts stop, abort ----
 local_file up/cancel.bin $((20 * MIB))

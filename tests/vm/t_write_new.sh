@@ -4,17 +4,20 @@
 # and shown at once on this node; nothing reaches S3 before the last close
 # of a descriptor opened for writing (or an fsync), which puts the whole
 # file with If-None-Match: * (If-Match: the ETag we put last, after an
-# fsync); the object is then byte for byte what was written, also through
-# a second mount on an empty cache. A key created in S3 meanwhile is not
+# fsync); a file above the daemon's part_size (16 MiB) goes up as a
+# multipart upload with the condition on its Complete. The object is then
+# byte for byte what was written, also through a second mount on an empty
+# cache. A key created in S3 meanwhile is not
 # overwritten: close fails with ESTALE, our bytes are kept under
-# .s3cachefs/conflicts/ and the name shows S3's object. A listing while a
+# .s3cachefs/conflicts/ and the name shows S3's object; a multipart
+# upload that meets a conflict is aborted (no parts left in S3). A listing while a
 # file is being written keeps it; an EVICT of it is refused; objects that
 # exist in S3 cannot be opened for writing yet (EPERM); without the
 # writable option the mount stays read-only.
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_new
-plan 34
+plan 39
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
 CTL=$REPO/tools/s3cachectl/s3cachectl
@@ -35,6 +38,9 @@ py() {
 	M=$MNT C=$CACHE python3 -c "import os, errno, sys
 M, C = os.environ['M'], os.environ['C']
 $1"
+}
+uploads_open() {	# multipart uploads s3rver has not completed or aborted
+	ls -A "$S3_DATA/$BUCKET/._S3rver_uploads" 2>/dev/null | wc -l
 }
 meta_version() {	# FILE: version byte of its S3CFS_XATTR_META
 	py "print(os.getxattr('$1', 'trusted.s3cachefs.meta')[0])"
@@ -112,6 +118,9 @@ check "and S3 gets the zeros" s3_is hole.bin "$WORK/hole"
 # A big file, then a partial rewrite inside a page before the close.
 check "dd of 20 MiB + 1" dd if="$WORK/big" of="$MNT/big.bin" bs=1M status=none
 check "S3 has the 20 MiB + 1 bytes" s3_is big.bin "$WORK/big"
+check "... sent as a multipart upload (above part_size)" \
+	grep -q "UPLOAD s3://$BUCKET/big.bin: 20971521 bytes in parts" "$DAEMON_LOG"
+is "$(uploads_open)" 0 "... and no multipart upload is left open"
 is "$(py "
 fd = os.open(M + '/rmw.bin', os.O_CREAT | os.O_RDWR)
 os.write(fd, bytes(range(256)) * 40)		# 10240 bytes
@@ -168,6 +177,18 @@ check "ours is kept under .s3cachefs/conflicts" bash -c \
 	"grep -qx ours '$CACHE'/.s3cachefs/conflicts/*-c.txt"
 check "the name shows S3's object now" cmp "$MNT/c.txt" "$WORK/theirs"
 is "$(mnt_stat conflicts)" 1 "sysfs counts the conflict"
+
+# The same for a multipart upload: its Complete carries If-None-Match.
+is "$(py "
+fd = os.open(M + '/cbig.bin', os.O_CREAT | os.O_WRONLY)
+os.write(fd, open('$WORK/big', 'rb').read())
+import subprocess
+subprocess.run(['bash', '-c', 's3_put $BUCKET cbig.bin $WORK/theirs'], check=True)
+try: os.close(fd); print('closed')
+except OSError as e: print(errno.errorcode[e.errno])")" ESTALE \
+	"a 20 MiB file whose key was created meanwhile: close fails with ESTALE"
+check "S3 keeps the other writer's object" s3_is cbig.bin "$WORK/theirs"
+is "$(uploads_open)" 0 "... and our multipart upload was aborted"
 
 # An object that exists in S3 is not writable yet.
 is "$(py "
