@@ -16,6 +16,7 @@
 #include "lib/path.h"
 #include "lib/util.h"
 #include "mount.h"
+#include "mpu.h"
 #include "req.h"
 #include "store.h"
 #include "uapi/s3cachefs.h"
@@ -177,6 +178,10 @@ static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
 	s3d_info("mount %u: s3://%s/%s cached in %s (chunk %u KiB, %s settings)",
 		 m->id, m->bucket, m->prefix, m->cache_dir, m->chunk >> 10,
 		 s3d_ctx_section(ctx) ? "its [bucket] section's" : "[global]");
+	/* Multipart uploads a daemon that died left in S3: abort them. */
+	err = s3d_mpu_recover(ctx, m->bucket, m->rootfd);
+	if (err < 0)
+		s3d_warn("mount %u: upload journal: %s", m->id, strerror(-err));
 	s3d_ctx_put(ctx);
 	s3d_req_finish(r, 0);
 }

@@ -6,6 +6,10 @@
  * AbortMultipartUpload after any failure, a failed condition or a cancel,
  * before the caller hears of it: a failed upload leaves no parts behind.
  *
+ * Once S3 has the upload, it is in the mount's journal (journal.c) until
+ * S3 no longer has it: a daemon that dies mid-upload leaves the record,
+ * and the next one aborts the upload at MOUNT (s3d_mpu_recover()).
+ *
  * A Complete whose answer was lost is sent again; S3 then answers
  * NoSuchUpload, since the first one took effect. That is not a failure: a
  * HEAD finds the object, and it is ours when its ETag is the one S3 gives
@@ -13,10 +17,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
 
 #include <openssl/evp.h>
 
@@ -25,6 +31,7 @@
 #include "lib/retry.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
+#include "journal.h"
 #include "mpu.h"
 
 enum mpu_stage { MPU_CREATE, MPU_PARTS, MPU_COMPLETE, MPU_VERIFY, MPU_ABORT };
@@ -40,7 +47,10 @@ struct mpu_slot {
 };
 
 struct s3d_mpu {
+	struct s3d_list live;		/* on live_uploads */
 	struct s3d_ctx *ctx;
+	int rootfd;			/* the journal's cache root, or -1 */
+	bool recorded;			/* in the journal */
 	char *bucket;
 	char *key;
 	char *if_match;
@@ -69,6 +79,9 @@ struct s3d_mpu {
 	void (*done)(void *arg, int err, const char *etag);
 	void *arg;
 };
+
+/* Every upload of this daemon, so that recovery leaves them alone. */
+static struct s3d_list live_uploads = { &live_uploads, &live_uploads };
 
 /**
  * s3d_mpu_part_size() - the part size an upload of @size bytes uses
@@ -161,10 +174,21 @@ static void mpu_free(struct s3d_mpu *u)
 	free(u->etags);
 	free(u->slots);
 	s3d_buf_free(&u->body);
+	s3d_list_del(&u->live);
+	if (u->rootfd >= 0)
+		close(u->rootfd);
 	free(u->bucket);
 	free(u->key);
 	free(u->if_match);
 	free(u);
+}
+
+/* S3 no longer has the upload (completed or aborted): unrecord it. */
+static void mpu_gone(struct s3d_mpu *u)
+{
+	if (u->recorded)
+		s3d_journal_del(u->rootfd, u->upload_id);
+	u->recorded = false;
 }
 
 /* Nothing is left in S3: tell the caller, unless it is gone. */
@@ -223,12 +247,16 @@ static int abort_done(struct s3d_xfer *x)
 	int err = s3d_xfer_errno(x, u->bucket);
 
 	/* NoSuchUpload: aborted already, or a Complete took effect after all. */
-	if (err && err != -ENOENT)
-		s3d_err("UPLOAD s3://%s/%s: upload %s could not be aborted (%s): its parts stay until a lifecycle rule (AbortIncompleteMultipartUpload) removes them",
-			u->bucket, u->key, u->upload_id, strerror(-err));
-	else
+	if (err && err != -ENOENT) {
+		s3d_err("UPLOAD s3://%s/%s: upload %s could not be aborted (%s): %s",
+			u->bucket, u->key, u->upload_id, strerror(-err),
+			u->recorded ? "the next mount tries again" :
+			"its parts stay until a lifecycle rule (AbortIncompleteMultipartUpload) removes them");
+	} else {
 		s3d_info("UPLOAD s3://%s/%s: upload %s aborted", u->bucket,
 			 u->key, u->upload_id);
+		mpu_gone(u);
+	}
 	ctl_release(u);
 	mpu_finish(u);
 	return 0;
@@ -268,6 +296,7 @@ static int verify_done(struct s3d_xfer *x)
 	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
 	int err = s3d_xfer_errno(x, u->bucket);
 
+	mpu_gone(u);
 	if (!err && x->has_etag && s3d_str_eq(x->etag, u->want)) {
 		s3d_info("UPLOAD s3://%s/%s: the object is ours (ETag %s): the first Complete took effect",
 			 u->bucket, u->key, x->etag);
@@ -343,6 +372,7 @@ static int complete_done(struct s3d_xfer *x)
 			err = -EIO;
 		}
 		if (!err) {
+			mpu_gone(u);
 			ctl_release(u);
 			mpu_finish(u);
 			return 0;
@@ -358,6 +388,7 @@ static int complete_done(struct s3d_xfer *x)
 			ctl_submit(u, MPU_VERIFY, &verify_ops, "HEAD");
 			return 0;
 		}
+		mpu_gone(u);
 		u->err = -EIO;
 		mpu_finish(u);
 		return 0;
@@ -512,6 +543,13 @@ static int create_done(struct s3d_xfer *x)
 		mpu_fail(u, err == -ENOENT ? -EIO : err);
 		return 0;
 	}
+	if (u->rootfd >= 0) {
+		err = s3d_journal_add(u->rootfd, u->key, u->upload_id);
+		if (err)
+			s3d_warn("UPLOAD s3://%s/%s: upload %s not recorded (%s): a crash would leave its parts behind",
+				 u->bucket, u->key, u->upload_id, strerror(-err));
+		u->recorded = !err;
+	}
 	if (u->detached) {
 		/* Cancelled while it was created: abort it at once. */
 		mpu_fail(u, -ECANCELED);
@@ -550,6 +588,8 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 	if (!u)
 		return NULL;
 	s3d_buf_init(&u->body, 0);
+	s3d_list_add_tail(&u->live, &live_uploads);
+	u->rootfd = p->rootfd >= 0 ? fcntl(p->rootfd, F_DUPFD_CLOEXEC, 0) : -1;
 	u->ctx = p->ctx;
 	u->fd = p->fd;
 	u->size = p->size;
@@ -565,7 +605,7 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 	u->etags = calloc(u->nparts, sizeof(*u->etags));
 	u->slots = calloc(u->parallel, sizeof(*u->slots));
 	if (!u->bucket || !u->key || (p->if_match && !u->if_match) ||
-	    !u->etags || !u->slots) {
+	    !u->etags || !u->slots || (p->rootfd >= 0 && u->rootfd < 0)) {
 		mpu_free(u);
 		return NULL;
 	}
@@ -613,4 +653,76 @@ void s3d_mpu_cancel(struct s3d_mpu *u)
 	case MPU_ABORT:
 		return;
 	}
+}
+
+struct recover {
+	struct s3d_ctx *ctx;
+	const char *bucket;
+	int rootfd;
+	unsigned int aborting;
+};
+
+static bool upload_live(const char *upload_id)
+{
+	struct s3d_list *pos;
+
+	for (pos = live_uploads.next; pos != &live_uploads; pos = pos->next) {
+		struct s3d_mpu *u = s3d_container_of(pos, struct s3d_mpu, live);
+
+		if (!strcmp(u->upload_id, upload_id))
+			return true;
+	}
+	return false;
+}
+
+/* One record of an upload no upload of ours is running: abort it. */
+static void recover_one(void *arg, const char *key, const char *upload_id)
+{
+	struct recover *rc = arg;
+	struct s3d_mpu *u;
+
+	if (upload_live(upload_id))
+		return;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return;
+	s3d_buf_init(&u->body, 0);
+	s3d_list_add_tail(&u->live, &live_uploads);
+	u->ctx = rc->ctx;
+	u->fd = -1;
+	u->rootfd = fcntl(rc->rootfd, F_DUPFD_CLOEXEC, 0);
+	u->bucket = strdup(rc->bucket);
+	u->key = strdup(key);
+	u->detached = true;
+	u->recorded = true;
+	snprintf(u->upload_id, sizeof(u->upload_id), "%s", upload_id);
+	if (u->rootfd < 0 || !u->bucket || !u->key) {
+		mpu_free(u);
+		return;
+	}
+	s3d_info("UPLOAD s3://%s/%s: upload %s was left by an earlier daemon: aborting it",
+		 u->bucket, u->key, u->upload_id);
+	rc->aborting++;
+	u->err = -ECANCELED;
+	ctl_submit(u, MPU_ABORT, &abort_ops, "DELETE");
+}
+
+/**
+ * s3d_mpu_recover() - abort the uploads an earlier daemon left in a
+ *	mount's journal
+ * @ctx: the bucket's context
+ * @bucket: the bucket
+ * @rootfd: the mount's cache root
+ *
+ * Uploads this daemon is running are left alone (a MOUNT sent again).
+ * The aborts run in the background; a failed one keeps its record.
+ *
+ * Return: the number of aborts started, or -errno.
+ */
+int s3d_mpu_recover(struct s3d_ctx *ctx, const char *bucket, int rootfd)
+{
+	struct recover rc = { .ctx = ctx, .bucket = bucket, .rootfd = rootfd };
+	int n = s3d_journal_scan(rootfd, recover_one, &rc);
+
+	return n < 0 ? n : (int)rc.aborting;
 }

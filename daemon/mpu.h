@@ -25,6 +25,7 @@
  * @key: key (copied)
  * @fd: the file, read with pread(); the caller keeps it open until @done
  *	or s3d_mpu_cancel()
+ * @rootfd: the mount's cache root, for the journal (journal.c); -1: none
  * @size: the object's size: more than one part
  * @part_size: the part size asked for (grown so the object fits in
  *	S3D_PARTS_MAX parts)
@@ -40,6 +41,7 @@ struct s3d_mpu_params {
 	const char *bucket;
 	const char *key;
 	int fd;
+	int rootfd;
 	uint64_t size;
 	uint64_t part_size;
 	unsigned int parallel;
@@ -54,6 +56,7 @@ struct s3d_mpu;
 struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err);
 uint64_t s3d_mpu_sent(const struct s3d_mpu *u);
 void s3d_mpu_cancel(struct s3d_mpu *u);
+int s3d_mpu_recover(struct s3d_ctx *ctx, const char *bucket, int rootfd);
 uint64_t s3d_mpu_part_size(uint64_t size, uint64_t asked);
 int s3d_mpu_etag(const char *const *etags, unsigned int n,
 		 char out[S3D_ETAG_MAX + 1]);

@@ -355,7 +355,8 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	if (r->size > part_size) {
 		struct s3d_mpu_params p = {
 			.ctx = ctx, .bucket = m->bucket, .key = op->key,
-			.fd = op->fd, .size = r->size, .part_size = part_size,
+			.fd = op->fd, .rootfd = m->rootfd, .size = r->size,
+			.part_size = part_size,
 			.parallel = upload_parallel,
 			.if_match = (r->flags & S3CFS_UP_MATCH) ? r->etag : NULL,
 			.if_none_match = r->flags & S3CFS_UP_NEW,

@@ -8,7 +8,9 @@
 # up with, the parts in flight at once, If-None-Match / If-Match on the
 # Complete, and no upload left open after a failed condition, a part that
 # fails for good, or a cancel; a PUT or Complete whose answer was lost is
-# a success once a HEAD shows the object is ours, not a conflict.
+# a success once a HEAD shows the object is ours, not a conflict. The
+# journal: an upload a killed daemon left open is aborted by the next
+# daemon's MOUNT; a MOUNT sent again leaves running uploads alone.
 # Prints TAP; exit 1 if anything failed. Needs python3, and root for the
 # trusted.* xattrs of the cache files.
 #
@@ -210,6 +212,42 @@ is "$(nreqs DELETE "^/fake/up/cancel.bin\\?uploadId")" 1 "... by one AbortMultip
 is "$(nreqs POST "^/fake/up/cancel.bin\\?uploadId")" 0 "... with no Complete sent"
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/fake/up/cancel.bin")" 404 \
 	"... and no object"
+
+# --- the journal: a daemon killed mid-upload leaves a record; the next --------
+# --- daemon's MOUNT aborts that upload ---------------------------------------
+journal() { ls -A "$cache/.s3cachefs/uploads" 2>/dev/null | wc -l; }
+local_file up/crash.bin $((20 * MIB))
+ctl "part_delay=5" >/dev/null
+env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
+	"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
+	--part-size $((5 * MIB)) --selftest cache fake "" "$cache" \
+	"upload:up/crash.bin:new" >/dev/null 2>>"$work/log" &
+pid=$!
+for ((i = 0; i < 100; i++)); do
+	[ "$(journal)" -gt 0 ] && break
+	sleep 0.1
+done
+sleep 0.5
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+ctl "part_delay=0" >/dev/null
+is "$(open_uploads)" 1 "a daemon killed mid-upload leaves its upload open in S3"
+is "$(journal)" 1 "... and its record in the journal"
+printf 'torn' >"$cache/.s3cachefs/uploads/u0123"
+cache "sleep:2000" >/dev/null
+is "$(open_uploads)" 0 "the next daemon's MOUNT aborts it"
+is "$(nreqs DELETE "^/fake/up/crash.bin\\?uploadId")" 1 "... (one AbortMultipartUpload)"
+is "$(journal)" 0 "... and the journal is empty (a torn record removed too)"
+
+# A MOUNT sent again while an upload runs leaves that upload alone.
+local_file up/remount.bin $((12 * MIB))
+ctl "part_delay=1" >/dev/null
+out=$(cache "upload:up/remount.bin:new,sleep:1500,mount:1:fake:$cache")
+ctl "part_delay=0" >/dev/null
+is "$(grep -c '^REPLY upload:up/remount.bin:new -> 0 ' <<<"$out")" 1 \
+	"an upload running while its mount is sent again completes"
+is "$(served_md5 up/remount.bin)" "$(file_md5 up/remount.bin)" "... S3 has its bytes"
+is "$(journal)" 0 "... and the journal is empty"
 
 echo "1..$n"
 [ "$failed" = 0 ]
