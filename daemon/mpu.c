@@ -75,6 +75,7 @@ struct s3d_mpu {
 	char clen[24];
 	struct s3d_kv h[3];
 	int err;			/* the first failure */
+	int conflict;			/* Complete's failed condition, checked */
 	bool detached;			/* cancelled: nobody to tell */
 	void (*done)(void *arg, int err, const char *etag);
 	void *arg;
@@ -295,21 +296,31 @@ static int verify_done(struct s3d_xfer *x)
 {
 	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
 	int err = s3d_xfer_errno(x, u->bucket);
+	bool ours = !err && x->has_etag && s3d_str_eq(x->etag, u->want);
 
-	mpu_gone(u);
-	if (!err && x->has_etag && s3d_str_eq(x->etag, u->want)) {
-		s3d_info("UPLOAD s3://%s/%s: the object is ours (ETag %s): the first Complete took effect",
-			 u->bucket, u->key, x->etag);
+	ctl_release(u);
+	if (ours) {
+		s3d_info("UPLOAD s3://%s/%s: the object is ours (ETag %s): %s",
+			 u->bucket, u->key, x->etag, u->conflict ?
+			 "an earlier upload of these bytes took effect" :
+			 "the first Complete took effect");
 		snprintf(u->etag, sizeof(u->etag), "%s", x->etag);
-		ctl_release(u);
-		mpu_finish(u);
+		u->err = 0;
+	} else if (u->conflict) {
+		u->err = u->conflict;
+	} else {
+		s3d_err("UPLOAD s3://%s/%s: the upload is gone and the object is not ours (%s %s, ours %s): whether our Complete took effect is unknown",
+			u->bucket, u->key, err ? "error" : "ETag",
+			err ? strerror(-err) : x->etag, u->want);
+		u->err = -EIO;
+	}
+	/* A failed condition left our upload open: abort it, whatever S3 has. */
+	if (u->conflict) {
+		parts_stop(u);
+		ctl_submit(u, MPU_ABORT, &abort_ops, "DELETE");
 		return 0;
 	}
-	s3d_err("UPLOAD s3://%s/%s: the upload is gone and the object is not ours (%s %s, ours %s): whether our Complete took effect is unknown",
-		u->bucket, u->key, err ? "error" : "ETag",
-		err ? strerror(-err) : x->etag, u->want);
-	ctl_release(u);
-	u->err = -EIO;
+	mpu_gone(u);
 	mpu_finish(u);
 	return 0;
 }
@@ -399,6 +410,17 @@ static int complete_done(struct s3d_xfer *x)
 	/* Only a missing key fails If-Match with a 404. */
 	if (err == -ENOENT && (!u->if_match || strcmp(e.code, "NoSuchKey")))
 		err = -EIO;
+	/*
+	 * Our own bytes may be what fails the condition: an earlier upload of
+	 * this file whose answer never reached the kernel (a daemon killed
+	 * after its Complete). A HEAD tells; the upload is aborted either way.
+	 */
+	if ((err == -EEXIST || err == -ESTALE) && u->want[0]) {
+		u->conflict = err;
+		ctl_release(u);
+		ctl_submit(u, MPU_VERIFY, &verify_ops, "HEAD");
+		return 0;
+	}
 	mpu_fail(u, err);
 	return 0;
 }

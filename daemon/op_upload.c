@@ -11,10 +11,10 @@
  * still LOCAL. Up to part_size bytes go in one PUT; a larger file is a
  * multipart upload (mpu.c) with the same condition on its Complete.
  *
- * A PUT sent again after its answer was lost (a timeout, a reset) fails
- * its own condition if the first one took effect: before that is called a
- * conflict, a HEAD checks whether the object holds our bytes (its size,
- * and the MD5 ETag S3 gives them).
+ * A PUT sent again after its answer was lost (a timeout, a reset, a
+ * daemon that died) fails its own condition if the first one took effect:
+ * before that is called a conflict, a HEAD checks whether the object holds
+ * our bytes (its size, and the MD5 ETag S3 gives them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -241,11 +241,11 @@ static int upload_done(struct s3d_xfer *x)
 		err = -EIO;
 	}
 	/*
-	 * A PUT sent again after a lost answer fails its own condition when
-	 * the first one took effect: a HEAD tells that from a conflict.
+	 * Our own bytes may be what fails the condition: a PUT sent again
+	 * after a lost answer, or an UPLOAD the kernel sent again after a
+	 * daemon died past its PUT. A HEAD tells that from a conflict.
 	 */
-	if ((err == -EEXIST || err == -ESTALE) && x->attempt > 1 &&
-	    op->r->size <= part_size) {
+	if ((err == -EEXIST || err == -ESTALE) && op->r->size <= part_size) {
 		op->conflict = err;
 		s3d_ctx_release(&op->x);
 		s3d_xfer_init(&op->x, &verify_ops, "HEAD", op->key);

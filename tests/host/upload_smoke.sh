@@ -196,6 +196,18 @@ out=$(cache "upload:up/plost.bin:new")
 is "$out" "REPLY upload:up/plost.bin:new -> -17 File exists" \
 	"a PUT retried into somebody else's object is still a conflict"
 
+# --- an UPLOAD sent again after a daemon died past its PUT or Complete: ------
+# --- the condition fails on our own object, which a HEAD recognises -------
+out=$(cache "upload:up/two.bin:new")
+is "$out" "REPLY upload:up/two.bin:new -> 0 etag $(mpu_etag "$cache/up/two.bin" $((5 * MIB)))" \
+	"a multipart UPLOAD whose object S3 already has (ours): a success"
+is "$(open_uploads)" 0 "... and the upload it began is aborted"
+local_file up/again.bin 5000
+cache "upload:up/again.bin:new" >/dev/null
+out=$(cache "upload:up/again.bin:new")
+is "$out" "REPLY upload:up/again.bin:new -> 0 etag \"$(file_md5 up/again.bin)\"" \
+	"a PUT whose object S3 already has (ours): a success"
+
 # --- the kernel gives an upload up (a killed writer): parts stop, abort ----
 local_file up/cancel.bin $((20 * MIB))
 ctl "part_delay=1" >/dev/null
@@ -228,8 +240,7 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 sleep 0.5
-kill -9 "$pid"
-wait "$pid" 2>/dev/null
+{ kill -9 "$pid"; wait "$pid"; } 2>/dev/null
 ctl "part_delay=0" >/dev/null
 is "$(open_uploads)" 1 "a daemon killed mid-upload leaves its upload open in S3"
 is "$(journal)" 1 "... and its record in the journal"
