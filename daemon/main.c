@@ -201,7 +201,7 @@ static void usage(FILE *f)
 "        list:PATH  lookup:PATH:NAME  fetch:PATH:OFF:LEN[:ETAG]\n"
 "        upload:PATH:new  upload:PATH:match:ETAG  (a LOCAL file, whole)\n"
 "        (of mount 1; @N:REQ of mount N)  mount:N:BUCKET:DIR  sleep:MS\n"
-"        cancel (the kernel gives the argument's last REQ up)\n"
+"        cancel (the kernel gives the argument's last REQ up)  metrics\n"
 "        (one argument at a time; REQ,REQ,... run concurrently)\n");
 }
 

@@ -42,6 +42,7 @@
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "metrics.h"
+#include "mpu.h"
 #include "op_common.h"
 #include "ops.h"
 #include "req.h"
@@ -395,6 +396,39 @@ static void render_creds(struct s3d_buf *b)
 		     s3d_creds_stats.refresh_failures);
 }
 
+/* One counter of struct s3d_upload_stats. */
+static void upload_counter(struct s3d_buf *b, const char *name,
+			   const char *help, uint64_t v)
+{
+	s3d_prom_family(b, name, "counter", help);
+	s3d_prom_u64(b, name, NULL, 0, v);
+}
+
+static void render_uploads(struct s3d_buf *b)
+{
+	const struct s3d_upload_stats *u = &s3d_upload_stats;
+
+	upload_counter(b, PREFIX "upload_bytes_total",
+		       "Bytes of objects uploaded (results of UPLOAD by kernel_requests_total).",
+		       u->bytes);
+	upload_counter(b, PREFIX "upload_multipart_total",
+		       "Objects uploaded as multipart uploads.", u->multipart);
+	upload_counter(b, PREFIX "upload_parts_total",
+		       "Parts of multipart uploads put.", u->parts);
+	upload_counter(b, PREFIX "upload_aborted_total",
+		       "Multipart uploads aborted (a failure, a conflict, a cancel, or left by a dead daemon).",
+		       u->aborted);
+	upload_counter(b, PREFIX "upload_abort_failures_total",
+		       "Multipart uploads that could not be aborted (their parts stay in S3; the journal keeps them for the next mount).",
+		       u->abort_failed);
+	upload_counter(b, PREFIX "upload_ours_total",
+		       "Failed conditions that a HEAD showed to be our own bytes (a lost answer): successes, not conflicts.",
+		       u->ours);
+	upload_counter(b, PREFIX "upload_recovered_total",
+		       "Multipart uploads a dead daemon left, aborted at MOUNT from the journal.",
+		       u->recovered);
+}
+
 static void render_kernel(struct s3d_buf *b)
 {
 	struct s3d_prom_label l[2];
@@ -431,6 +465,7 @@ static void render_kernel(struct s3d_buf *b)
 			"Bytes of those objects, written to the cache.");
 	s3d_prom_u64(b, PREFIX "lookup_whole_bytes_total", NULL, 0,
 		     s3d_lookup_stats.whole_bytes);
+	render_uploads(b);
 }
 
 struct usage_ctx {

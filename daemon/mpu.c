@@ -81,6 +81,8 @@ struct s3d_mpu {
 	void *arg;
 };
 
+struct s3d_upload_stats s3d_upload_stats;
+
 /* Every upload of this daemon, so that recovery leaves them alone. */
 static struct s3d_list live_uploads = { &live_uploads, &live_uploads };
 
@@ -253,9 +255,11 @@ static int abort_done(struct s3d_xfer *x)
 			u->bucket, u->key, u->upload_id, strerror(-err),
 			u->recorded ? "the next mount tries again" :
 			"its parts stay until a lifecycle rule (AbortIncompleteMultipartUpload) removes them");
+		s3d_upload_stats.abort_failed++;
 	} else {
 		s3d_info("UPLOAD s3://%s/%s: upload %s aborted", u->bucket,
 			 u->key, u->upload_id);
+		s3d_upload_stats.aborted++;
 		mpu_gone(u);
 	}
 	ctl_release(u);
@@ -306,6 +310,9 @@ static int verify_done(struct s3d_xfer *x)
 			 "the first Complete took effect");
 		snprintf(u->etag, sizeof(u->etag), "%s", x->etag);
 		u->err = 0;
+		s3d_upload_stats.ours++;
+		s3d_upload_stats.multipart++;
+		s3d_upload_stats.bytes += u->size;
 	} else if (u->conflict) {
 		u->err = u->conflict;
 	} else {
@@ -383,6 +390,8 @@ static int complete_done(struct s3d_xfer *x)
 			err = -EIO;
 		}
 		if (!err) {
+			s3d_upload_stats.multipart++;
+			s3d_upload_stats.bytes += u->size;
 			mpu_gone(u);
 			ctl_release(u);
 			mpu_finish(u);
@@ -507,6 +516,7 @@ static int part_done(struct s3d_xfer *x)
 	}
 	u->ndone++;
 	u->done_bytes += len;
+	s3d_upload_stats.parts++;
 	if (u->ndone == u->nparts)
 		mpu_complete(u);
 	else
@@ -725,6 +735,7 @@ static void recover_one(void *arg, const char *key, const char *upload_id)
 	s3d_info("UPLOAD s3://%s/%s: upload %s was left by an earlier daemon: aborting it",
 		 u->bucket, u->key, u->upload_id);
 	rc->aborting++;
+	s3d_upload_stats.recovered++;
 	u->err = -ECANCELED;
 	ctl_submit(u, MPU_ABORT, &abort_ops, "DELETE");
 }

@@ -53,6 +53,19 @@ struct s3d_mpu_params {
 
 struct s3d_mpu;
 
+/* What uploads did (metrics.c exposes it). */
+struct s3d_upload_stats {
+	uint64_t bytes;		/* of objects put (PUT or multipart) */
+	uint64_t multipart;	/* objects put as multipart uploads */
+	uint64_t parts;		/* parts put */
+	uint64_t aborted;	/* multipart uploads aborted */
+	uint64_t abort_failed;	/* ... that could not be (parts left) */
+	uint64_t ours;		/* failed conditions found to be our bytes */
+	uint64_t recovered;	/* uploads of a dead daemon aborted at MOUNT */
+};
+
+extern struct s3d_upload_stats s3d_upload_stats;
+
 struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err);
 uint64_t s3d_mpu_sent(const struct s3d_mpu *u);
 void s3d_mpu_cancel(struct s3d_mpu *u);

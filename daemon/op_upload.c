@@ -204,8 +204,10 @@ static int verify_done(struct s3d_xfer *x)
 	if (!err && x->has_etag &&
 	    x->content_length == (int64_t)op->r->size &&
 	    !file_etag(op->fd, op->r->size, want) && s3d_str_eq(x->etag, want)) {
-		s3d_info("UPLOAD s3://%s/%s: the object is ours (ETag %s): the first PUT took effect",
+		s3d_info("UPLOAD s3://%s/%s: the object is ours (ETag %s): an earlier PUT of these bytes took effect",
 			 op->m->bucket, op->key, x->etag);
+		s3d_upload_stats.ours++;
+		s3d_upload_stats.bytes += op->r->size;
 		upload_result(op, 0, x->etag);
 		return 0;
 	}
@@ -253,6 +255,8 @@ static int upload_done(struct s3d_xfer *x)
 		s3d_ctx_submit(op->ctx, &op->x);
 		return 0;
 	}
+	if (!err)
+		s3d_upload_stats.bytes += op->r->size;
 	upload_result(op, err, x->etag);
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include "lib/loop.h"
 #include "lib/s3.h"
 #include "lib/xml.h"
+#include "metrics.h"
 #include "ops.h"
 #include "req.h"
 #include "selftest.h"
@@ -258,6 +259,24 @@ static int run_sleep(const char *ms)
 	return 0;
 }
 
+/* "metrics" in a group: the exposition now, each line after "METRIC ". */
+static void run_metrics(void)
+{
+	struct s3d_buf b;
+	const char *p, *nl;
+
+	s3d_buf_init(&b, 0);
+	s3d_metrics_render(&b);
+	for (p = s3d_buf_str(&b); *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		printf("METRIC %.*s\n", (int)(nl - p), p);
+	}
+	fflush(stdout);
+	s3d_buf_free(&b);
+}
+
 /*
  * "cancel" in a group: the kernel gives the group's last request up, as a
  * CANCEL does (no reply comes for it).
@@ -285,6 +304,10 @@ static int run_reqs(const char *group, const char *dir)
 
 		if (!strncmp(spec, "sleep:", 6)) {
 			run_sleep(spec + 6);
+			continue;
+		}
+		if (!strcmp(spec, "metrics")) {
+			run_metrics();
 			continue;
 		}
 		if (!strcmp(spec, "cancel") && last) {

@@ -47,6 +47,14 @@ cache() {
 		--selftest cache fake "" "$cache" "$@" 2>>"$work/log" |
 		grep '^REPLY' | grep -v '^REPLY mount -> 0$'
 }
+# The same, but the metrics lines ("metrics" requests) out: "NAME VALUE".
+cache_metrics() {
+	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
+		"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
+		--part-size $((5 * MIB)) --upload-parallel 2 --retry-base-ms 10 \
+		--selftest cache fake "" "$cache" "$@" 2>>"$work/log" |
+		sed -n 's/^METRIC \(s3cachefsd_upload_[a-z_]*\) /\1 /p'
+}
 # A LOCAL cache file (as the kernel's create makes it) of SIZE random bytes.
 local_file() {	# NAME SIZE [BASE-ETAG]
 	python3 - "$cache/$1" "$2" "${3:-}" <<'PY'
@@ -225,6 +233,12 @@ is "$(nreqs POST "^/fake/up/cancel.bin\\?uploadId")" 0 "... with no Complete sen
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/fake/up/cancel.bin")" 404 \
 	"... and no object"
 
+# --- metrics of one multipart upload -----------------------------------------
+local_file up/metrics.bin $((12 * MIB + 3))
+is "$(cache_metrics "upload:up/metrics.bin:new" metrics | tr '\n' ' ')" \
+	"s3cachefsd_upload_bytes_total $((12 * MIB + 3)) s3cachefsd_upload_multipart_total 1 s3cachefsd_upload_parts_total 3 s3cachefsd_upload_aborted_total 0 s3cachefsd_upload_abort_failures_total 0 s3cachefsd_upload_ours_total 0 s3cachefsd_upload_recovered_total 0 " \
+	"metrics: the bytes, the multipart upload and its 3 parts"
+
 # --- the journal: a daemon killed mid-upload leaves a record; the next --------
 # --- daemon's MOUNT aborts that upload ---------------------------------------
 journal() { ls -A "$cache/.s3cachefs/uploads" 2>/dev/null | wc -l; }
@@ -245,10 +259,13 @@ ctl "part_delay=0" >/dev/null
 is "$(open_uploads)" 1 "a daemon killed mid-upload leaves its upload open in S3"
 is "$(journal)" 1 "... and its record in the journal"
 printf 'torn' >"$cache/.s3cachefs/uploads/u0123"
-cache "sleep:2000" >/dev/null
+m=$(cache_metrics "sleep:2000" metrics)
 is "$(open_uploads)" 0 "the next daemon's MOUNT aborts it"
 is "$(nreqs DELETE "^/fake/up/crash.bin\\?uploadId")" 1 "... (one AbortMultipartUpload)"
 is "$(journal)" 0 "... and the journal is empty (a torn record removed too)"
+is "$(grep -E '_(recovered|aborted)_total' <<<"$m" | tr '\n' ' ')" \
+	"s3cachefsd_upload_aborted_total 1 s3cachefsd_upload_recovered_total 1 " \
+	"... metrics: one upload recovered and aborted"
 
 # A MOUNT sent again while an upload runs leaves that upload alone.
 local_file up/remount.bin $((12 * MIB))
