@@ -750,13 +750,44 @@ out:
 }
 
 /*
+ * Test only (off unless the environment names it): S3D_TEST_CREATE_AT_LINK
+ * =NAME creates, once, a LOCAL file NAME (tagged first, as the kernel's
+ * create does) just before a new file is linked there: the kernel creating
+ * a file while a listing adds the same name.
+ */
+static void test_create_at_link(int dirfd, const char *name)
+{
+	static const char body[] = "written here\n";
+	static bool done;
+	const char *want = getenv("S3D_TEST_CREATE_AT_LINK");
+	uint8_t v[S3CFS_META_OFF_ETAG] = { S3CFS_META_VERSION_LOCAL,
+					   S3CFS_META_LOCAL };
+	int fd;
+
+	if (done || !want || strcmp(want, name))
+		return;
+	done = true;
+	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	v[S3CFS_META_OFF_SIZE] = sizeof(body) - 1;
+	if (write(fd, body, sizeof(body) - 1) == sizeof(body) - 1 &&
+	    !fsetxattr(fd, S3CFS_XATTR_META, v, sizeof(v), 0) &&
+	    !link_tmpfile(fd, dirfd, name))
+		s3d_warn("test: created LOCAL %s just before the listing links it",
+			 name);
+	close(fd);
+}
+
+/*
  * A new lower file for @m, made whole before it gets a name (the kernel
  * never sees it without its size and ETag): sparse, or holding the whole
- * object if @data is not NULL. When @name is known to be @absent it is
- * linked there directly; otherwise, or if something took the name
- * meanwhile, under a temporary name renamed over @name.
+ * object if @data is not NULL. When @name was found @absent it is linked
+ * there directly, and -EAGAIN says something took the name meanwhile (the
+ * kernel's create of a file written here: never renamed over); otherwise
+ * it goes under a temporary name renamed over @name.
  *
- * Return: 1 if sparse, 2 if holding @data, or -errno.
+ * Return: 1 if sparse, 2 if holding @data, -EAGAIN, or -errno.
  */
 static int new_file(int dirfd, const char *name, const struct s3d_meta *m,
 		    const void *data, bool absent)
@@ -780,9 +811,12 @@ static int new_file(int dirfd, const char *name, const struct s3d_meta *m,
 	if (data && m->size)
 		full = put_data(fd, m, data);
 	if (absent) {
+		test_create_at_link(dirfd, name);
 		err = link_tmpfile(fd, dirfd, name);
-		if (err != -EEXIST)
-			goto out;
+		/* Taken meanwhile (the kernel's create): the caller looks again. */
+		if (err == -EEXIST)
+			err = -EAGAIN;
+		goto out;
 	}
 	if (!pid)
 		pid = getpid();
@@ -887,8 +921,9 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 			  bool replace_dir)
 {
 	struct stat st;
-	int err;
+	int err, tries = 0;
 
+again:
 	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (S_ISREG(st.st_mode)) {
 			/* Written here: kept, whatever S3 has. */
@@ -906,7 +941,10 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 		}
 	} else if (errno == ENOENT) {
 		/* A listing of a new directory: most names are new. */
-		return new_file(dirfd, name, m, data, true);
+		err = new_file(dirfd, name, m, data, true);
+		if (err == -EAGAIN && ++tries < 2)
+			goto again;
+		return err == -EAGAIN ? -EEXIST : err;
 	} else {
 		return -errno;
 	}

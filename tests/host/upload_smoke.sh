@@ -10,7 +10,8 @@
 # fails for good, or a cancel; a PUT or Complete whose answer was lost is
 # a success once a HEAD shows the object is ours, not a conflict. The
 # journal: an upload a killed daemon left open is aborted by the next
-# daemon's MOUNT; a MOUNT sent again leaves running uploads alone.
+# daemon's MOUNT; a MOUNT sent again leaves running uploads alone. And a
+# LIST never replaces a file the kernel creates while it runs.
 # Prints TAP; exit 1 if anything failed. Needs python3, and root for the
 # trusted.* xattrs of the cache files.
 #
@@ -276,6 +277,22 @@ is "$(grep -c '^REPLY upload:up/remount.bin:new -> 0 ' <<<"$out")" 1 \
 	"an upload running while its mount is sent again completes"
 is "$(served_md5 up/remount.bin)" "$(file_md5 up/remount.bin)" "... S3 has its bytes"
 is "$(journal)" 0 "... and the journal is empty"
+
+# --- a LIST that adds a name the kernel creates at that moment keeps the ---
+# --- kernel's file (a fault point in the daemon makes the interleaving) ---
+race=$work/race
+mkdir -p "$race"
+out=$(S3D_TEST_CREATE_AT_LINK=small.bin cache=$race cache "list:lk")
+is "$out" "REPLY list:lk -> 0" "a listing of lk/ while the kernel creates lk/small.bin"
+if grep -q "test: created LOCAL small.bin just before the listing links it" "$work/log"; then
+	ok "... the create came between the listing's look and its link"
+else
+	not_ok "... the create came between the listing's look and its link"
+fi
+is "$(cat "$race/lk/small.bin")" "written here" "... the file written here keeps its bytes"
+is "$(python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "trusted.s3cachefs.meta")[0])' \
+	"$race/lk/small.bin")" 2 "... and stays LOCAL (meta version 2)"
+is "$(ls "$race/lk" | wc -l)" 8 "... and the listing's 7 other names are there"
 
 echo "1..$n"
 [ "$failed" = 0 ]
