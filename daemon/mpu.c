@@ -649,7 +649,9 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 }
 
 /**
- * s3d_mpu_sent() - body bytes sent so far (parts done and in flight)
+ * s3d_mpu_sent() - bytes moved so far: of the parts (done and in flight),
+ *	and of the Complete's answer (S3 sends spaces while it assembles a
+ *	large object, so a long Complete is seen to be alive)
  * @u: the upload
  */
 uint64_t s3d_mpu_sent(const struct s3d_mpu *u)
@@ -660,6 +662,8 @@ uint64_t s3d_mpu_sent(const struct s3d_mpu *u)
 	for (i = 0; i < u->parallel; i++)
 		if (u->slots[i].number)
 			n += u->slots[i].x.src.pos;
+	if (u->stage == MPU_COMPLETE && u->ctl_busy)
+		n += u->ctl.body_bytes;
 	return n;
 }
 
