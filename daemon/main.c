@@ -125,6 +125,8 @@ static const struct option long_opts[] = {
 	  OPT_TUNE + S3D_TUNE_PART_SIZE },
 	{ "upload-parallel", required_argument, NULL,
 	  OPT_TUNE + S3D_TUNE_UPLOAD_PARALLEL },
+	{ "require-conditions", required_argument, NULL,
+	  OPT_TUNE + S3D_TUNE_REQUIRE_CONDITIONS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -178,6 +180,8 @@ static void usage(FILE *f)
 "                       bytes (5242880..1073741824; default 16777216)\n"
 "  --upload-parallel N  parts of one upload in flight at most (1..64;\n"
 "                       default 4)\n"
+"  --require-conditions 0|1  1: refuse writable mounts of servers that\n"
+"                       ignore conditional writes (default 0: a warning)\n"
 "  --metrics ADDR       serve Prometheus metrics on http://ADDR/metrics\n"
 "                       (HOST:PORT, [V6]:PORT or PORT; use loopback, e.g.\n"
 "                       127.0.0.1:9464; default off)\n"
@@ -200,7 +204,8 @@ static void usage(FILE *f)
 "  cache BUCKET PREFIX DIR REQ...  run kernel requests against cache DIR:\n"
 "        list:PATH  lookup:PATH:NAME  fetch:PATH:OFF:LEN[:ETAG]\n"
 "        upload:PATH:new  upload:PATH:match:ETAG  (a LOCAL file, whole)\n"
-"        (of mount 1; @N:REQ of mount N)  mount:N:BUCKET:DIR  sleep:MS\n"
+"        (of mount 1; @N:REQ of mount N)  mount:N:BUCKET:DIR[:writable]\n"
+"        sleep:MS\n"
 "        cancel (the kernel gives the argument's last REQ up)  metrics\n"
 "        (one argument at a time; REQ,REQ,... run concurrently)\n");
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "ctx.h"
 #include "evict.h"
 #include "lib/base.h"
@@ -155,6 +156,23 @@ out:
 	s3d_req_finish(r, err);
 }
 
+struct mount_caps {
+	struct s3d_req *r;
+	struct s3d_ctx *ctx;
+};
+
+/* A writable MOUNT, once its server's conditional writes are known. */
+static void mount_caps_done(void *arg, int err)
+{
+	struct mount_caps *mc = arg;
+
+	if (err)
+		mount_forget(mc->r->mount_id);
+	s3d_ctx_put(mc->ctx);
+	s3d_req_finish(mc->r, err);
+	free(mc);
+}
+
 /* The second half of a MOUNT, once its context's credentials are known. */
 static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
 {
@@ -182,6 +200,21 @@ static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
 	err = s3d_mpu_recover(ctx, m->bucket, m->rootfd);
 	if (err < 0)
 		s3d_warn("mount %u: upload journal: %s", m->id, strerror(-err));
+	if (r->flags & S3CFS_MOUNT_WRITABLE) {
+		struct mount_caps *mc = malloc(sizeof(*mc));
+
+		if (mc) {
+			*mc = (struct mount_caps){ .r = r, .ctx = ctx };
+			if (!s3d_caps_check(ctx, m->bucket, m->prefix,
+					    mount_caps_done, mc))
+				return;
+			free(mc);
+		}
+		mount_forget(r->mount_id);
+		s3d_ctx_put(ctx);
+		s3d_req_finish(r, -ENOMEM);
+		return;
+	}
 	s3d_ctx_put(ctx);
 	s3d_req_finish(r, 0);
 }

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 
+#include "caps.h"
 #include "ctx.h"
 #include "lib/config.h"
 #include "lib/log.h"
@@ -119,6 +120,7 @@ static void ops_tune(const struct s3d_conf *c)
 	s3d_op_list_set_ahead(s3d_conf_tune(c, S3D_TUNE_LIST_AHEAD));
 	s3d_op_upload_set_parts(s3d_conf_tune(c, S3D_TUNE_PART_SIZE),
 				s3d_conf_tune(c, S3D_TUNE_UPLOAD_PARALLEL));
+	s3d_caps_set_require(s3d_conf_tune(c, S3D_TUNE_REQUIRE_CONDITIONS));
 }
 
 /**
@@ -149,6 +151,7 @@ void s3d_ops_fini(void)
 {
 	s3d_req_fini();
 	s3d_mounts_fini();
+	s3d_caps_fini();
 	s3d_ctx_fini();
 }
 

@@ -142,8 +142,8 @@ static char *etag_of(const char *dir, const char *path)
 /*
  * "list:PATH" "lookup:PATH:NAME" "fetch:PATH:OFF:LEN[:ETAG]"
  * "upload:PATH:new" "upload:PATH:match:ETAG" of mount 1,
- * or of mount N with a leading "@N:"; "mount:N:BUCKET:DIR" mounts
- * BUCKET (prefix "") cached in DIR as mount N.
+ * or of mount N with a leading "@N:"; "mount:N:BUCKET:DIR[:writable]"
+ * mounts BUCKET (prefix "") cached in DIR as mount N.
  */
 static struct s3d_req *parse_req(const char *spec, const char *dir)
 {
@@ -206,7 +206,10 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		free(file);
 		r->ino = st.st_ino;
 		r->size = (uint64_t)st.st_size;
-	} else if (!strcmp(f[0], "mount") && n == 4) {
+	} else if (!strcmp(f[0], "mount") &&
+		   (n == 4 || (n == 5 && !strcmp(f[4], "writable")))) {
+		if (n == 5)
+			r->flags = S3CFS_MOUNT_WRITABLE;
 		r->cmd = S3CFS_CMD_MOUNT;
 		r->mount_id = (uint32_t)strtoul(f[1], NULL, 10);
 		r->bucket = strdup(f[2]);

@@ -96,6 +96,7 @@ static const struct {
 	[K_TUNE + S3D_TUNE_LIST_AHEAD] = { "list_ahead", G },
 	[K_TUNE + S3D_TUNE_PART_SIZE] = { "part_size", G },
 	[K_TUNE + S3D_TUNE_UPLOAD_PARALLEL] = { "upload_parallel", G },
+	[K_TUNE + S3D_TUNE_REQUIRE_CONDITIONS] = { "require_conditions", G },
 };
 
 const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
@@ -121,6 +122,8 @@ const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
 		S3D_PART_SIZE_MIN, S3D_PART_SIZE_MAX, S3D_PART_SIZE_DEFAULT },
 	[S3D_TUNE_UPLOAD_PARALLEL] = { "upload_parallel", "upload-parallel",
 		1, S3D_UPLOAD_PARALLEL_MAX, S3D_UPLOAD_PARALLEL_DEFAULT },
+	[S3D_TUNE_REQUIRE_CONDITIONS] = { "require_conditions",
+		"require-conditions", 0, 1, 0 },
 };
 
 /**

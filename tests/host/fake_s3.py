@@ -101,6 +101,8 @@ SLOWDOWN = {"until": 0.0, "retry_after": None}
 # (default 403 AccessDenied) until part_fail=0.
 # /_ctl?part_delay=S: every UploadPart is answered S seconds late.
 # /_ctl?put_lost=N: the next N PutObjects take effect, then answer 500.
+# /_ctl?conditions=0: If-Match and If-None-Match on writes are ignored, as
+# by a server without conditional writes (conditions=1: honoured again).
 # /_ctl?parts_max: the body is the most UploadParts seen in progress at
 # once since the last such call.
 # /_ctl?complete_lost=N: the next N CompleteMultipartUploads take effect,
@@ -110,7 +112,7 @@ SLOWDOWN = {"until": 0.0, "retry_after": None}
 FAULTS = {"fail": 0, "fail_status": 503, "complete_error": None,
           "complete_n": 0, "part_fail": 0, "part_status": 403,
           "complete_lost": 0, "part_delay": 0.0, "put_lost": 0,
-          "parts_now": 0, "parts_max": 0}
+          "parts_now": 0, "parts_max": 0, "conditions": True}
 # Written objects: key -> (bytes, etag); uploads: id -> (key, {n: (bytes, etag)}).
 STORE = {}
 UPLOADS = {}
@@ -243,6 +245,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     FAULTS["complete_lost"] = int(q["complete_lost"][0])
                 if "part_delay" in q:
                     FAULTS["part_delay"] = float(q["part_delay"][0])
+                if "conditions" in q:
+                    FAULTS["conditions"] = q["conditions"][0] != "0"
                 if "put_lost" in q:
                     FAULTS["put_lost"] = int(q["put_lost"][0])
                 body = (b"%d\n" % len(UPLOADS)) if "open_uploads" in u.query else b""
@@ -381,6 +385,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         """S3's conditional write: an answer (status, code) or None."""
         with lock:
             cur = STORE.get(key)
+            if not FAULTS["conditions"]:
+                return None
         cur_etag = cur[1] if cur else (OBJECTS[key][1] if key in OBJECTS else None)
         inm = self.headers.get("If-None-Match")
         im = self.headers.get("If-Match")

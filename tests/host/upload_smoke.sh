@@ -48,6 +48,16 @@ cache() {
 		--selftest cache fake "" "$cache" "$@" 2>>"$work/log" |
 		grep '^REPLY' | grep -v '^REPLY mount -> 0$'
 }
+# The same with more daemon options: cache_opts OPTS... -- GROUPS...
+cache_opts() {
+	local opts=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
+		"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
+		"${opts[@]}" --selftest cache fake "" "$cache" "$@" 2>>"$work/log" |
+		grep '^REPLY' | grep -v '^REPLY mount -> 0$'
+}
 # The same, but the metrics lines ("metrics" requests) out: "NAME VALUE".
 cache_metrics() {
 	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
@@ -293,6 +303,36 @@ is "$(cat "$race/lk/small.bin")" "written here" "... the file written here keeps
 is "$(python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "trusted.s3cachefs.meta")[0])' \
 	"$race/lk/small.bin")" 2 "... and stays LOCAL (meta version 2)"
 is "$(ls "$race/lk" | wc -l)" 8 "... and the listing's 7 other names are there"
+
+# --- conditional writes, probed at a writable MOUNT -------------------------
+probe_puts() { nreqs PUT '\.s3cfs-probe-[0-9a-f]{16}$'; }
+before=$(probe_puts)
+out=$(cache "mount:2:fake:$race")
+is "$out" "REPLY mount:2:fake:$race -> 0" "a read-only MOUNT"
+is "$(probe_puts)" "$before" "... probes nothing"
+out=$(cache "mount:2:fake:$race:writable")
+is "$out" "REPLY mount:2:fake:$race:writable -> 0" "a writable MOUNT of a server with conditional writes"
+is "$(probe_puts)" $((before + 1)) "... probes once (a PUT with If-Match)"
+is "$(python3 -c 'import json, re, sys
+print(sum(1 for r in map(json.loads, open(sys.argv[1])) if re.search(r"\.s3cfs-probe-", r["path"]) and r["method"] == "PUT" and r["status"] == 404 and r["headers"].get("if-match")))' "$reqlog")" 1 \
+	"... answered 404: nothing created"
+ctl "conditions=0" >/dev/null
+out=$(cache "mount:2:fake:$race:writable")
+is "$out" "REPLY mount:2:fake:$race:writable -> 0" "a server that ignores conditions: the writable MOUNT goes on"
+if grep -q "s3://fake: the server ignores conditional writes" "$work/log"; then
+	ok "... with a warning"
+else
+	not_ok "... with a warning"
+fi
+is "$(nreqs DELETE '\.s3cfs-probe-')" 1 "... and the probe object it created is deleted"
+probe_key=$(python3 -c 'import json, re, sys
+print([r["path"] for r in map(json.loads, open(sys.argv[1])) if r["method"] == "PUT" and r["status"] == 200 and re.search(r"\.s3cfs-probe-", r["path"])][-1])' "$reqlog")
+is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port$probe_key")" 404 \
+	"... (S3 has no probe object: ${probe_key##*/})"
+out=$(cache_opts --require-conditions 1 -- "mount:2:fake:$race:writable")
+is "$out" "REPLY mount:2:fake:$race:writable -> -95 Operation not supported" \
+	"with require_conditions = 1 the writable MOUNT is refused (EOPNOTSUPP)"
+ctl "conditions=1" >/dev/null
 
 echo "1..$n"
 [ "$failed" = 0 ]
