@@ -74,6 +74,7 @@ struct list_op {
 	char *lp;		/* listing prefix */
 	int dirfd;
 	bool at_root;
+	bool was_empty;		/* the directory held nothing at the start */
 	char *token;		/* continuation token for the next page */
 	bool more;		/* a next page exists and is not requested yet */
 	bool fetching;		/* a page request is queued or in flight */
@@ -221,7 +222,8 @@ static int list_file(struct list_op *op, const struct s3d_obj *o)
 	 * A directory on disk may yet be confirmed by a common prefix on a
 	 * later page; only replace it (and its cached contents) at the end.
 	 */
-	err = s3d_store_ensure_file(op->dirfd, p, &meta, NULL, false);
+	err = op->was_empty ? s3d_store_add_file(op->dirfd, p, &meta) :
+		s3d_store_ensure_file(op->dirfd, p, &meta, NULL, false);
 	if (err == -EISDIR)
 		return defer_file(op, p, o);
 	return err < 0 ? err : 0;
@@ -578,6 +580,8 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 		list_finish(op, err);
 		return;
 	}
+	/* A first listing: its names are new, linked without a look first. */
+	op->was_empty = s3d_store_dir_empty(op->dirfd, op->at_root);
 	r->cancel = list_cancel;
 	r->cancel_arg = op;
 	op->levels = !list_ahead ? 0 : r->ahead ? r->ahead_levels : AHEAD_LEVELS;

@@ -952,6 +952,61 @@ again:
 }
 
 /**
+ * s3d_store_add_file() - s3d_store_ensure_file() for a name that is most
+ *	likely new (a listing of a directory that held nothing): linked
+ *	without a look first, one system call less per listed name
+ * @dirfd: the directory
+ * @name: a valid single name
+ * @m: the object's metadata
+ *
+ * A name taken after all (the kernel's create, a directory) gets
+ * s3d_store_ensure_file()'s treatment.
+ *
+ * Return: as s3d_store_ensure_file().
+ */
+int s3d_store_add_file(int dirfd, const char *name, const struct s3d_meta *m)
+{
+	int err = new_file(dirfd, name, m, NULL, true);
+
+	return err == -EAGAIN ? s3d_store_ensure_file(dirfd, name, m, NULL,
+						       false) : err;
+}
+
+/**
+ * s3d_store_dir_empty() - does @dirfd hold no entry a listing would keep?
+ * @dirfd: the directory
+ * @at_root: it is the cache root (.s3cachefs and lost+found do not count)
+ *
+ * Return: true if empty; false if not, or on any error.
+ */
+bool s3d_store_dir_empty(int dirfd, bool at_root)
+{
+	struct dirent *de;
+	bool empty = true;
+	int fd;
+	DIR *d;
+
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	while (empty && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (at_root && (!strcmp(de->d_name, S3CFS_META_DIR) ||
+				!strcmp(de->d_name, "lost+found")))
+			continue;
+		empty = false;
+	}
+	closedir(d);
+	return empty;
+}
+
+/**
  * s3d_store_prune() - remove what a listing did not mention
  * @dirfd: the directory
  * @at_root: it is the cache root (keep .s3cachefs and lost+found)
