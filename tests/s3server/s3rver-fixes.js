@@ -134,11 +134,40 @@ if (!process.env.S3RVER_NO_CONDITIONAL_PUT) {
   // answered a 500 for an upload completed or aborted already).
   const complete = objectCtrl.completeMultipartUpload;
   objectCtrl.completeMultipartUpload = async function (ctx) {
-    if (!uploadDir(ctx.store, ctx.params.bucket, ctx.query.uploadId))
-      throw noSuchUpload(ctx.query.uploadId);
+    const dir = uploadDir(ctx.store, ctx.params.bucket, ctx.query.uploadId);
+    if (!dir) throw noSuchUpload(ctx.query.uploadId);
     await checkConditions(ctx);
-    return complete.call(this, ctx);
+    const etag = multipartEtag(dir);
+    await complete.call(this, ctx);
+    // S3's ETag of a multipart object: the MD5 of the parts' MD5s, "-N"
+    // (s3rver gave the MD5 of the whole object, which no client can
+    // predict from its parts).
+    if (etag && ctx.body && ctx.body.CompleteMultipartUploadResult) {
+      fs.writeFileSync(ctx.store.getResourcePath(ctx.params.bucket,
+        ctx.params.key, 'object.md5'), etag);
+      ctx.body.CompleteMultipartUploadResult.ETag = JSON.stringify(etag);
+    }
   };
+}
+
+// "<MD5 of the parts' MD5s>-N" of the parts in upload directory DIR
+// (every part uploaded: the daemon completes with all of them); null if a
+// part's MD5 is missing.
+function multipartEtag(dir) {
+  const crypto = require('crypto');
+  const nums = fs.readdirSync(dir).filter(n => /^[0-9]+$/.test(n))
+    .map(Number).sort((a, b) => a - b);
+  const h = crypto.createHash('md5');
+  for (const n of nums) {
+    let md5;
+    try {
+      md5 = fs.readFileSync(path.join(dir, `${n}.md5`)).toString();
+    } catch (err) {
+      return null;
+    }
+    h.update(Buffer.from(md5, 'hex'));
+  }
+  return nums.length ? `${h.digest('hex')}-${nums.length}` : null;
 }
 
 // AbortMultipartUpload (DELETE ?uploadId): s3rver 3.7.1 answers 405 and
