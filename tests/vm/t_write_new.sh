@@ -10,14 +10,16 @@
 # cache. A key created in S3 meanwhile is not
 # overwritten: close fails with ESTALE, our bytes are kept under
 # .s3cachefs/conflicts/ and the name shows S3's object; a multipart
-# upload that meets a conflict is aborted (no parts left in S3). A listing while a
+# upload that meets a conflict is aborted (no parts left in S3), and one
+# whose daemon is killed is aborted by the next daemon, which puts the
+# file again when the kernel re-sends its UPLOAD. A listing while a
 # file is being written keeps it; an EVICT of it is refused; objects that
 # exist in S3 cannot be opened for writing yet (EPERM); without the
 # writable option the mount stays read-only.
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_new
-plan 39
+plan 47
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
 CTL=$REPO/tools/s3cachectl/s3cachectl
@@ -189,6 +191,39 @@ except OSError as e: print(errno.errorcode[e.errno])")" ESTALE \
 	"a 20 MiB file whose key was created meanwhile: close fails with ESTALE"
 check "S3 keeps the other writer's object" s3_is cbig.bin "$WORK/theirs"
 is "$(uploads_open)" 0 "... and our multipart upload was aborted"
+
+# A daemon killed in the middle of a multipart upload: the kernel sends the
+# UPLOAD again to the next daemon, which aborts the upload the killed one
+# left (its journal) and puts the file afresh. Small parts, one at a time,
+# so that the kill lands among them.
+journal_n() { ls -A "$CACHE/.s3cachefs/uploads" 2>/dev/null | wc -l; }
+make_fixture "$WORK/mp" $((40 * 1048576)) write-mp >/dev/null
+stop_daemon
+check_sh "daemon restarted with 5 MiB parts, one at a time" \
+	start_daemon --part-size 5242880 --upload-parallel 1
+rm -f "$WORK/mp.rc"
+python3 -c "
+import os
+fd = os.open('$MNT/mp.bin', os.O_CREAT | os.O_WRONLY)
+os.write(fd, open('$WORK/mp', 'rb').read())
+try: os.close(fd); print(0)
+except OSError as e: print(e.errno)" >"$WORK/mp.rc" 2>"$WORK/mp.err" &
+writer=$!
+for ((i = 0; i < 600; i++)); do
+	[ "$(journal_n)" -gt 0 ] && break
+	sleep 0.1
+done
+is "$(journal_n)" 1 "a 40 MiB file's close: its multipart upload is under way (in the journal)"
+kill_daemon
+check_sh "the daemon is killed; a new one starts" \
+	start_daemon --part-size 5242880 --upload-parallel 1
+wait "$writer"
+is "$(cat "$WORK/mp.rc")" 0 "the close returns success (the kernel sent the UPLOAD again)"
+check "S3 has the 40 MiB" s3_is mp.bin "$WORK/mp"
+check "the new daemon aborted the upload the killed one left" \
+	grep -q "mp.bin: upload .* was left by an earlier daemon: aborting" "$DAEMON_LOG"
+is "$(uploads_open)" 0 "... no multipart upload is left open"
+is "$(journal_n)" 0 "... and the journal is empty"
 
 # An object that exists in S3 is not writable yet.
 is "$(py "
