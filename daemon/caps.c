@@ -197,8 +197,7 @@ int s3d_caps_check(struct s3d_ctx *ctx, const char *bucket,
 	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
 		for (i = 0; i < sizeof(rnd); i++)
 			rnd[i] = (unsigned char)random();
-	for (i = 0; i < sizeof(rnd); i++)
-		snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+	s3d_hex(rnd, sizeof(rnd), hex);
 	p->ctx = ctx;
 	p->done = done;
 	p->arg = arg;

@@ -103,17 +103,6 @@ uint64_t s3d_mpu_part_size(uint64_t size, uint64_t asked)
 	return S3D_MAX(p, need);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /**
  * s3d_mpu_etag() - the ETag S3 gives an object of these parts
  * @etags: each part's ETag, in order, as UploadPart answered it
@@ -145,7 +134,7 @@ int s3d_mpu_etag(const char *const *etags, unsigned int n,
 			len = 32;
 		}
 		for (j = 0; j < 16 && len == 32; j++) {
-			int hi = hexval(e[2 * j]), lo = hexval(e[2 * j + 1]);
+			int hi = s3d_hexval(e[2 * j]), lo = s3d_hexval(e[2 * j + 1]);
 
 			if (hi < 0 || lo < 0)
 				break;
@@ -161,8 +150,7 @@ int s3d_mpu_etag(const char *const *etags, unsigned int n,
 	if (!ok || mdlen != 16)
 		return -EIO;
 	out[0] = '"';
-	for (i = 0; i < 16; i++)
-		snprintf(out + 1 + 2 * i, 3, "%02x", md[i]);
+	s3d_hex(md, 16, out + 1);
 	snprintf(out + 33, S3D_ETAG_MAX + 1 - 33, "-%u\"", n);
 	return 0;
 }

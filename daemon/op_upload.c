@@ -151,7 +151,7 @@ static void upload_result(struct upload_op *op, int err, const char *etag)
 static int file_etag(int fd, uint64_t size, char out[S3D_ETAG_MAX + 1])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int i, mdlen = 0;
+	unsigned int mdlen = 0;
 	EVP_MD_CTX *c = EVP_MD_CTX_new();
 	uint64_t off = 0;
 	char *buf = malloc(1 << 20);
@@ -174,9 +174,9 @@ static int file_etag(int fd, uint64_t size, char out[S3D_ETAG_MAX + 1])
 	if (!EVP_DigestFinal_ex(c, md, &mdlen) || mdlen != 16)
 		goto out;
 	out[0] = '"';
-	for (i = 0; i < 16; i++)
-		snprintf(out + 1 + 2 * i, 3, "%02x", md[i]);
-	snprintf(out + 33, 2, "\"");
+	s3d_hex(md, 16, out + 1);
+	out[33] = '"';
+	out[34] = '\0';
 	err = 0;
 out:
 	free(buf);

@@ -306,13 +306,10 @@ static uint64_t get_le64(const uint8_t *p)
 	return v;
 }
 
-static int hexval(char c)
+/* A lowercase hex digit's value, or -1 (the compact form is lowercase). */
+static int lower_hexval(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
+	return c >= 'A' && c <= 'F' ? -1 : s3d_hexval(c);
 }
 
 /* Is @etag '"' + 32 lowercase hex digits + a short tail + '"'? */
@@ -324,7 +321,7 @@ static bool etag_md5_form(const char *etag, size_t len)
 	    etag[len - 1] != '"')
 		return false;
 	for (i = 1; i <= 32; i++)
-		if (hexval(etag[i]) < 0)
+		if (lower_hexval(etag[i]) < 0)
 			return false;
 	return true;
 }
@@ -354,8 +351,8 @@ int s3d_meta_encode(const struct s3d_meta *m, bool raw, uint8_t *buf)
 	}
 	buf[-S3CFS_META_OFF_ETAG + 1] = S3CFS_META_MD5;
 	for (i = 0; i < 16; i++)
-		buf[i] = (uint8_t)(hexval(m->etag[1 + 2 * i]) << 4 |
-				   hexval(m->etag[2 + 2 * i]));
+		buf[i] = (uint8_t)(lower_hexval(m->etag[1 + 2 * i]) << 4 |
+				   lower_hexval(m->etag[2 + 2 * i]));
 	memcpy(buf + 16, m->etag + 33, len - 34);
 	return (int)(S3CFS_META_OFF_ETAG + 16 + len - 34);
 }

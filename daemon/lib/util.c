@@ -538,3 +538,20 @@ void s3d_uri_encode(struct s3d_buf *b, const char *s, size_t n,
 		}
 	}
 }
+
+/**
+ * s3d_hexval() - the value of one hexadecimal digit
+ * @c: the character
+ *
+ * Return: 0..15, or -1 if @c is not a hex digit.
+ */
+int s3d_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

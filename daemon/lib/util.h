@@ -50,6 +50,7 @@ bool s3d_strset_get(const struct s3d_strset *s, const char *key, int *val);
 void s3d_uri_encode(struct s3d_buf *b, const char *s, size_t n,
 		    bool encode_slash);
 bool s3d_str_eq(const char *a, const char *b);
+int s3d_hexval(char c);
 uint64_t s3d_hash_str(const char *s);
 uint64_t s3d_now_ms(void);
 int s3d_parse_u64(const char *s, uint64_t *out);

@@ -308,17 +308,6 @@ static void XMLCALL list_end(void *data, const char *name)
 	pop(st);
 }
 
-static int unhex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * In place, as S3 encodes with encoding-type=url (form encoding: '+' is a
  * space, %XX a byte). Returns false on a malformed escape or a NUL byte.
@@ -331,7 +320,7 @@ static bool url_decode(char *s)
 		if (*s == '+') {
 			*d++ = ' ';
 		} else if (*s == '%') {
-			int hi = unhex(s[1]), lo = hi < 0 ? -1 : unhex(s[2]);
+			int hi = s3d_hexval(s[1]), lo = hi < 0 ? -1 : s3d_hexval(s[2]);
 
 			if (lo < 0 || (hi == 0 && lo == 0))
 				return false;
