@@ -76,10 +76,12 @@ int s3d_journal_add(int rootfd, const char *key, const char *upload_id)
 	close(fd);
 	if (!err && renameat(dirfd, tmp, dirfd, name))
 		err = -errno;
-	if (!err && fsync(dirfd))
-		err = -errno;
 	if (err)
 		unlinkat(dirfd, tmp, 0);
+	else if (fsync(dirfd))
+		/* The record is there: it is removed when the upload ends. */
+		s3d_warn("upload journal: fsync of %s: %s", S3D_JOURNAL_DIR,
+			 strerror(errno));
 out:
 	close(dirfd);
 	return err;
@@ -115,7 +117,7 @@ static int record_read(int dirfd, const char *name, char *buf, size_t len,
 
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return errno == ELOOP ? -EINVAL : -errno;
 	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
@@ -168,11 +170,18 @@ int s3d_journal_scan(int rootfd,
 		if (de->d_name[0] == '.' &&
 		    (!de->d_name[1] || !strcmp(de->d_name, "..")))
 			continue;
-		if (record_read(dirfd, de->d_name, buf, sizeof(buf), &id,
-				&key)) {
+		err = record_read(dirfd, de->d_name, buf, sizeof(buf), &id,
+				  &key);
+		if (err == -EINVAL) {
 			s3d_warn("upload journal: %s/%s is no record (torn by a crash?): removed",
 				 S3D_JOURNAL_DIR, de->d_name);
 			unlinkat(dirfd, de->d_name, 0);
+			continue;
+		}
+		if (err) {
+			/* Kept: it may name an upload S3 still has. */
+			s3d_warn("upload journal: %s/%s: %s (kept for the next mount)",
+				 S3D_JOURNAL_DIR, de->d_name, strerror(-err));
 			continue;
 		}
 		n++;

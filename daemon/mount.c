@@ -159,15 +159,21 @@ out:
 struct mount_caps {
 	struct s3d_req *r;
 	struct s3d_ctx *ctx;
+	struct s3d_mount *m;	/* referenced */
 };
 
 /* A writable MOUNT, once its server's conditional writes are known. */
 static void mount_caps_done(void *arg, int err)
 {
 	struct mount_caps *mc = arg;
+	struct s3d_mount *now = err ? s3d_mount_get(mc->r->mount_id) : NULL;
 
-	if (err)
+	/* Refused: forget it, unless a MOUNT sent since replaced it. */
+	if (now == mc->m)
 		mount_forget(mc->r->mount_id);
+	if (now)
+		s3d_mount_put(now);
+	s3d_mount_put(mc->m);
 	s3d_ctx_put(mc->ctx);
 	s3d_req_finish(mc->r, err);
 	free(mc);
@@ -204,10 +210,12 @@ static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
 		struct mount_caps *mc = malloc(sizeof(*mc));
 
 		if (mc) {
-			*mc = (struct mount_caps){ .r = r, .ctx = ctx };
+			*mc = (struct mount_caps){ .r = r, .ctx = ctx, .m = m };
+			m->refs++;
 			if (!s3d_caps_check(ctx, m->bucket, m->prefix,
 					    mount_caps_done, mc))
 				return;
+			s3d_mount_put(m);
 			free(mc);
 		}
 		mount_forget(r->mount_id);

@@ -288,7 +288,7 @@ static int verify_done(struct s3d_xfer *x)
 {
 	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
 	int err = s3d_xfer_errno(x, u->bucket);
-	bool ours = !err && x->has_etag && s3d_str_eq(x->etag, u->want);
+	bool ours = !err && x->has_etag && s3d_etag_eq(x->etag, u->want);
 
 	ctl_release(u);
 	if (ours) {
@@ -376,6 +376,13 @@ static int complete_done(struct s3d_xfer *x)
 			s3d_err("UPLOAD s3://%s/%s: bad CompleteMultipartUploadResult: %s",
 				u->bucket, u->key, why);
 			err = -EIO;
+			/* A 200 without an Error: the object is likely there. */
+			if (u->want[0]) {
+				u->conflict = err;
+				ctl_release(u);
+				ctl_submit(u, MPU_VERIFY, &verify_ops, "HEAD");
+				return 0;
+			}
 		}
 		if (!err) {
 			s3d_upload_stats.multipart++;

@@ -226,6 +226,10 @@ static int list_file(struct list_op *op, const struct s3d_obj *o)
 		s3d_store_ensure_file(op->dirfd, p, &meta, NULL, false);
 	if (err == -EISDIR)
 		return defer_file(op, p, o);
+	if (err == -EBUSY) {
+		s3d_op_log_skip(op->m, o->key, "the name changed under the listing; left to the next one");
+		return 0;
+	}
 	return err < 0 ? err : 0;
 }
 

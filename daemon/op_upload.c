@@ -203,7 +203,7 @@ static int verify_done(struct s3d_xfer *x)
 
 	if (!err && x->has_etag &&
 	    x->content_length == (int64_t)op->r->size &&
-	    !file_etag(op->fd, op->r->size, want) && s3d_str_eq(x->etag, want)) {
+	    !file_etag(op->fd, op->r->size, want) && s3d_etag_eq(x->etag, want)) {
 		s3d_info("UPLOAD s3://%s/%s: the object is ours (ETag %s): an earlier PUT of these bytes took effect",
 			 op->m->bucket, op->key, x->etag);
 		s3d_upload_stats.ours++;
@@ -247,7 +247,7 @@ static int upload_done(struct s3d_xfer *x)
 	 * after a lost answer, or an UPLOAD the kernel sent again after a
 	 * daemon died past its PUT. A HEAD tells that from a conflict.
 	 */
-	if ((err == -EEXIST || err == -ESTALE) && op->r->size <= part_size) {
+	if (err == -EEXIST || err == -ESTALE) {
 		op->conflict = err;
 		s3d_ctx_release(&op->x);
 		s3d_xfer_init(&op->x, &verify_ops, "HEAD", op->key);

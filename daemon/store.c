@@ -755,12 +755,16 @@ out:
 static void test_create_at_link(int dirfd, const char *name)
 {
 	static const char body[] = "written here\n";
-	static bool done;
-	const char *want = getenv("S3D_TEST_CREATE_AT_LINK");
+	static const char *want;
+	static bool done, looked;
 	uint8_t v[S3CFS_META_OFF_ETAG] = { S3CFS_META_VERSION_LOCAL,
 					   S3CFS_META_LOCAL };
 	int fd;
 
+	if (!looked) {
+		want = getenv("S3D_TEST_CREATE_AT_LINK");
+		looked = true;
+	}
 	if (done || !want || strcmp(want, name))
 		return;
 	done = true;
@@ -911,7 +915,8 @@ out:
  *
  * Return: 0 if kept, 1 if (re)created sparse, 2 if created with @data in
  * it, -EEXIST if a directory holding files written here (LOCAL) is in the
- * way (kept), or -errno.
+ * way (kept), -EBUSY if the name kept appearing and vanishing while we
+ * looked (left alone), or -errno.
  */
 int s3d_store_ensure_file(int dirfd, const char *name,
 			  const struct s3d_meta *m, const void *data,
@@ -939,9 +944,9 @@ again:
 	} else if (errno == ENOENT) {
 		/* A listing of a new directory: most names are new. */
 		err = new_file(dirfd, name, m, data, true);
-		if (err == -EAGAIN && ++tries < 2)
+		if (err == -EAGAIN && ++tries < 4)
 			goto again;
-		return err == -EAGAIN ? -EEXIST : err;
+		return err == -EAGAIN ? -EBUSY : err;
 	} else {
 		return -errno;
 	}

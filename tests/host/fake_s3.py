@@ -100,6 +100,8 @@ SLOWDOWN = {"until": 0.0, "retry_after": None}
 # /_ctl?part_fail=N[&status=S]: every UploadPart of part N is answered S
 # (default 403 AccessDenied) until part_fail=0.
 # /_ctl?part_delay=S: every UploadPart is answered S seconds late.
+# /_ctl?complete_garbage=N: the next N CompleteMultipartUploads take
+# effect, then answer 200 with a body that is no XML.
 # /_ctl?put_lost=N: the next N PutObjects take effect, then answer 500.
 # /_ctl?conditions=0: If-Match and If-None-Match on writes are ignored, as
 # by a server without conditional writes (conditions=1: honoured again).
@@ -112,7 +114,8 @@ SLOWDOWN = {"until": 0.0, "retry_after": None}
 FAULTS = {"fail": 0, "fail_status": 503, "complete_error": None,
           "complete_n": 0, "part_fail": 0, "part_status": 403,
           "complete_lost": 0, "part_delay": 0.0, "put_lost": 0,
-          "parts_now": 0, "parts_max": 0, "conditions": True}
+          "parts_now": 0, "parts_max": 0, "conditions": True,
+          "complete_garbage": 0}
 # Written objects: key -> (bytes, etag); uploads: id -> (key, {n: (bytes, etag)}).
 STORE = {}
 UPLOADS = {}
@@ -245,6 +248,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     FAULTS["complete_lost"] = int(q["complete_lost"][0])
                 if "part_delay" in q:
                     FAULTS["part_delay"] = float(q["part_delay"][0])
+                if "complete_garbage" in q:
+                    FAULTS["complete_garbage"] = int(q["complete_garbage"][0])
                 if "conditions" in q:
                     FAULTS["conditions"] = q["conditions"][0] != "0"
                 if "put_lost" in q:
@@ -513,8 +518,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             lost = FAULTS["complete_lost"] > 0
             if lost:
                 FAULTS["complete_lost"] -= 1
+            garbage = FAULTS["complete_garbage"] > 0
+            if garbage:
+                FAULTS["complete_garbage"] -= 1
         if lost:
             return self.send(500, error_xml("InternalError", "answer lost", "RIDLOST"))
+        if garbage:
+            return self.send(200, b"<html>proxy says hello</html>")
         return self.send(200, (
             '<?xml version="1.0" encoding="UTF-8"?>\n'
             '<CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'

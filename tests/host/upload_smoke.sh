@@ -192,6 +192,14 @@ is "$(nreqs POST "^/fake/up/lost.bin\\?uploadId")" 2 "... (the Complete was sent
 is "$(nreqs HEAD "^/fake/up/lost.bin\$")" 1 "... (and a HEAD checked the object)"
 is "$(served_md5 up/lost.bin)" "$(file_md5 up/lost.bin)" "... S3 has its bytes"
 
+# --- a Complete's 200 that is no CompleteMultipartUploadResult: HEAD decides --
+local_file up/garbage.bin $((6 * MIB))
+ctl "complete_garbage=1" >/dev/null
+out=$(cache "upload:up/garbage.bin:new")
+is "$out" "REPLY upload:up/garbage.bin:new -> 0 etag $(mpu_etag "$cache/up/garbage.bin" $((5 * MIB)))" \
+	"a Complete answered 200 with no result in it: the object is ours (HEAD), a success"
+is "$(open_uploads)" 0 "... and no upload is left open"
+
 # --- an Error inside Complete's 200 is retried -------------------------------
 local_file up/ie.bin $((6 * MIB))
 ctl "complete_error=InternalError&n=1" >/dev/null
