@@ -217,6 +217,8 @@ static void ctl_submit(struct s3d_mpu *u, enum mpu_stage stage,
 	u->stage = stage;
 	s3d_xfer_init(&u->ctl, ops, what, u->key);
 	u->ctl.prio = S3D_PRIO_SYNC;
+	/* S3 answers a long Complete with spaces until the object is made. */
+	u->ctl.trickle = stage == MPU_COMPLETE;
 	u->ctl_busy = true;
 	s3d_ctx_submit(u->ctx, &u->ctl);
 }

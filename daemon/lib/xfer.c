@@ -392,8 +392,10 @@ static int easy_setup(struct s3d_xfer *x)
 	rc |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
 	rc |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 			       (long)CONNECT_TIMEOUT_MS);
-	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, (long)eng.min_rate);
-	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)eng.stall_s);
+	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT,
+			       x->trickle ? 1L : (long)eng.min_rate);
+	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)eng.stall_s *
+			       (x->trickle ? S3D_TRICKLE_STALLS : 1));
 	rc |= curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	rc |= curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)CURL_BUFFER);
 	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);

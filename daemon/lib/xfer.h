@@ -81,6 +81,10 @@ struct s3d_xfer {
 	const char *key;		/* for logs */
 	int prio;			/* enum s3d_prio; fixed while queued */
 	bool probe;			/* a 404 is an answer (lookups) */
+	bool trickle;			/* its answer may trickle (keep-alive
+					 * spaces): stalled only when no byte
+					 * came for S3D_TRICKLE_STALLS stall
+					 * times, not below min_rate */
 	struct s3d_http_req req;
 	struct s3d_xfer_src src;	/* the request's body, if any */
 
@@ -174,6 +178,7 @@ extern struct s3d_stats s3d_stats;
 #define S3D_STALL_MIN		1
 #define S3D_STALL_MAX		3600
 #define S3D_MIN_RATE_DEFAULT	1024
+#define S3D_TRICKLE_STALLS	6
 
 int s3d_engine_init(unsigned int max_inflight, const char *ca_bundle);
 void s3d_engine_set_stall_timeout(unsigned int seconds);

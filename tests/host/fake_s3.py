@@ -100,6 +100,9 @@ SLOWDOWN = {"until": 0.0, "retry_after": None}
 # /_ctl?part_fail=N[&status=S]: every UploadPart of part N is answered S
 # (default 403 AccessDenied) until part_fail=0.
 # /_ctl?part_delay=S: every UploadPart is answered S seconds late.
+# /_ctl?complete_slow=S: the next CompleteMultipartUpload answers 200 at
+# once, then a space a second for S seconds, then its result (as S3 keeps
+# the connection alive while it assembles a large object).
 # /_ctl?complete_garbage=N: the next N CompleteMultipartUploads take
 # effect, then answer 200 with a body that is no XML.
 # /_ctl?put_lost=N: the next N PutObjects take effect, then answer 500.
@@ -115,7 +118,7 @@ FAULTS = {"fail": 0, "fail_status": 503, "complete_error": None,
           "complete_n": 0, "part_fail": 0, "part_status": 403,
           "complete_lost": 0, "part_delay": 0.0, "put_lost": 0,
           "parts_now": 0, "parts_max": 0, "conditions": True,
-          "complete_garbage": 0}
+          "complete_garbage": 0, "complete_slow": 0}
 # Written objects: key -> (bytes, etag); uploads: id -> (key, {n: (bytes, etag)}).
 STORE = {}
 UPLOADS = {}
@@ -248,6 +251,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     FAULTS["complete_lost"] = int(q["complete_lost"][0])
                 if "part_delay" in q:
                     FAULTS["part_delay"] = float(q["part_delay"][0])
+                if "complete_slow" in q:
+                    FAULTS["complete_slow"] = int(q["complete_slow"][0])
                 if "complete_garbage" in q:
                     FAULTS["complete_garbage"] = int(q["complete_garbage"][0])
                 if "conditions" in q:
@@ -525,12 +530,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(500, error_xml("InternalError", "answer lost", "RIDLOST"))
         if garbage:
             return self.send(200, b"<html>proxy says hello</html>")
-        return self.send(200, (
+        with lock:
+            slow, FAULTS["complete_slow"] = FAULTS["complete_slow"], 0
+        body = (
             '<?xml version="1.0" encoding="UTF-8"?>\n'
             '<CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
             "<Location>http://fake/%s</Location><Bucket>fake</Bucket><Key>%s</Key>"
             "<ETag>%s</ETag></CompleteMultipartUploadResult>"
-            % (escape(key), escape(key), escape(etag, {'"': "&quot;"}))).encode())
+            % (escape(key), escape(key), escape(etag, {'"': "&quot;"}))).encode()
+        if not slow:
+            return self.send(200, body)
+        self.record(200)
+        self.send_response(200)
+        self.send_header("Content-Length", str(slow + len(body)))
+        self.end_headers()
+        try:
+            for _ in range(slow):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(1)
+            self.wfile.write(body)
+        except OSError:
+            pass
 
 if __name__ == "__main__":
     LOG = sys.argv[2]

@@ -200,6 +200,14 @@ is "$out" "REPLY upload:up/garbage.bin:new -> 0 etag $(mpu_etag "$cache/up/garba
 	"a Complete answered 200 with no result in it: the object is ours (HEAD), a success"
 is "$(open_uploads)" 0 "... and no upload is left open"
 
+# --- a Complete that S3 answers with keep-alive spaces for a while ---------
+local_file up/slow.bin $((6 * MIB))
+ctl "complete_slow=5" >/dev/null
+out=$(cache_opts --part-size $((5 * MIB)) --stall-timeout 2 -- "upload:up/slow.bin:new")
+is "${out%% etag*}" "REPLY upload:up/slow.bin:new -> 0" \
+	"a Complete answered with spaces for 5 s (stall timeout 2 s) succeeds"
+is "$(nreqs POST "^/fake/up/slow.bin\\?uploadId")" 1 "... in one attempt (not dropped as stalled)"
+
 # --- an Error inside Complete's 200 is retried -------------------------------
 local_file up/ie.bin $((6 * MIB))
 ctl "complete_error=InternalError&n=1" >/dev/null
