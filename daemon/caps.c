@@ -11,6 +11,10 @@
  * Without conditions an upload cannot tell another writer's object from
  * the one it replaces: by default the MOUNT succeeds with a warning, and
  * with require_conditions = 1 it fails with EOPNOTSUPP.
+ *
+ * The kernel waits for the MOUNT: a probe not answered within
+ * CAPS_WAIT_MS lets it go on (as "unknown") and finishes in the
+ * background, its result kept for the next writable MOUNT.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,10 +26,13 @@
 
 #include "caps.h"
 #include "lib/log.h"
+#include "lib/loop.h"
 #include "lib/prio.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "lib/xml.h"
+
+#define CAPS_WAIT_MS	5000
 
 enum caps_state { CAPS_UNKNOWN, CAPS_CONDITIONAL, CAPS_NONE };
 
@@ -41,7 +48,8 @@ struct caps_probe {
 	char *bucket;
 	char *key;
 	bool deleting;		/* the probe object was created: DELETE it */
-	void (*done)(void *arg, int err);
+	struct s3d_timer wait;	/* the MOUNT's patience */
+	void (*done)(void *arg, int err);	/* NULL once called */
 	void *arg;
 	struct s3d_kv h[2];
 };
@@ -92,16 +100,39 @@ static int caps_verdict(const char *bucket, enum caps_state state)
 	return 0;
 }
 
+/* Tell the MOUNT, once. */
+static void probe_answer(struct caps_probe *p, int err)
+{
+	void (*done)(void *arg, int err) = p->done;
+
+	s3d_timer_cancel(&p->wait);
+	p->done = NULL;
+	if (done)
+		done(p->arg, err);
+}
+
+/* The probe takes long: the MOUNT goes on; the probe goes on too. */
+static void probe_waited(struct s3d_timer *t)
+{
+	struct caps_probe *p = s3d_container_of(t, struct caps_probe, wait);
+
+	s3d_warn("s3://%s: no answer to the conditional-write probe within %d ms: mounting without knowing",
+		 p->bucket, CAPS_WAIT_MS);
+	probe_answer(p, 0);
+}
+
 static void probe_finish(struct caps_probe *p, enum caps_state state)
 {
 	struct caps_bucket *b = caps_of(p->bucket, true);
-	int err;
 
 	if (b && state != CAPS_UNKNOWN)
 		b->state = state;
-	err = caps_verdict(p->bucket, state);
 	s3d_ctx_release(&p->x);
-	p->done(p->arg, err);
+	if (p->done)
+		probe_answer(p, caps_verdict(p->bucket, state));
+	else if (state == CAPS_NONE)
+		caps_verdict(p->bucket, state);	/* the log line */
+	s3d_ctx_put(p->ctx);
 	free(p->bucket);
 	free(p->key);
 	free(p);
@@ -168,7 +199,8 @@ static const struct s3d_xfer_ops probe_ops = {
 
 /**
  * s3d_caps_check() - may a writable mount of @bucket go ahead?
- * @ctx: the bucket's context (held by the caller until @done)
+ * @ctx: the bucket's context (held by the caller until @done; the probe
+ *	holds its own while it runs)
  * @bucket: the bucket
  * @prefix: the mount's prefix ("" or ending in "/"): the probe's key
  *	goes under it
@@ -199,8 +231,11 @@ int s3d_caps_check(struct s3d_ctx *ctx, const char *bucket,
 			rnd[i] = (unsigned char)random();
 	s3d_hex(rnd, sizeof(rnd), hex);
 	p->ctx = ctx;
+	s3d_ctx_hold(ctx);
 	p->done = done;
 	p->arg = arg;
+	s3d_list_init(&p->wait.node);
+	p->wait.fn = probe_waited;
 	p->bucket = strdup(bucket);
 	if (asprintf(&p->key, "%s.s3cfs-probe-%s", prefix, hex) < 0)
 		p->key = NULL;
@@ -214,6 +249,7 @@ int s3d_caps_check(struct s3d_ctx *ctx, const char *bucket,
 	p->x.prio = S3D_PRIO_META;
 	p->x.probe = true;	/* the 404 is the answer hoped for */
 	s3d_ctx_submit(ctx, &p->x);
+	s3d_timer_arm(&p->wait, CAPS_WAIT_MS);
 	return 0;
 }
 

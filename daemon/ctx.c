@@ -86,6 +86,18 @@ struct parked {
 static const struct s3d_conf *conf;
 static struct s3d_list ctxs = { &ctxs, &ctxs };
 
+/**
+ * s3d_ctx_hold() - one more reference to @c (s3d_ctx_put() drops it)
+ * @c: the context
+ *
+ * For work that outlives the operation that started it (an abort in the
+ * background) or that submits transfers one after the other.
+ */
+void s3d_ctx_hold(struct s3d_ctx *c)
+{
+	c->refs++;
+}
+
 void s3d_ctx_put(struct s3d_ctx *c)
 {
 	if (!c || --c->refs)

@@ -16,6 +16,7 @@ int s3d_ctx_init(const struct s3d_conf *c);
 int s3d_ctx_set_conf(const struct s3d_conf *c);
 void s3d_ctx_fini(void);
 struct s3d_ctx *s3d_ctx_get(const char *bucket, int *err);
+void s3d_ctx_hold(struct s3d_ctx *c);
 void s3d_ctx_put(struct s3d_ctx *c);
 int s3d_ctx_ready(struct s3d_ctx *c,
 		  void (*go)(void *arg, struct s3d_ctx *c, int err), void *arg);

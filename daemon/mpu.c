@@ -166,6 +166,7 @@ static void mpu_free(struct s3d_mpu *u)
 	free(u->slots);
 	s3d_buf_free(&u->body);
 	s3d_list_del(&u->live);
+	s3d_ctx_put(u->ctx);
 	if (u->rootfd >= 0)
 		close(u->rootfd);
 	free(u->bucket);
@@ -620,6 +621,7 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 	s3d_list_add_tail(&u->live, &live_uploads);
 	u->rootfd = p->rootfd >= 0 ? fcntl(p->rootfd, F_DUPFD_CLOEXEC, 0) : -1;
 	u->ctx = p->ctx;
+	s3d_ctx_hold(u->ctx);
 	u->fd = p->fd;
 	u->size = p->size;
 	u->part = s3d_mpu_part_size(p->size, p->part_size);
@@ -722,6 +724,7 @@ static void recover_one(void *arg, const char *key, const char *upload_id)
 	s3d_buf_init(&u->body, 0);
 	s3d_list_add_tail(&u->live, &live_uploads);
 	u->ctx = rc->ctx;
+	s3d_ctx_hold(u->ctx);
 	u->fd = -1;
 	u->rootfd = fcntl(rc->rootfd, F_DUPFD_CLOEXEC, 0);
 	u->bucket = strdup(rc->bucket);

@@ -349,6 +349,20 @@ out=$(cache_opts --require-conditions 1 -- "mount:2:fake:$race:writable")
 is "$out" "REPLY mount:2:fake:$race:writable -> -95 Operation not supported" \
 	"with require_conditions = 1 the writable MOUNT is refused (EOPNOTSUPP)"
 ctl "conditions=1" >/dev/null
+# A probe the server keeps failing (503, retried) does not hold the MOUNT.
+ctl "fail=1000&status=503" >/dev/null
+t0=$(date +%s)
+out=$(cache_opts --retry-base-ms 1000 -- "mount:3:fake:$race:writable")
+t1=$(date +%s)
+ctl "fail=0" >/dev/null
+is "$out" "REPLY mount:3:fake:$race:writable -> 0" \
+	"a writable MOUNT whose probe gets no answer goes on"
+if [ $((t1 - t0)) -lt 20 ] &&
+   grep -q "no answer to the conditional-write probe within 5000 ms" "$work/log"; then
+	ok "... after the probe's 5 s wait ($((t1 - t0)) s)"
+else
+	not_ok "... after the probe's 5 s wait" "took $((t1 - t0)) s; $(tail -3 "$work/log")"
+fi
 
 echo "1..$n"
 [ "$failed" = 0 ]
