@@ -19,7 +19,7 @@
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_new
-plan 47
+plan 48
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
 CTL=$REPO/tools/s3cachectl/s3cachectl
@@ -90,6 +90,22 @@ os.close(fd)")" "5000 5000 True False" \
 	"an open file's size, bytes and name show at once; S3 does not have it"
 py "open('$WORK/open', 'wb').write(b'x' * 5000 + b'y' * 100)"
 check "its last close uploads all of it" s3_is open.bin "$WORK/open"
+
+# s3cachectl status tells a file written here from a copy of an object.
+is "$(py "
+import subprocess
+def state(p):
+    out = subprocess.run([os.environ['CTL'], 'status', p], capture_output=True,
+                         text=True).stdout.split('\n')
+    return out[1].split()[3] if len(out) > 1 and out[1] else '?'
+fd = os.open(M + '/st.bin', os.O_CREAT | os.O_WRONLY)
+os.write(fd, b's' * 100)
+os.fsync(fd)
+os.write(fd, b't')
+a = state(M + '/st.bin')
+os.close(fd)
+print(a, state(M + '/st.bin'))")" "local clean" \
+	"s3cachectl status: a file being written is local; once uploaded, clean"
 
 # O_DIRECT reads of a file being written see what is in the page cache.
 is "$(py "

@@ -4,7 +4,9 @@
  *
  *   status PATH...   how much of each file is cached (SEEK_DATA/SEEK_HOLE
  *                    on its lower file, found through
- *                    /sys/fs/s3cachefs/<dev>/cache_dir)
+ *                    /sys/fs/s3cachefs/<dev>/cache_dir), and whether it
+ *                    is a copy of its object or written here and not
+ *                    uploaded yet (its meta tag)
  *   evict PATH...    ask the kernel to punch the files out (EVICT; root)
  *   stats [MNT...]   the per-mount sysfs counters
  *   warm PATH...     read files so the cache holds them (warm.c)
@@ -23,6 +25,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
@@ -134,11 +137,34 @@ static int64_t cached_bytes(int fd, off_t size)
 	return sum;
 }
 
+/*
+ * "clean": a copy of an object (or not cached at all); "local": written
+ * here, not in S3 as it is (meta version 2, flag LOCAL; see uapi).
+ */
+static const char *file_state(int fd)
+{
+	uint8_t v[S3CFS_META_OFF_ETAG];
+	ssize_t n = fgetxattr(fd, S3CFS_XATTR_META, v, sizeof(v));
+
+	if (n == -1 && errno == ERANGE) {
+		uint8_t big[S3CFS_META_MAX];
+
+		n = fgetxattr(fd, S3CFS_XATTR_META, big, sizeof(big));
+		if (n >= 2)
+			memcpy(v, big, 2);
+	}
+	if (n >= 2 && v[0] == S3CFS_META_VERSION_LOCAL &&
+	    (v[1] & S3CFS_META_LOCAL))
+		return "local";
+	return "clean";
+}
+
 static int status_one(const char *path)
 {
 	struct target t;
 	char lower[PATH_MAX * 2];
 	struct stat lst;
+	const char *state;
 	int64_t got;
 	int fd;
 
@@ -152,8 +178,8 @@ static int status_one(const char *path)
 	fd = open(lower, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || fstat(fd, &lst)) {
 		if (errno == ENOENT) {
-			printf("%12d %12lld %5.1f%%  %s\n", 0,
-			       (long long)t.st.st_size, 0.0, path);
+			printf("%12d %12lld %5.1f%%  %-6s %s\n", 0,
+			       (long long)t.st.st_size, 0.0, "clean", path);
 			return 0;
 		}
 		fprintf(stderr, "s3cachectl: %s: lower file %s: %s\n", path,
@@ -163,15 +189,16 @@ static int status_one(const char *path)
 		return 1;
 	}
 	got = cached_bytes(fd, lst.st_size);
+	state = file_state(fd);
 	close(fd);
 	if (got < 0) {
 		fprintf(stderr, "s3cachectl: %s: %s\n", path, strerror((int)-got));
 		return 1;
 	}
-	printf("%12lld %12lld %5.1f%%  %s\n", (long long)got,
+	printf("%12lld %12lld %5.1f%%  %-6s %s\n", (long long)got,
 	       (long long)lst.st_size,
 	       lst.st_size ? 100.0 * (double)got / (double)lst.st_size : 100.0,
-	       path);
+	       state, path);
 	return 0;
 }
 
@@ -183,7 +210,7 @@ static int cmd_status(int argc, char **argv)
 		fprintf(stderr, "s3cachectl status: name at least one file\n");
 		return 2;
 	}
-	printf("%12s %12s %6s  %s\n", "CACHED", "SIZE", "", "FILE");
+	printf("%12s %12s %6s  %-6s %s\n", "CACHED", "SIZE", "", "STATE", "FILE");
 	for (i = 0; i < argc; i++)
 		rc |= status_one(argv[i]);
 	return rc;
@@ -564,7 +591,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: s3cachectl COMMAND ARGS...\n"
-"  status FILE...     how much of each file is cached\n"
+"  status FILE...     how much of each file is cached; local: written\n"
+"                     here, not uploaded yet\n"
 "  evict FILE...      drop the files from the cache (root)\n"
 "  stats [MNT...]     per-mount counters (all mounts by default)\n"
 "  warm [-r] [-j N] PATH...  read files (-r: directories) into the cache\n"
