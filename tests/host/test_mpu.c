@@ -20,9 +20,9 @@ static unsigned long long nparts(uint64_t size, uint64_t part)
 
 int main(void)
 {
-	const char *two[] = { "\"ffc88b4ca90a355f8ddba6b2c3b2af5c\"",
+	static const char *const two[] = { "\"ffc88b4ca90a355f8ddba6b2c3b2af5c\"",
 			      "d067a0fa9dc61a6e7195ca99696b5a89" };
-	const char *kms[] = { "\"ffc88b4ca90a355f8ddba6b2c3b2af5c\"",
+	static const char *const kms[] = { "\"ffc88b4ca90a355f8ddba6b2c3b2af5c\"",
 			      "\"not-an-md5\"" };
 	char etag[S3D_ETAG_MAX + 1];
 	uint64_t p;
