@@ -175,6 +175,33 @@ static void mpu_free(struct s3d_mpu *u)
 	free(u);
 }
 
+/*
+ * An upload of @key in @bucket, holding @ctx and a copy of @rootfd (the
+ * journal's cache root; -1: none), on live_uploads. NULL: no memory or
+ * descriptor.
+ */
+static struct s3d_mpu *mpu_new(struct s3d_ctx *ctx, const char *bucket,
+			       const char *key, int rootfd)
+{
+	struct s3d_mpu *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	s3d_buf_init(&u->body, 0);
+	s3d_list_add_tail(&u->live, &live_uploads);
+	u->ctx = ctx;
+	s3d_ctx_hold(ctx);
+	u->fd = -1;
+	u->rootfd = rootfd >= 0 ? fcntl(rootfd, F_DUPFD_CLOEXEC, 0) : -1;
+	u->bucket = strdup(bucket);
+	u->key = strdup(key);
+	if (!u->bucket || !u->key || (rootfd >= 0 && u->rootfd < 0)) {
+		mpu_free(u);
+		return NULL;
+	}
+	return u;
+}
+
 /* S3 no longer has the upload (completed or aborted): unrecord it. */
 static void mpu_gone(struct s3d_mpu *u)
 {
@@ -614,14 +641,9 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 	    (p->if_match && p->if_none_match))
 		return NULL;
 	*err = -ENOMEM;
-	u = calloc(1, sizeof(*u));
+	u = mpu_new(p->ctx, p->bucket, p->key, p->rootfd);
 	if (!u)
 		return NULL;
-	s3d_buf_init(&u->body, 0);
-	s3d_list_add_tail(&u->live, &live_uploads);
-	u->rootfd = p->rootfd >= 0 ? fcntl(p->rootfd, F_DUPFD_CLOEXEC, 0) : -1;
-	u->ctx = p->ctx;
-	s3d_ctx_hold(u->ctx);
 	u->fd = p->fd;
 	u->size = p->size;
 	u->part = s3d_mpu_part_size(p->size, p->part_size);
@@ -630,13 +652,10 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 	u->if_none_match = p->if_none_match;
 	u->done = p->done;
 	u->arg = p->arg;
-	u->bucket = strdup(p->bucket);
-	u->key = strdup(p->key);
 	u->if_match = p->if_match ? strdup(p->if_match) : NULL;
 	u->etags = calloc(u->nparts, sizeof(*u->etags));
 	u->slots = calloc(u->parallel, sizeof(*u->slots));
-	if (!u->bucket || !u->key || (p->if_match && !u->if_match) ||
-	    !u->etags || !u->slots || (p->rootfd >= 0 && u->rootfd < 0)) {
+	if ((p->if_match && !u->if_match) || !u->etags || !u->slots) {
 		mpu_free(u);
 		return NULL;
 	}
@@ -718,24 +737,12 @@ static void recover_one(void *arg, const char *key, const char *upload_id)
 
 	if (upload_live(upload_id))
 		return;
-	u = calloc(1, sizeof(*u));
+	u = mpu_new(rc->ctx, rc->bucket, key, rc->rootfd);
 	if (!u)
 		return;
-	s3d_buf_init(&u->body, 0);
-	s3d_list_add_tail(&u->live, &live_uploads);
-	u->ctx = rc->ctx;
-	s3d_ctx_hold(u->ctx);
-	u->fd = -1;
-	u->rootfd = fcntl(rc->rootfd, F_DUPFD_CLOEXEC, 0);
-	u->bucket = strdup(rc->bucket);
-	u->key = strdup(key);
 	u->detached = true;
 	u->recorded = true;
 	snprintf(u->upload_id, sizeof(u->upload_id), "%s", upload_id);
-	if (u->rootfd < 0 || !u->bucket || !u->key) {
-		mpu_free(u);
-		return;
-	}
 	s3d_info("UPLOAD s3://%s/%s: upload %s was left by an earlier daemon: aborting it",
 		 u->bucket, u->key, u->upload_id);
 	rc->aborting++;
