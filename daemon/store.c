@@ -37,6 +37,7 @@
 
 #include "lib/base.h"
 #include "lib/log.h"
+#include "lib/path.h"
 #include "lib/util.h"
 #include "store.h"
 #include "uapi/s3cachefs.h"
@@ -975,9 +976,12 @@ int s3d_store_add_file(int dirfd, const char *name, const struct s3d_meta *m)
 }
 
 /**
- * s3d_store_dir_empty() - does @dirfd hold no entry a listing would keep?
+ * s3d_store_dir_empty() - does @dirfd hold no name a listing could give?
  * @dirfd: the directory
- * @at_root: it is the cache root (.s3cachefs and lost+found do not count)
+ * @at_root: it is the cache root
+ *
+ * Names no key maps to (s3d_name_valid(): daemon temporaries, and at the
+ * root .s3cachefs and lost+found) do not count.
  *
  * Return: true if empty; false if not, or on any error.
  */
@@ -996,14 +1000,8 @@ bool s3d_store_dir_empty(int dirfd, bool at_root)
 		close(fd);
 		return false;
 	}
-	while (empty && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (at_root && (!strcmp(de->d_name, S3CFS_META_DIR) ||
-				!strcmp(de->d_name, "lost+found")))
-			continue;
-		empty = false;
-	}
+	while (empty && (de = readdir(d)))
+		empty = !s3d_name_valid(de->d_name, strlen(de->d_name), at_root);
 	closedir(d);
 	return empty;
 }
