@@ -40,30 +40,26 @@ srv=
 cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"; }
 trap cleanup EXIT
 
-# One --selftest cache run of REQUEST-GROUPS on $cache; REPLY lines out.
-cache() {
-	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
-		"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
-		--part-size $((5 * MIB)) --upload-parallel 2 --retry-base-ms 10 \
-		--selftest cache fake "" "$cache" "$@" 2>>"$work/log" |
-		grep '^REPLY' | grep -v '^REPLY mount -> 0$'
-}
-# The same with more daemon options: cache_opts OPTS... -- GROUPS...
-cache_opts() {
+# One --selftest cache run on $cache: selftest OPTS... -- REQUEST-GROUPS...
+# (its output on stdout, its log in $work/log). It execs the daemon: call it
+# only in a pipeline or in the background (where $! is then the daemon).
+selftest() {
 	local opts=()
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
-	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
+	exec env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE \
+		AWS_SECRET_ACCESS_KEY=fake \
 		"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
-		"${opts[@]}" --selftest cache fake "" "$cache" "$@" 2>>"$work/log" |
-		grep '^REPLY' | grep -v '^REPLY mount -> 0$'
+		"${opts[@]}" --selftest cache fake "" "$cache" "$@" 2>>"$work/log"
 }
-# The same, but the metrics lines ("metrics" requests) out: "NAME VALUE".
+# Its replies (but the initial MOUNT's), with these options.
+cache_opts() { selftest "$@" | grep '^REPLY' | grep -v '^REPLY mount -> 0$'; }
+OPTS=(--part-size $((5 * MIB)) --upload-parallel 2 --retry-base-ms 10)
+# ... with OPTS: cache REQUEST-GROUPS...
+cache() { cache_opts "${OPTS[@]}" -- "$@"; }
+# ... the upload metrics ("metrics" requests) instead: "NAME VALUE".
 cache_metrics() {
-	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
-		"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
-		--part-size $((5 * MIB)) --upload-parallel 2 --retry-base-ms 10 \
-		--selftest cache fake "" "$cache" "$@" 2>>"$work/log" |
+	selftest "${OPTS[@]}" -- "$@" |
 		sed -n 's/^METRIC \(s3cachefsd_upload_[a-z_]*\) /\1 /p'
 }
 # A LOCAL cache file (as the kernel's create makes it) of SIZE random bytes.
@@ -271,10 +267,7 @@ is "$(cache_metrics "upload:up/metrics.bin:new" metrics | tr '\n' ' ')" \
 journal() { ls -A "$cache/.s3cachefs/uploads" 2>/dev/null | wc -l; }
 local_file up/crash.bin $((20 * MIB))
 ctl "part_delay=5" >/dev/null
-env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
-	"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
-	--part-size $((5 * MIB)) --selftest cache fake "" "$cache" \
-	"upload:up/crash.bin:new" >/dev/null 2>>"$work/log" &
+selftest --part-size $((5 * MIB)) -- "upload:up/crash.bin:new" >/dev/null &
 pid=$!
 for ((i = 0; i < 100; i++)); do
 	[ "$(journal)" -gt 0 ] && break
