@@ -109,22 +109,28 @@ static int fetch_write(struct fetch_op *op, uint64_t off, size_t len)
 	size_t alen = round_up(len, S3D_DIO_ALIGN), put = 0;
 	ssize_t n;
 
+	int err;
+
 	if (off % S3D_DIO_ALIGN || (alen != len && off + len != op->size))
 		return -EINVAL;		/* cannot happen: pieces are aligned */
 	memset(op->buf + len, 0, alen - len);
-	while (put < alen) {
+	/* The kernel may be making the file LOCAL (kmod/local.c). */
+	err = s3d_store_lock_fill(op->fd, op->r->etag);
+	if (err)
+		return err;
+	while (!err && put < alen) {
 		n = pwrite(op->fd, op->buf + put, alen - put, (off_t)(off + put));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EIO;
-		put += n;
+		if (n <= 0)
+			err = n < 0 ? -errno : -EIO;
+		else
+			put += n;
 	}
-	if (alen != len && ftruncate(op->fd, (off_t)op->size))
-		return -errno;
-	return 0;
+	if (!err && alen != len && ftruncate(op->fd, (off_t)op->size))
+		err = -errno;
+	s3d_store_unlock_fill(op->fd);
+	return err;
 }
 
 static int fetch_open(struct fetch_op *op);
@@ -274,6 +280,13 @@ static int fetch_flush(struct fetch_op *op, struct s3d_xfer *x)
 	int err;
 
 	err = fetch_write(op, off, op->fill);
+	if (err == -EAGAIN || err == -ESTALE) {
+		s3d_info("GET s3://%s/%s: the cache file is %s; not written",
+			 op->m->bucket, op->key, err == -EAGAIN ?
+			 "being written here" : "another version now");
+		x->err = err;
+		return err;
+	}
 	if (err) {
 		s3d_err("GET s3://%s/%s: writing to the cache file: %s",
 			op->m->bucket, op->key, strerror(-err));
@@ -483,6 +496,9 @@ static int fetch_open(struct fetch_op *op)
 				  O_RDWR | O_DIRECT, &op->fd);
 	if (err)
 		return err;
+	/* Written here (kmod/local.c): its bytes are not the object's. */
+	if (s3d_store_is_local(op->fd))
+		return -EAGAIN;
 	err = s3d_store_get_etag(op->fd, etag, sizeof(etag));
 	if (err == -ENODATA)
 		return -ENOENT;		/* not one of ours: renew it */
@@ -561,7 +577,7 @@ void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 		return;
 	}
 	if (err) {
-		if (err != -ESTALE)
+		if (err != -ESTALE && err != -EAGAIN)
 			s3d_err("FETCH %s: cache file %s/%s: %s", op->key,
 				m->cache_dir, r->path, strerror(-err));
 		fetch_finish(op, err);

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/openat2.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -444,18 +445,79 @@ bool s3d_store_is_local(int fd)
 	       (v[1] & S3CFS_META_LOCAL);
 }
 
-/* Is @name in @dirfd a LOCAL file (s3d_store_is_local())? */
-static bool entry_is_local(int dirfd, const char *name)
+/*
+ * Take @name in @dirfd before replacing or removing it: open it, hold
+ * flock(LOCK_EX | LOCK_NB) and read its tag under the lock. The kernel
+ * holds LOCK_SH while it makes a file LOCAL (kmod/local.c), so a file
+ * found here neither LOCAL nor held stays so until the descriptor is
+ * closed, after the rename or unlink.
+ *
+ * Return: the descriptor to close afterwards; -EBUSY if the file is LOCAL
+ * or the kernel holds it (keep it); another -errno if it cannot be opened
+ * (gone, or not a regular file: nothing of the kernel's).
+ */
+static int claim(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 			O_CLOEXEC);
-	bool local;
+	int err;
 
 	if (fd < 0)
-		return false;
-	local = s3d_store_is_local(fd);
-	close(fd);
-	return local;
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		close(fd);
+		return err;
+	}
+	if (s3d_store_is_local(fd)) {
+		close(fd);
+		return -EBUSY;
+	}
+	return fd;
+}
+
+/* Let go of what claim() returned. */
+static void unclaim(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/**
+ * s3d_store_lock_fill() - hold a cache file while fetched bytes go in
+ * @fd: the open cache file
+ * @etag: the version the bytes are of
+ *
+ * Under the same lock as claim(): the kernel does not make the file LOCAL
+ * meanwhile, and one it made LOCAL (or committed as another version) is
+ * never written.
+ *
+ * Return: 0 with flock(LOCK_EX) held (drop it with s3d_store_unlock_fill()),
+ * -EAGAIN if the kernel holds the file or it is LOCAL, -ESTALE if it is of
+ * another version, or -errno.
+ */
+int s3d_store_lock_fill(int fd, const char *etag)
+{
+	char have[S3CFS_ETAG_MAX + 2];
+	int err;
+
+	if (flock(fd, LOCK_EX | LOCK_NB))
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	if (s3d_store_is_local(fd))
+		err = -EAGAIN;
+	else
+		err = s3d_store_get_etag(fd, have, sizeof(have));
+	if (!err && !s3d_etag_eq(have, etag))
+		err = -ESTALE;
+	if (err)
+		flock(fd, LOCK_UN);
+	return err;
+}
+
+/* Drop what s3d_store_lock_fill() took. */
+void s3d_store_unlock_fill(int fd)
+{
+	flock(fd, LOCK_UN);
 }
 
 /* The older form's size tag. */
@@ -554,7 +616,7 @@ static int rm_tree(int dirfd, const char *name, int depth);
 static int rm_contents(int fd, int depth)
 {
 	bool removed;
-	int err = 0;
+	int err = 0, cfd, e;
 	DIR *d;
 
 	fd = dup(fd);
@@ -574,18 +636,21 @@ static int rm_contents(int fd, int depth)
 		while (!err && (de = readdir(d))) {
 			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 				continue;
-			if (de->d_type != DT_DIR &&
-			    entry_is_local(dirfd(d), de->d_name))
+			cfd = de->d_type != DT_DIR ? claim(dirfd(d), de->d_name) :
+			      -EISDIR;
+			if (cfd == -EBUSY)
 				continue;	/* kept, and so is the directory */
-			if (!unlinkat(dirfd(d), de->d_name, 0)) {
+			e = unlinkat(dirfd(d), de->d_name, 0) ? errno : 0;
+			unclaim(cfd);
+			if (!e) {
 				removed = true;
-			} else if (errno == EISDIR || errno == EPERM) {
+			} else if (e == EISDIR || e == EPERM) {
 				err = rm_tree(dirfd(d), de->d_name, depth + 1);
 				removed = removed || !err;
 				if (err == -ENOTEMPTY)
 					err = 0;	/* kept: it holds a LOCAL file */
-			} else if (errno != ENOENT) {
-				err = -errno;
+			} else if (e != ENOENT) {
+				err = -e;
 			}
 		}
 	} while (!err && removed);
@@ -614,20 +679,22 @@ static int rm_tree(int dirfd, const char *name, int depth)
 static int remove_entry(int dirfd, const char *name)
 {
 	struct stat st;
+	int fd, err;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? 0 : -errno;
 	if (S_ISDIR(st.st_mode)) {
-		int err = rm_tree(dirfd, name, 0);
+		err = rm_tree(dirfd, name, 0);
 
 		/* Kept: files written here are in it. */
 		return err == -ENOTEMPTY ? 0 : err ?: 1;
 	}
-	if (S_ISREG(st.st_mode) && entry_is_local(dirfd, name))
+	fd = S_ISREG(st.st_mode) ? claim(dirfd, name) : -ENOENT;
+	if (fd == -EBUSY)
 		return 0;	/* written here: S3 not having it changes nothing */
-	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
-		return -errno;
-	return 1;
+	err = unlinkat(dirfd, name, 0) && errno != ENOENT ? -errno : 1;
+	unclaim(fd);
+	return err;
 }
 
 /*
@@ -676,6 +743,7 @@ int s3d_store_remove(int dirfd, const char *name)
 int s3d_store_ensure_dir(int dirfd, const char *name, bool replace)
 {
 	struct stat st;
+	int fd, err;
 
 	if (!mkdirat(dirfd, name, 0755))
 		return 0;
@@ -687,10 +755,13 @@ int s3d_store_ensure_dir(int dirfd, const char *name, bool replace)
 		return 0;
 	if (!replace)
 		return -ENOTDIR;
-	if (S_ISREG(st.st_mode) && entry_is_local(dirfd, name))
+	fd = S_ISREG(st.st_mode) ? claim(dirfd, name) : -ENOENT;
+	if (fd == -EBUSY)
 		return -EEXIST;	/* written here: kept */
-	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
-		return -errno;
+	err = unlinkat(dirfd, name, 0) && errno != ENOENT ? -errno : 0;
+	unclaim(fd);
+	if (err)
+		return err;
 	if (mkdirat(dirfd, name, 0755))
 		return -errno;
 	return 1;
@@ -924,14 +995,23 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 			  bool replace_dir)
 {
 	struct stat st;
-	int err, tries = 0;
+	int fd, err, tries = 0;
 
 again:
 	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (S_ISREG(st.st_mode)) {
-			/* Written here: kept, whatever S3 has. */
-			if (entry_is_local(dirfd, name) || file_is(dirfd, name, m))
+			if (file_is(dirfd, name, m))
 				return 0;
+			fd = claim(dirfd, name);
+			/* Written here: kept, whatever S3 has. */
+			if (fd == -EBUSY) {
+				s3d_dbg("%s: kept: written here, or being made writable",
+					name);
+				return 0;
+			}
+			err = new_file(dirfd, name, m, data, false);
+			unclaim(fd);
+			return err;
 		} else if (S_ISDIR(st.st_mode)) {
 			if (!replace_dir)
 				return -EISDIR;

@@ -15,6 +15,8 @@
 #include "s3cachefs.h"
 #include <linux/slab.h>
 #include <linux/bitmap.h>
+#include <linux/delay.h>
+#include <linux/sched/signal.h>
 #include <linux/namei.h>
 #include <linux/dcache.h>
 
@@ -271,6 +273,9 @@ int s3cfs_chunks_fetched(struct s3cfs_req *req)
 	u64 c1 = req->first_chunk + req->nr_chunks;
 	int err;
 
+	/* Made LOCAL since (local.c): nothing is missing, nothing to check. */
+	if (s3cfs_inode_local(req->inode))
+		return 0;
 	down_read(&si->data_sem);
 	spin_lock(&si->chunk_lock);
 	err = si->present && c1 <= si->nr_chunks ? 0 : -ECANCELED;
@@ -349,6 +354,22 @@ static bool s3cfs_chunk_ready(struct s3cfs_req *req, void *arg)
 	ret = !si->present || c >= si->nr_chunks || test_bit(c, si->present);
 	spin_unlock(&si->chunk_lock);
 	return ret;
+}
+
+/*
+ * Was @req sent for another version than the inode's now? A FETCH in
+ * flight when a LOCAL file was committed (upload.c) asked for the ETag
+ * the file was based on: its -ESTALE says nothing of the new one.
+ */
+static bool s3cfs_fetch_outdated(struct s3cfs_inode_info *si,
+				 struct s3cfs_req *req)
+{
+	bool outdated;
+
+	spin_lock(&si->chunk_lock);
+	outdated = strcmp(req->etag, si->etag) != 0;
+	spin_unlock(&si->chunk_lock);
+	return outdated;
 }
 
 /* The in-flight FETCH covering chunk @c, if any. */
@@ -581,6 +602,9 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 	c1 = ((u64)(end - 1) >> sbi->chunk_shift) + 1;
 	for (;;) {
 		created = false;
+		/* Made LOCAL meanwhile (local.c): all of it is in the lower file. */
+		if (s3cfs_inode_local(inode))
+			break;
 		spin_lock(&si->chunk_lock);
 		if (!si->present) {
 			/* Built by every open (and never dropped). */
@@ -640,11 +664,21 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 			s3cfs_fetch_submit(req, false);
 		err = s3cfs_req_wait(req, deadline, timeout,
 				     s3cfs_chunk_ready, &c);
+		if (err == -ESTALE && s3cfs_fetch_outdated(si, req))
+			err = -ECANCELED;	/* not this inode's version now */
 		s3cfs_req_put(req);
 		if (!err)
 			continue;
 		if (err == -ECANCELED && time_before(jiffies, deadline))
 			continue;
+		/* The daemon would not write: the file was being made LOCAL. */
+		if (err == -EAGAIN && time_before(jiffies, deadline)) {
+			if (msleep_interruptible(5) && fatal_signal_pending(current)) {
+				err = -EINTR;
+				goto out;
+			}
+			continue;
+		}
 		if (err == -ESTALE) {
 			s3cfs_inode_set_stale(inode);
 			goto out;

@@ -17,6 +17,10 @@
 #else
 #include <asm/unaligned.h>
 #endif
+/* 6.3: the file lock declarations moved to <linux/filelock.h>. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#include <linux/filelock.h>
+#endif
 
 /* 6.3: struct user_namespace * became struct mnt_idmap * in inode ops. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
@@ -163,6 +167,32 @@ static inline int s3cfs_vfs_rename(struct inode *old_dir, struct dentry *old,
 	};
 
 	return vfs_rename(&rd);
+}
+
+/*
+ * A whole-file lock (flock(2)) taken by the kernel on a lower file. 6.9
+ * moved struct file_lock's common fields into file_lock_core.
+ */
+static inline int s3cfs_flock_file(struct file *file, unsigned char type)
+{
+	struct file_lock fl;
+
+	locks_init_lock(&fl);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+	fl.c.flc_flags = FL_FLOCK;
+	fl.c.flc_type = type;
+	fl.c.flc_file = file;
+	fl.c.flc_owner = file;
+	fl.c.flc_pid = current->tgid;
+#else
+	fl.fl_flags = FL_FLOCK;
+	fl.fl_type = type;
+	fl.fl_file = file;
+	fl.fl_owner = file;
+	fl.fl_pid = current->tgid;
+#endif
+	fl.fl_end = OFFSET_MAX;
+	return locks_lock_file_wait(file, &fl);
 }
 
 #endif /* _S3CFS_COMPAT_H */

@@ -98,6 +98,7 @@ ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to)
 	loff_t pos = iocb->ki_pos, isize = i_size_read(inode), want, end;
 	unsigned int align = s3cfs_dio_align(si);
 	size_t count = iov_iter_count(to), done = 0, len;
+	bool was_local = s3cfs_inode_local(inode);
 	unsigned int ra_kb;
 	ssize_t ret = 0;
 
@@ -139,6 +140,16 @@ ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to)
 		ret = s3cfs_dio_piece(iocb, inode, to, pos, len);
 		if (ret < 0)
 			break;
+		/*
+		 * Opened with O_TRUNC meanwhile (local.c): the file ends
+		 * before this piece, which may have read a hole.
+		 */
+		if (!was_local && s3cfs_inode_local(inode) &&
+		    pos + ret > i_size_read(inode)) {
+			iov_iter_revert(to, ret);
+			ret = 0;
+			break;
+		}
 		if (!ret && s3cfs_inode_local(inode)) {
 			/* Past the written back end of a LOCAL file: a hole. */
 			ret = iov_iter_zero(want - pos, to);

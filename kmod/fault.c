@@ -15,6 +15,9 @@
  *   evict           EVICT: chunks forgotten under data_sem, before the punch
  *   evict_noack     EVICT: done, but no ack is sent (as if the daemon's
  *                   receive queue had been full)
+ *   local_pin       an open for write holds the cache file's flock and has
+ *                   found it still at its name, before it tags it LOCAL
+ *                   (local.c)
  */
 #include "s3cachefs.h"
 #include <linux/moduleparam.h>

@@ -88,7 +88,7 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 	if (!sf)
 		return -ENOMEM;
 	if (file->f_mode & FMODE_WRITE) {
-		err = s3cfs_open_write(inode);
+		err = s3cfs_open_write(inode, file->f_flags & O_TRUNC);
 		if (err) {
 			kfree(sf);
 			return err;

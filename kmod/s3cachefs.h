@@ -360,8 +360,11 @@ extern const struct file_operations s3cfs_dir_fops;
 int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 		 umode_t mode, bool excl);
 
+/* local.c */
+int s3cfs_local_begin(struct inode *inode, bool trunc);
+
 /* write.c */
-int s3cfs_open_write(struct inode *inode);
+int s3cfs_open_write(struct inode *inode, bool trunc);
 ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from);
 int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr);
 int s3cfs_truncate_lower(struct inode *inode, loff_t size);

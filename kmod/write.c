@@ -23,14 +23,15 @@
 /**
  * s3cfs_open_write() - an open for writing of @inode
  * @inode: upper inode of a regular file
+ * @trunc: the open truncates (O_TRUNC)
  *
- * Only LOCAL files are written: files created on this mount and not yet
- * committed. An object that exists in S3 cannot be changed yet (EPERM).
- * Opens the lower file for writing once per inode.
+ * A file created here is LOCAL already; an object's file is made LOCAL
+ * (local.c). Opens the lower file for writing once per inode.
  *
- * Return: 0 (counted in @nr_writers) or a negative errno.
+ * Return: 0 (counted in @nr_writers) or a negative errno (-EOPENSTALE:
+ * the VFS opens the name again).
  */
-int s3cfs_open_write(struct inode *inode)
+int s3cfs_open_write(struct inode *inode, bool trunc)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -41,12 +42,6 @@ int s3cfs_open_write(struct inode *inode)
 		return -EROFS;
 	/* The commit (upload.c) clears LOCAL under i_rwsem when no writer is left. */
 	inode_lock(inode);
-	if (!s3cfs_inode_local(inode)) {
-		pr_info_ratelimited("%pd: only files created on this mount are writable\n",
-				    si->lower.dentry);
-		err = -EPERM;
-		goto out;
-	}
 	down_write(&si->data_sem);
 	if (!si->lower_wfile) {
 		lower = dentry_open(&si->lower, O_RDWR | O_LARGEFILE | O_NOATIME,
@@ -57,9 +52,19 @@ int s3cfs_open_write(struct inode *inode)
 			si->lower_wfile = lower;
 	}
 	up_write(&si->data_sem);
+	if (err || s3cfs_inode_local(inode))
+		goto out;
+	/* The daemon must know to leave a LOCAL file alone (local.c). */
+	err = -EPERM;
+	if (s3cfs_daemon_version() < 4) {
+		pr_info_ratelimited("%pd: s3cachefsd is too old to change objects (protocol %u, needs 4)\n",
+				    si->lower.dentry, s3cfs_daemon_version());
+		goto out;
+	}
+	err = s3cfs_local_begin(inode, trunc);
+out:
 	if (!err)
 		atomic_inc(&si->nr_writers);
-out:
 	inode_unlock(inode);
 	return err;
 }

@@ -26,6 +26,14 @@
  *       A writable mount needs a daemon registered as version 3 or later;
  *       read-only mounts work with daemons of version 1 and 2 as before.
  *       An UPLOAD whose waiter gives up is CANCELled like a LIST.
+ *   4 - objects opened for writing: the kernel makes an object's cache file
+ *       LOCAL in place (tag S3CFS_META_VERSION_LOCAL with the object's ETag
+ *       as its base) while it holds flock(LOCK_SH) on it. A daemon of
+ *       version 4 replaces, removes and writes fetched chunks into a cache
+ *       file only under flock(LOCK_EX | LOCK_NB), having read its tag
+ *       under the lock, and answers a FETCH of a LOCAL file -EAGAIN. The
+ *       kernel opens objects for writing only with a daemon of version 4;
+ *       with version 3, files created on the mount are writable as before.
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
@@ -79,7 +87,7 @@
 #include <linux/types.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
-#define S3CFS_GENL_VERSION	3
+#define S3CFS_GENL_VERSION	4
 #define S3CFS_GENL_VERSION_MIN	1	/* oldest daemon protocol accepted */
 
 /**

@@ -13,20 +13,18 @@
 # upload that meets a conflict is aborted (no parts left in S3), and one
 # whose daemon is killed is aborted by the next daemon, which puts the
 # file again when the kernel re-sends its UPLOAD. A listing while a
-# file is being written keeps it; an EVICT of it is refused; objects that
-# exist in S3 cannot be opened for writing yet (EPERM); without the
-# writable option the mount stays read-only.
+# file is being written keeps it; an EVICT of it is refused; without the
+# writable option the mount stays read-only. (Objects that exist in S3,
+# opened for writing: t_write_overwrite.)
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_new
-plan 48
+plan 47
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
 CTL=$REPO/tools/s3cachectl/s3cachectl
 export CTL
 make_fixture "$WORK/big" $((20 * 1048576 + 1)) write-big >/dev/null
-printf 'in S3 already\n' >"$WORK/old"
-s3_put "$BUCKET" old.txt "$WORK/old"
 
 s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
 	rm -f "$WORK/got"
@@ -241,10 +239,5 @@ check "the new daemon aborted the upload the killed one left" \
 is "$(uploads_open)" 0 "... no multipart upload is left open"
 is "$(journal_n)" 0 "... and the journal is empty"
 
-# An object that exists in S3 is not writable yet.
-is "$(py "
-try: os.close(os.open(M + '/old.txt', os.O_WRONLY)); print('opened')
-except OSError as e: print(errno.errorcode[e.errno])")" EPERM \
-	"an object in S3 cannot be opened for writing (EPERM)"
 check "umount" umount_s3 "$MNT"
 tap_done
