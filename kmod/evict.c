@@ -208,9 +208,12 @@ static int s3cfs_evict_locked(struct s3cfs_sb_info *sbi, const char *path,
 	}
 	si = S3CFS_I(inode);
 	down_write(&si->data_sem);
-	/* Bytes written here live only in this file until uploaded. */
+	/*
+	 * Bytes written here live only in this file until uploaded; a
+	 * copy-up needs every chunk it fetched until the file is LOCAL.
+	 */
 	err = -EBUSY;
-	if (s3cfs_inode_local(inode))
+	if (s3cfs_inode_local(inode) || test_bit(S3CFS_I_COPYUP, &si->flags))
 		goto out_inode;
 	err = s3cfs_forget_chunks(si, off >> sbi->chunk_shift,
 				  ((off + len - 1) >> sbi->chunk_shift) + 1);

@@ -42,8 +42,24 @@
 #define S3CFS_COPYUP_STEP	(32LL << 20)
 /* How long an open for write waits for the daemon to let go of a file. */
 #define S3CFS_PIN_WAIT		(10 * HZ)
-/* Tries of copy-up when an eviction takes chunks away under it. */
+/* Tries of copy-up when chunks go missing under it all the same. */
 #define S3CFS_COPYUP_TRIES	4
+
+/*
+ * Set or clear S3CFS_I_COPYUP under data_sem: an EVICT punching now is
+ * waited for, and one after it sees the bit.
+ */
+static void s3cfs_local_copyup_flag(struct inode *inode, bool on)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+
+	down_write(&si->data_sem);
+	if (on)
+		set_bit(S3CFS_I_COPYUP, &si->flags);
+	else
+		clear_bit(S3CFS_I_COPYUP, &si->flags);
+	up_write(&si->data_sem);
+}
 
 /*
  * Fetch every missing chunk of @inode (killable, one fetch timeout per
@@ -54,6 +70,7 @@ static int s3cfs_local_copyup(struct inode *inode)
 	loff_t size = i_size_read(inode), pos;
 	int err;
 
+	s3cfs_local_copyup_flag(inode, true);
 	for (pos = 0; pos < size; pos += S3CFS_COPYUP_STEP) {
 		if (fatal_signal_pending(current))
 			return -EINTR;
@@ -286,6 +303,8 @@ int s3cfs_local_begin(struct inode *inode, bool trunc)
 			break;
 		err = 0;
 	}
+	if (!trunc)
+		s3cfs_local_copyup_flag(inode, false);
 	if (trunc && err) {
 		/* Back to the object, whose bytes the lower file may lack. */
 		s3cfs_local_flag(inode, false, false);

@@ -227,6 +227,11 @@ struct s3cfs_inode_info {
 #define S3CFS_I_LOCAL		1
 /* LOCAL, with changes S3 has not had yet (set under i_rwsem). */
 #define S3CFS_I_DIRTY		2
+/*
+ * An open for writing is fetching every chunk (local.c): EVICT refuses
+ * the file, as a LOCAL one. Changed under data_sem.
+ */
+#define S3CFS_I_COPYUP		3
 
 static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
 {
