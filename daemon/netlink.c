@@ -105,6 +105,7 @@ static struct nla_policy policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_SIZE] = { .type = NLA_U64 },
 	[S3CFS_A_FLAGS] = { .type = NLA_U32 },
 	[S3CFS_A_INO] = { .type = NLA_U64 },
+	[S3CFS_A_PATH2] = { .type = NLA_STRING, .maxlen = S3CFS_PATH_MAX + 1 },
 };
 
 /* Which attributes each request must carry. */
@@ -125,6 +126,12 @@ static const struct {
 	{ S3CFS_CMD_CANCEL, "CANCEL", A(REQ_ID) | A(MOUNT_ID) },
 	{ S3CFS_CMD_UPLOAD, "UPLOAD", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
 		A(INO) | A(SIZE) | A(FLAGS) },
+	{ S3CFS_CMD_MKDIR, "MKDIR", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
+		A(NAME) },
+	{ S3CFS_CMD_DELETE, "DELETE", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
+		A(NAME) | A(FLAGS) },
+	{ S3CFS_CMD_RENAME, "RENAME", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
+		A(PATH2) | A(ETAG) | A(SIZE) },
 #undef A
 };
 
@@ -205,6 +212,7 @@ int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out)
 	err = err ?: get_str(tb, S3CFS_A_BUCKET, &r->bucket);
 	err = err ?: get_str(tb, S3CFS_A_PREFIX, &r->prefix);
 	err = err ?: get_str(tb, S3CFS_A_CACHE_DIR, &r->cache_dir);
+	err = err ?: get_str(tb, S3CFS_A_PATH2, &r->path2);
 	for (i = 0; i < S3D_ARRAY_SIZE(cmds); i++)
 		if (cmds[i].cmd == r->cmd)
 			need = cmds[i].need;
@@ -251,7 +259,8 @@ struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,
 	    (nla_put_u64(msg, S3CFS_A_OFFSET, r->off) < 0 ||
 	     nla_put_u64(msg, S3CFS_A_LENGTH, r->len) < 0))
 		goto fail;
-	if (r->cmd == S3CFS_CMD_UPLOAD && !status && r->reply_etag &&
+	if ((r->cmd == S3CFS_CMD_UPLOAD || r->cmd == S3CFS_CMD_RENAME) &&
+	    !status && r->reply_etag &&
 	    nla_put_string(msg, S3CFS_A_ETAG, r->reply_etag) < 0)
 		goto fail;
 	/* Version 1 kernels refuse attributes they do not know. */

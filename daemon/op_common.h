@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The operations on kernel requests (op_list.c, op_lookup.c, op_fetch.c,
- * op_upload.c)
+ * op_upload.c, op_ns.c)
  * and what they share (op_common.c). Each request becomes an operation
  * that owns one or two S3 transfers and finishes by answering the request
  * exactly once. Requests may be repeated (the kernel re-sends pending ones
@@ -35,6 +35,7 @@ extern struct s3d_op_stats_lookup s3d_lookup_stats;
 void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_upload_set_parts(unsigned int size, unsigned int parallel);
+void s3d_op_ns(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 
 void s3d_op_done(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx,
 		 int err);

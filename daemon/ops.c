@@ -13,6 +13,8 @@
  *           O_DIRECT.
  *   UPLOAD  op_upload.c: PutObject of a file the kernel wrote, on the
  *           condition it names (If-None-Match: * or If-Match).
+ *   MKDIR, DELETE, RENAME  op_ns.c: a directory's marker object, a
+ *           DeleteObject, a CopyObject and DeleteObject.
  *
  * A request on a mount waits for its bucket's credentials (ctx.c) first.
  */
@@ -44,6 +46,9 @@ static void dispatch(void *arg, struct s3d_ctx *ctx, int err)
 		s3d_op_lookup(r, m, ctx);
 	else if (r->cmd == S3CFS_CMD_UPLOAD)
 		s3d_op_upload(r, m, ctx);
+	else if (r->cmd == S3CFS_CMD_MKDIR || r->cmd == S3CFS_CMD_DELETE ||
+		 r->cmd == S3CFS_CMD_RENAME)
+		s3d_op_ns(r, m, ctx);
 	else
 		s3d_op_list(r, m, ctx);
 }
@@ -78,6 +83,9 @@ void s3d_req_handle(struct s3d_req *r)
 	case S3CFS_CMD_LOOKUP:
 	case S3CFS_CMD_LIST:
 	case S3CFS_CMD_UPLOAD:
+	case S3CFS_CMD_MKDIR:
+	case S3CFS_CMD_DELETE:
+	case S3CFS_CMD_RENAME:
 		break;
 	default:
 		s3d_req_finish(r, -EOPNOTSUPP);

@@ -64,6 +64,7 @@ void s3d_req_free(struct s3d_req *r)
 	free(r->path);
 	free(r->name);
 	free(r->etag);
+	free(r->path2);
 	free(r->reply_etag);
 	free(r->bucket);
 	free(r->prefix);
@@ -102,11 +103,16 @@ static bool same_req(const struct s3d_req *a, const struct s3d_req *b)
 	if (a->cmd != b->cmd || a->mount_id != b->mount_id ||
 	    !s3d_str_eq(a->path, b->path))
 		return false;
-	/* Each names a snapshot of a file the kernel holds: never shared. */
-	if (a->cmd == S3CFS_CMD_UPLOAD)
+	/*
+	 * Each names a snapshot of a file the kernel holds, or answers with
+	 * an ETag of its own: never shared.
+	 */
+	if (a->cmd == S3CFS_CMD_UPLOAD || a->cmd == S3CFS_CMD_RENAME)
 		return false;
-	if (a->cmd == S3CFS_CMD_LOOKUP)
+	if (a->cmd == S3CFS_CMD_LOOKUP || a->cmd == S3CFS_CMD_MKDIR)
 		return s3d_str_eq(a->name, b->name);
+	if (a->cmd == S3CFS_CMD_DELETE)
+		return s3d_str_eq(a->name, b->name) && a->flags == b->flags;
 	if (a->cmd == S3CFS_CMD_FETCH)
 		return a->off == b->off && a->len == b->len &&
 		       s3d_str_eq(a->etag, b->etag);

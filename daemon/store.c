@@ -466,6 +466,9 @@ static int claim(int dirfd, const char *name)
 		return -errno;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (err == -EBUSY)
+			s3d_dbg("%s: the kernel is making it writable: kept",
+				name);
 		close(fd);
 		return err;
 	}
@@ -1053,6 +1056,31 @@ int s3d_store_add_file(int dirfd, const char *name, const struct s3d_meta *m)
 
 	return err == -EAGAIN ? s3d_store_ensure_file(dirfd, name, m, NULL,
 						       false) : err;
+}
+
+/**
+ * s3d_store_empty_dir() - empty a directory of cached files
+ * @dirfd: its parent
+ * @name: a valid single name
+ *
+ * What the kernel wrote and has not uploaded (LOCAL) stays, and so does the
+ * directory then.
+ *
+ * Return: 0 if it is empty now or gone, -ENOTEMPTY if it holds a LOCAL
+ * file, or -errno.
+ */
+int s3d_store_empty_dir(int dirfd, const char *name)
+{
+	int fd, err;
+
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	err = rm_contents(fd, 0);
+	if (!err && !s3d_store_dir_empty(fd, false))
+		err = -ENOTEMPTY;
+	close(fd);
+	return err;
 }
 
 /**

@@ -323,5 +323,9 @@ const struct inode_operations s3cfs_file_iops = {
 const struct inode_operations s3cfs_dir_iops = {
 	.lookup		= s3cfs_lookup,
 	.create		= s3cfs_create,
+	.mkdir		= s3cfs_mkdir,
+	.rmdir		= s3cfs_rmdir,
+	.unlink		= s3cfs_unlink,
+	.rename		= s3cfs_rename,
 	.getattr	= s3cfs_getattr,
 };

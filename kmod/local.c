@@ -319,3 +319,89 @@ int s3cfs_local_begin(struct inode *inode, bool trunc)
 				    si->lower.dentry, err);
 	return err == -ESTALE ? -EOPENSTALE : err;
 }
+
+/**
+ * s3cfs_local_retag() - a copy of an object now stands for another version
+ * @inode: upper inode of a regular file, not LOCAL (a rename's source,
+ *	copied in S3 to a key whose object got ETag @etag)
+ * @etag: the new ETag
+ *
+ * The tag changes under the pin, as the daemon's writers of fetched bytes
+ * check it under their lock; FETCHes in flight for the old ETag are then
+ * refused and asked again (chunk.c). Best effort: a file left with the old
+ * tag is renewed when its chunks are fetched, never read wrong.
+ */
+void s3cfs_local_retag(struct inode *inode, const char *etag)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	const struct cred *old_cred;
+	struct s3cfs_meta *m;
+	int err;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	err = m ? s3cfs_open_lower(inode) : -ENOMEM;
+	if (err)
+		goto out;
+	m->size = i_size_read(inode);
+	m->mtime = s3cfs_inode_get_mtime(inode).tv_sec;
+	strscpy(m->etag, etag, sizeof(m->etag));
+	old_cred = override_creds(sbi->creds);
+	err = s3cfs_local_pin(si);
+	if (!err) {
+		err = s3cfs_meta_set(si->lower.dentry, m);
+		if (!err) {
+			spin_lock(&si->chunk_lock);
+			strscpy(si->etag, etag, sizeof(si->etag));
+			spin_unlock(&si->chunk_lock);
+		}
+		s3cfs_local_unpin(si);
+	}
+	revert_creds(old_cred);
+out:
+	kfree(m);
+	if (err)
+		pr_warn_ratelimited("%pd: tagging it %s: %d\n", si->lower.dentry,
+				    etag, err);
+}
+
+/**
+ * s3cfs_local_rebase() - a LOCAL file never uploaded replaced @target
+ * @inode: upper inode of the LOCAL file (a rename's source)
+ * @target: the file it replaced under its new name
+ *
+ * Its upload must now replace @target's object, the version this node
+ * knew (If-Match), not create the key (If-None-Match), which would be a
+ * conflict with ourselves. The LOCAL tag records the new base.
+ */
+void s3cfs_local_rebase(struct inode *inode, struct inode *target)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode), *ti = S3CFS_I(target);
+	char *etag = kmalloc(S3CFS_ETAG_MAX + 1, GFP_KERNEL);
+	const struct cred *old_cred;
+	int err = -ENOMEM;
+
+	if (!etag)
+		goto out;
+	spin_lock(&ti->chunk_lock);
+	strscpy(etag, ti->etag, S3CFS_ETAG_MAX + 1);
+	spin_unlock(&ti->chunk_lock);
+	err = 0;
+	if (!etag[0])
+		goto out;	/* never uploaded either: the key is new */
+	spin_lock(&si->chunk_lock);
+	strscpy(si->etag, etag, sizeof(si->etag));
+	spin_unlock(&si->chunk_lock);
+	err = s3cfs_open_lower(inode);
+	if (err)
+		goto out;
+	old_cred = override_creds(sbi->creds);
+	err = s3cfs_local_tag(inode, i_size_read(inode));
+	revert_creds(old_cred);
+out:
+	kfree(etag);
+	if (err)
+		pr_warn_ratelimited("%pd: recording its upload's condition: %d\n",
+				    si->lower.dentry, err);
+}

@@ -155,6 +155,9 @@ static const struct genl_ops s3cfs_genl_ops[] = {
 	S3CFS_REPLY_OP(S3CFS_CMD_LOOKUP),
 	S3CFS_REPLY_OP(S3CFS_CMD_LIST),
 	S3CFS_REPLY_OP(S3CFS_CMD_UPLOAD),
+	S3CFS_REPLY_OP(S3CFS_CMD_MKDIR),
+	S3CFS_REPLY_OP(S3CFS_CMD_DELETE),
+	S3CFS_REPLY_OP(S3CFS_CMD_RENAME),
 	{
 		.cmd = S3CFS_CMD_EVICT,
 		.doit = s3cfs_nl_evict,
@@ -290,7 +293,8 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 		return s3cfs_nl_send_mount(req->sbi, req->id, portid);
 	skb = s3cfs_nl_new(req->cmd, s3cfs_str_size(req->path) +
 			   s3cfs_str_size(req->name) +
-			   s3cfs_str_size(req->etag), &hdr);
+			   s3cfs_str_size(req->etag) +
+			   s3cfs_str_size(req->path2), &hdr);
 	if (!skb)
 		return -ENOMEM;
 	if (nla_put_u64_64bit(skb, S3CFS_A_REQ_ID, req->id, S3CFS_A_PAD) ||
@@ -309,6 +313,14 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 	     nla_put_u64_64bit(skb, S3CFS_A_SIZE, req->size, S3CFS_A_PAD) ||
 	     nla_put_u32(skb, S3CFS_A_FLAGS, req->up_flags) ||
 	     (req->etag && nla_put_string(skb, S3CFS_A_ETAG, req->etag))))
+		goto too_big;
+	if (req->cmd == S3CFS_CMD_DELETE &&
+	    nla_put_u32(skb, S3CFS_A_FLAGS, req->up_flags))
+		goto too_big;
+	if (req->cmd == S3CFS_CMD_RENAME &&
+	    (nla_put_string(skb, S3CFS_A_PATH2, req->path2) ||
+	     nla_put_string(skb, S3CFS_A_ETAG, req->etag) ||
+	     nla_put_u64_64bit(skb, S3CFS_A_SIZE, req->size, S3CFS_A_PAD)))
 		goto too_big;
 	genlmsg_end(skb, hdr);
 	return genlmsg_unicast(&init_net, skb, portid);

@@ -4,9 +4,11 @@
  *
  *   mount -t s3cachefs -o cache=DIR[,chunk=1M][,uid=,gid=,file_mode=,
  *         dir_mode=][,fetch_timeout=S][,meta_ttl=S][,readahead=KiB]
- *         [,writable] BUCKET[:PREFIX] MOUNTPOINT
+ *         [,writable[,allow_delete]] BUCKET[:PREFIX] MOUNTPOINT
  *
- * writable: new files may be created, written and uploaded (see upload.c).
+ * writable: files may be created, written and uploaded (upload.c),
+ * directories made (dirops.c). allow_delete: what deletes an object that
+ * is in S3 (unlink, rmdir, the source of a rename) is allowed too.
  * Without it the mount is read-only whatever mount(8) asks for, so an
  * existing fstab line never starts writing to a bucket.
  *
@@ -49,6 +51,7 @@ enum s3cfs_param {
 	Opt_meta_ttl,
 	Opt_readahead,
 	Opt_writable,
+	Opt_allow_delete,
 };
 
 const struct fs_parameter_spec s3cfs_fs_parameters[] = {
@@ -62,6 +65,7 @@ const struct fs_parameter_spec s3cfs_fs_parameters[] = {
 	fsparam_u32("meta_ttl", Opt_meta_ttl),
 	fsparam_u32("readahead", Opt_readahead),
 	fsparam_flag("writable", Opt_writable),
+	fsparam_flag("allow_delete", Opt_allow_delete),
 	{}
 };
 
@@ -140,6 +144,9 @@ static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	case Opt_writable:
 		o->writable = true;
 		break;
+	case Opt_allow_delete:
+		o->allow_delete = true;
+		break;
 	case Opt_readahead:
 		if (result.uint_32 > S3CFS_RA_MAX)
 			return invalfc(fc, "readahead=%u: at most %u KiB",
@@ -210,6 +217,10 @@ int s3cfs_parse_source(struct fs_context *fc, char **bucket, char **prefix)
 
 static int s3cfs_get_tree(struct fs_context *fc)
 {
+	struct s3cfs_fs_ctx *ctx = fc->fs_private;
+
+	if (ctx->opts.allow_delete && !ctx->opts.writable)
+		return invalfc(fc, "allow_delete needs writable");
 	return get_tree_nodev(fc, s3cfs_fill_super);
 }
 
@@ -229,7 +240,8 @@ static bool s3cfs_fixed_opts_changed(struct s3cfs_fs_ctx *ctx,
 	       ((ctx->set & BIT(Opt_gid)) && !gid_eq(n->gid, o->gid)) ||
 	       ((ctx->set & BIT(Opt_file_mode)) && n->file_mode != o->file_mode) ||
 	       ((ctx->set & BIT(Opt_dir_mode)) && n->dir_mode != o->dir_mode) ||
-	       ((ctx->set & BIT(Opt_writable)) && !o->writable);
+	       ((ctx->set & BIT(Opt_writable)) && !o->writable) ||
+	       ((ctx->set & BIT(Opt_allow_delete)) && !o->allow_delete);
 }
 
 /* Remount may change the knobs, nothing that shapes the cache. */

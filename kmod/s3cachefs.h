@@ -94,6 +94,8 @@ struct s3cfs_stats {
  * @readahead_kb: readahead window (readahead=, KiB)
  * @writable: new files may be created and written (writable); fixed for
  *	the life of the mount
+ * @allow_delete: objects in S3 may be deleted: unlink, rmdir, rename's
+ *	source (allow_delete, with writable); fixed for the life of the mount
  */
 struct s3cfs_mount_opts {
 	char *cache;
@@ -106,6 +108,7 @@ struct s3cfs_mount_opts {
 	unsigned int meta_ttl_ms;
 	unsigned int readahead_kb;
 	bool writable;
+	bool allow_delete;
 };
 
 /**
@@ -295,9 +298,10 @@ struct s3cfs_req {
 	u64 length;
 	u32 prio;		/* FETCH: enum s3cfs_prio */
 	u64 ino;		/* UPLOAD: INO */
-	u64 size;		/* UPLOAD: SIZE */
-	u32 up_flags;		/* UPLOAD: FLAGS (S3CFS_UP_*) */
-	char *reply_etag;	/* UPLOAD: the answer's ETAG (kmalloc'ed) */
+	u64 size;		/* UPLOAD, RENAME: SIZE */
+	u32 up_flags;		/* UPLOAD: FLAGS (S3CFS_UP_*); DELETE: S3CFS_DEL_* */
+	char *path2;		/* RENAME: PATH2 */
+	char *reply_etag;	/* UPLOAD, RENAME: the answer's ETAG (kmalloc'ed) */
 };
 
 #define S3CFS_REQ_DONE		0	/* answered, cancelled or flushed */
@@ -367,6 +371,17 @@ int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 
 /* local.c */
 int s3cfs_local_begin(struct inode *inode, bool trunc);
+void s3cfs_local_retag(struct inode *inode, const char *etag);
+void s3cfs_local_rebase(struct inode *inode, struct inode *target);
+
+/* dirops.c */
+int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
+		umode_t mode);
+int s3cfs_rmdir(struct inode *dir, struct dentry *dentry);
+int s3cfs_unlink(struct inode *dir, struct dentry *dentry);
+int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
+		 struct dentry *old_dentry, struct inode *new_dir,
+		 struct dentry *new_dentry, unsigned int flags);
 
 /* write.c */
 int s3cfs_open_write(struct inode *inode, bool trunc);
@@ -468,6 +483,7 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 void s3cfs_req_complete(struct s3cfs_req *req, int status);
 int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 		 const char *name);
+int s3cfs_upcall_req(struct s3cfs_req *req);
 int s3cfs_upcall_reply(const struct s3cfs_reply *r);
 int s3cfs_upcall_register(u32 portid, u32 version);
 void s3cfs_upcall_daemon_gone(u32 portid);

@@ -117,6 +117,8 @@ static int s3cfs_show_options(struct seq_file *m, struct dentry *root)
 		   READ_ONCE(o->readahead_kb));
 	if (o->writable)
 		seq_puts(m, ",writable");
+	if (o->allow_delete)
+		seq_puts(m, ",allow_delete");
 	return 0;
 }
 

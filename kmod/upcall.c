@@ -168,6 +168,7 @@ void s3cfs_req_put(struct s3cfs_req *req)
 	kfree(req->path);
 	kfree(req->name);
 	kfree(req->etag);
+	kfree(req->path2);
 	kfree(req->reply_etag);
 	kfree(req);
 }
@@ -482,9 +483,6 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 		 const char *name)
 {
-	unsigned long timeout =
-		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
-	unsigned long deadline = jiffies + timeout;
 	struct s3cfs_req *req;
 	int err;
 
@@ -502,15 +500,35 @@ int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 		if (!req->name)
 			goto out;
 	}
+	err = s3cfs_upcall_req(req);
+out:
+	s3cfs_req_put(req);
+	return err;
+}
+
+/**
+ * s3cfs_upcall_req() - send a request and wait for the daemon's answer
+ * @req: a request from s3cfs_req_alloc() with its attributes filled in;
+ *	the caller keeps its reference (the answer's fields are read there)
+ *
+ * Waits (killably) at most the mount's fetch timeout, extended by progress.
+ *
+ * Return: the daemon's answer, or -EIO (no answer in time), -EINTR.
+ */
+int s3cfs_upcall_req(struct s3cfs_req *req)
+{
+	struct s3cfs_sb_info *sbi = req->sbi;
+	unsigned long timeout =
+		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
+	int err;
+
 	atomic_set(&req->waiters, 1);
 	err = s3cfs_req_submit(req, false);
 	if (err)
-		goto out;
-	err = s3cfs_req_wait(req, deadline, timeout, NULL, NULL);
+		return err;
+	err = s3cfs_req_wait(req, jiffies + timeout, timeout, NULL, NULL);
 	if (err == -ETIMEDOUT || err == -ECANCELED)
 		err = -EIO;
-out:
-	s3cfs_req_put(req);
 	return err;
 }
 
@@ -562,8 +580,10 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 		s3cfs_req_put(req);
 		return 0;
 	}
-	if ((r->cmd == S3CFS_CMD_UPLOAD && !status && !r->etag) ||
-	    (r->etag && (r->cmd != S3CFS_CMD_UPLOAD || status))) {
+	if (((r->cmd == S3CFS_CMD_UPLOAD || r->cmd == S3CFS_CMD_RENAME) &&
+	     !status && !r->etag) ||
+	    (r->etag && ((r->cmd != S3CFS_CMD_UPLOAD &&
+			  r->cmd != S3CFS_CMD_RENAME) || status))) {
 		xa_unlock(&s3cfs_reqs);
 		return -EINVAL;
 	}

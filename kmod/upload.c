@@ -293,7 +293,8 @@ int s3cfs_upload(struct file *file, bool closing)
 
 	inode_lock(inode);
 	err = 0;
-	if (!s3cfs_inode_local(inode))
+	/* Not LOCAL, or unlinked (or renamed over): nothing to upload. */
+	if (!s3cfs_inode_local(inode) || !inode->i_nlink)
 		goto out;
 	err = -ESTALE;
 	if (s3cfs_inode_stale(inode))

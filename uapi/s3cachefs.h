@@ -34,6 +34,9 @@
  *       under the lock, and answers a FETCH of a LOCAL file -EAGAIN. The
  *       kernel opens objects for writing only with a daemon of version 4;
  *       with version 3, files created on the mount are writable as before.
+ *       Namespace changes: MKDIR, DELETE and RENAME (kernel -> daemon),
+ *       attribute PATH2, ETAG in RENAME's answer; the kernel sends them
+ *       only to a daemon of version 4 (EPERM before).
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
@@ -136,6 +139,24 @@
  *	-ENOENT: S3CFS_UP_MATCH and the key is gone; -EFBIG: larger than one
  *	PutObject takes; -EACCES, -EIO. The lower file is the kernel's
  *	(S3CFS_META_LOCAL): the daemon only reads it.
+ * @S3CFS_CMD_MKDIR: kernel -> daemon (version 4). Attrs: REQ_ID,
+ *	MOUNT_ID, PATH (the parent), NAME. Put the directory's marker object
+ *	"KEY/" (If-None-Match: *) and make the lower directory, empty and
+ *	listed. Answer 0, -EEXIST (the marker exists), -EACCES, -EIO.
+ * @S3CFS_CMD_DELETE: kernel -> daemon (version 4). Attrs: REQ_ID,
+ *	MOUNT_ID, PATH (the parent), NAME, FLAGS (S3CFS_DEL_*). A file:
+ *	DeleteObject KEY (the kernel removes the lower file). A directory
+ *	(S3CFS_DEL_DIR): -ENOTEMPTY if S3 lists anything under "KEY/" but its
+ *	marker, or the lower directory holds a LOCAL file; else DeleteObject
+ *	"KEY/" and empty the lower directory (the kernel removes it). Answer
+ *	0 (also when nothing was there), -ENOTEMPTY, -EACCES, -EIO.
+ * @S3CFS_CMD_RENAME: kernel -> daemon (version 4). Attrs: REQ_ID,
+ *	MOUNT_ID, PATH (source), PATH2 (destination), ETAG (the source's),
+ *	SIZE. CopyObject with x-amz-copy-source-if-match: ETAG, then
+ *	DeleteObject of the source (the kernel renames the lower file).
+ *	Answer 0 with ETAG, the destination's; -ESTALE: the source is another
+ *	version or gone; -EXDEV: larger than one CopyObject takes (5 GiB); -EIO
+ *	(a failed delete leaves both keys), -EACCES.
  * @__S3CFS_CMD_MAX: number of commands
  */
 enum s3cfs_cmd {
@@ -149,6 +170,9 @@ enum s3cfs_cmd {
 	S3CFS_CMD_EVICT,
 	S3CFS_CMD_CANCEL,
 	S3CFS_CMD_UPLOAD,
+	S3CFS_CMD_MKDIR,
+	S3CFS_CMD_DELETE,
+	S3CFS_CMD_RENAME,
 	__S3CFS_CMD_MAX,
 };
 #define S3CFS_CMD_MAX (__S3CFS_CMD_MAX - 1)
@@ -169,16 +193,20 @@ enum s3cfs_cmd {
  * @S3CFS_A_NAME: string, one path component (LOOKUP)
  * @S3CFS_A_OFFSET: u64, byte offset (FETCH)
  * @S3CFS_A_LENGTH: u64, byte length (FETCH)
- * @S3CFS_A_ETAG: string, ETag of the cached object version (FETCH)
+ * @S3CFS_A_ETAG: string, ETag of the cached object version (FETCH); the
+ *	condition (UPLOAD); the source's (RENAME); the new object's (UPLOAD
+ *	and RENAME answers)
  * @S3CFS_A_PAD: padding for 64-bit attributes
  * @S3CFS_A_DONE: u64, FETCH progress report (version 2): bytes of the range,
  *	from OFFSET, written to the cache so far
  * @S3CFS_A_PRIORITY: u32, FETCH: enum s3cfs_prio; absent means
  *	S3CFS_PRIO_SYNC. The daemon serves metadata (LOOKUP, LIST) first,
  *	then SYNC fetches, then ASYNC ones (daemon/README.md, "Priorities")
- * @S3CFS_A_SIZE: u64, UPLOAD: bytes to upload
- * @S3CFS_A_FLAGS: u32, UPLOAD: S3CFS_UP_*; MOUNT: S3CFS_MOUNT_*
+ * @S3CFS_A_SIZE: u64, UPLOAD: bytes to upload; RENAME: the source's size
+ * @S3CFS_A_FLAGS: u32, UPLOAD: S3CFS_UP_*; MOUNT: S3CFS_MOUNT_*; DELETE:
+ *	S3CFS_DEL_*
  * @S3CFS_A_INO: u64, UPLOAD: inode number of the lower file
+ * @S3CFS_A_PATH2: string, RENAME: the destination, as PATH
  * @__S3CFS_A_MAX: number of attributes
  */
 enum s3cfs_attr {
@@ -202,6 +230,7 @@ enum s3cfs_attr {
 	S3CFS_A_SIZE,
 	S3CFS_A_FLAGS,
 	S3CFS_A_INO,
+	S3CFS_A_PATH2,
 	__S3CFS_A_MAX,
 };
 #define S3CFS_A_MAX (__S3CFS_A_MAX - 1)
@@ -222,6 +251,9 @@ enum s3cfs_prio {
 /* UPLOAD flags: the condition of the put (exactly one). */
 #define S3CFS_UP_NEW		0x01	/* If-None-Match: *, the key must not exist */
 #define S3CFS_UP_MATCH		0x02	/* If-Match: ETAG, the object must be ETAG */
+
+/* DELETE flags. */
+#define S3CFS_DEL_DIR		0x01	/* a directory: only if empty */
 
 /* MOUNT flags. */
 #define S3CFS_MOUNT_WRITABLE	0x01	/* the mount may create LOCAL files */

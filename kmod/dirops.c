@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: namespace changes on writable mounts (mkdir, rmdir, unlink,
+ * rename).
+ *
+ * S3 first, then the lower directory: the daemon makes the change in the
+ * bucket (MKDIR puts the "dir/" marker, DELETE deletes a key, RENAME
+ * copies and deletes), and only when it succeeded does the kernel change
+ * the lower entries, under the VFS's locks of the upper parents. A failure
+ * therefore changes nothing here; a change made in S3 whose local half
+ * failed is what the next listing shows. What deletes an object that is in
+ * S3 needs the allow_delete mount option; a file written here and never
+ * uploaded is only local and can always be removed or renamed.
+ *
+ * rename is of regular files only (a directory is EXDEV: mv copies it), and
+ * atomic on this node: the lower file moves under its name with
+ * vfs_rename(), so a reader here sees the old name or the new one, never
+ * neither. S3 has no rename: CopyObject then DeleteObject, so another node
+ * may briefly see both keys. The copy is conditional on the source's ETag
+ * (x-amz-copy-source-if-match); the destination is overwritten as it is.
+ *
+ * Lock order: upper parents' i_rwsem (the VFS's) -> lower parents'
+ * i_rwsem (lock_rename(), I_MUTEX_PARENT), as overlayfs.
+ */
+#include "s3cachefs.h"
+#include <linux/namei.h>
+#include <linux/slab.h>
+
+/* The path of @dentry (which may be negative) relative to the root. */
+static char *s3cfs_dentry_path(struct dentry *dentry)
+{
+	char *buf, *path, *copy;
+
+	if (s3cfs_inode_path(dentry, &buf, &path))
+		return NULL;
+	copy = kstrdup(path, GFP_KERNEL);
+	__putname(buf);
+	return copy;
+}
+
+/* A name in @dir the daemon would never give: a cache-internal one. */
+static int s3cfs_name_check(struct dentry *dentry)
+{
+	return s3cfs_name_hidden(IS_ROOT(dentry->d_parent),
+				 dentry->d_name.name,
+				 dentry->d_name.len) ? -EPERM : 0;
+}
+
+/* The namespace commands need a daemon of protocol 4. */
+static int s3cfs_ns_ready(struct s3cfs_sb_info *sbi)
+{
+	if (!sbi->opts.writable)
+		return -EROFS;
+	if (s3cfs_daemon_version() < 4) {
+		pr_info_ratelimited("s3cachefsd is too old to change names (protocol %u, needs 4)\n",
+				    s3cfs_daemon_version());
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* MKDIR or DELETE of @dentry's name in its parent. */
+static int s3cfs_ns_upcall(struct s3cfs_sb_info *sbi, u8 cmd,
+			   struct dentry *dentry, u32 flags)
+{
+	struct s3cfs_req *req;
+	int err = -ENOMEM;
+
+	req = s3cfs_req_alloc(sbi, cmd);
+	if (!req)
+		return -ENOMEM;
+	req->path = s3cfs_dentry_path(dentry->d_parent);
+	req->name = kstrndup(dentry->d_name.name, dentry->d_name.len,
+			     GFP_KERNEL);
+	req->up_flags = flags;
+	if (req->path && req->name)
+		err = s3cfs_upcall_req(req);
+	s3cfs_req_put(req);
+	return err;
+}
+
+/*
+ * Remove @name from the lower directory @ldir if it is still @want (or,
+ * with @want NULL, whatever regular file or directory it is). @dir: rmdir.
+ */
+static int s3cfs_lower_remove(struct dentry *ldir, const struct qstr *name,
+			      struct dentry *want, bool dir)
+{
+	struct inode *ldi = d_inode(ldir);
+	struct dentry *d;
+	int err;
+
+	inode_lock_nested(ldi, I_MUTEX_PARENT);
+	d = lookup_one_len(name->name, ldir, name->len);
+	err = PTR_ERR_OR_ZERO(d);
+	if (err)
+		goto out;
+	if (d_is_negative(d) || (want && d != want))
+		err = 0;	/* gone already, or another file now */
+	else if (dir)
+		err = vfs_rmdir(S3CFS_IDMAP_NOP, ldi, d);
+	else
+		err = vfs_unlink(S3CFS_IDMAP_NOP, ldi, d, NULL);
+	dput(d);
+out:
+	inode_unlock(ldi);
+	return err;
+}
+
+/*
+ * s3cfs_mkdir() - ->mkdir: a directory, with its marker object in S3
+ * @dir: the upper parent
+ * @dentry: the negative dentry
+ * @mode: ignored: modes are the mount's (dir_mode=)
+ *
+ * Return: 0 or a negative errno (-EEXIST: the marker exists in S3).
+ */
+int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
+		umode_t mode)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
+	struct dentry *ldir = S3CFS_I(dir)->lower.dentry, *lower;
+	const struct cred *old_cred;
+	struct inode *inode;
+	int err;
+
+	err = s3cfs_ns_ready(sbi) ?: s3cfs_name_check(dentry);
+	if (err)
+		return err;
+	err = s3cfs_ns_upcall(sbi, S3CFS_CMD_MKDIR, dentry, 0);
+	if (err)
+		return err;
+	/* The daemon made the lower directory, empty and listed. */
+	old_cred = override_creds(sbi->creds);
+	lower = lookup_one_len_unlocked(dentry->d_name.name, ldir,
+					dentry->d_name.len);
+	revert_creds(old_cred);
+	if (IS_ERR(lower))
+		return PTR_ERR(lower);
+	err = -EIO;
+	if (!d_is_dir(lower))
+		goto out;
+	inode = s3cfs_iget(dir->i_sb, lower);
+	err = PTR_ERR_OR_ZERO(inode);
+	if (err)
+		goto out;
+	/* Nothing in it: no LIST is needed for meta_ttl. */
+	WRITE_ONCE(S3CFS_I(inode)->listed_at, jiffies ? : 1);
+	dentry->d_time = jiffies;
+	d_instantiate(dentry, inode);
+out:
+	dput(lower);
+	return err;
+}
+
+/**
+ * s3cfs_rmdir() - ->rmdir: an empty directory and its marker object
+ * @dir: the upper parent
+ * @dentry: the directory
+ *
+ * Empty as S3 lists it (the daemon checks), and holding no file written
+ * here. Deletes the marker object: needs allow_delete.
+ *
+ * Return: 0 or a negative errno (-ENOTEMPTY, -EPERM).
+ */
+int s3cfs_rmdir(struct inode *dir, struct dentry *dentry)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
+	struct inode *inode = d_inode(dentry);
+	const struct cred *old_cred;
+	int err;
+
+	err = s3cfs_ns_ready(sbi);
+	if (err)
+		return err;
+	if (!sbi->opts.allow_delete)
+		return -EPERM;
+	err = s3cfs_ns_upcall(sbi, S3CFS_CMD_DELETE, dentry, S3CFS_DEL_DIR);
+	if (err)
+		return err;
+	old_cred = override_creds(sbi->creds);
+	err = s3cfs_lower_remove(S3CFS_I(dir)->lower.dentry, &dentry->d_name,
+				 S3CFS_I(inode)->lower.dentry, true);
+	revert_creds(old_cred);
+	if (err)
+		return err;
+	clear_nlink(inode);
+	return 0;
+}
+
+/**
+ * s3cfs_unlink() - ->unlink: a file, and its object
+ * @dir: the upper parent
+ * @dentry: the file
+ *
+ * A file written here and never uploaded is only removed here; otherwise
+ * the object is deleted first (allow_delete). Opens of the file go on
+ * reading and writing it; nothing is uploaded at their close.
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_unlink(struct inode *dir, struct dentry *dentry)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
+	struct inode *inode = d_inode(dentry);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	bool in_s3 = !s3cfs_inode_local(inode) || si->etag[0];
+	const struct cred *old_cred;
+	int err;
+
+	if (!sbi->opts.writable)
+		return -EROFS;
+	if (in_s3) {
+		err = s3cfs_ns_ready(sbi);
+		if (err)
+			return err;
+		if (!sbi->opts.allow_delete)
+			return -EPERM;
+		err = s3cfs_ns_upcall(sbi, S3CFS_CMD_DELETE, dentry, 0);
+		if (err)
+			return err;
+	}
+	old_cred = override_creds(sbi->creds);
+	err = s3cfs_lower_remove(S3CFS_I(dir)->lower.dentry, &dentry->d_name,
+				 NULL, false);
+	revert_creds(old_cred);
+	if (err)
+		return err;
+	clear_nlink(inode);
+	return 0;
+}
+
+/*
+ * Move the lower file of @old_dentry to @new_dentry's name (replacing what
+ * is there), if it is still at its name. Called with the mounter's creds.
+ */
+static int s3cfs_lower_rename(struct dentry *old_dentry,
+			      struct dentry *new_dentry)
+{
+	struct dentry *lsrc = S3CFS_I(d_inode(old_dentry))->lower.dentry;
+	struct dentry *lold_dir = S3CFS_I(d_inode(old_dentry->d_parent))->lower.dentry;
+	struct dentry *lnew_dir = S3CFS_I(d_inode(new_dentry->d_parent))->lower.dentry;
+	struct dentry *old, *new, *trap;
+	int err;
+
+	trap = lock_rename(lnew_dir, lold_dir);
+	if (IS_ERR(trap))
+		return PTR_ERR(trap);
+	old = lookup_one_len(old_dentry->d_name.name, lold_dir,
+			     old_dentry->d_name.len);
+	err = PTR_ERR_OR_ZERO(old);
+	if (err)
+		goto out_unlock;
+	new = lookup_one_len(new_dentry->d_name.name, lnew_dir,
+			     new_dentry->d_name.len);
+	err = PTR_ERR_OR_ZERO(new);
+	if (err)
+		goto out_old;
+	err = -ESTALE;
+	if (old == lsrc && old != trap && new != trap &&
+	    (d_is_negative(new) || d_is_reg(new)))
+		err = s3cfs_vfs_rename(d_inode(lold_dir), old, d_inode(lnew_dir),
+				       new);
+	dput(new);
+out_old:
+	dput(old);
+out_unlock:
+	unlock_rename(lnew_dir, lold_dir);
+	return err;
+}
+
+/*
+ * RENAME in S3 of @old_dentry (a copy of version @si->etag) to
+ * @new_dentry. Return: 0 and the destination's ETag in *@etag (kmalloc'ed),
+ * or a negative errno.
+ */
+static int s3cfs_rename_upcall(struct s3cfs_sb_info *sbi,
+			       struct dentry *old_dentry,
+			       struct dentry *new_dentry, char **etag)
+{
+	struct inode *inode = d_inode(old_dentry);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct s3cfs_req *req;
+	int err = -ENOMEM;
+
+	req = s3cfs_req_alloc(sbi, S3CFS_CMD_RENAME);
+	if (!req)
+		return -ENOMEM;
+	req->path = s3cfs_dentry_path(old_dentry);
+	req->path2 = s3cfs_dentry_path(new_dentry);
+	req->etag = kstrdup(si->etag, GFP_KERNEL);
+	req->size = i_size_read(inode);
+	if (req->path && req->path2 && req->etag)
+		err = s3cfs_upcall_req(req);
+	if (!err) {
+		*etag = req->reply_etag;
+		req->reply_etag = NULL;
+	}
+	s3cfs_req_put(req);
+	return err;
+}
+
+/*
+ * s3cfs_rename() - ->rename of a regular file
+ * @old_dir: the source's parent
+ * @old_dentry: the source
+ * @new_dir: the destination's parent
+ * @new_dentry: the destination (positive: replaced)
+ * @flags: 0 or RENAME_NOREPLACE (the VFS checked it)
+ *
+ * Return: 0, -EXDEV for a directory or an object above 5 GiB (mv copies),
+ * -EINVAL for RENAME_EXCHANGE and RENAME_WHITEOUT, -EPERM without
+ * allow_delete for an object in S3, -EBUSY for a file being written that
+ * was uploaded before (close it first), -ESTALE if the source changed in
+ * S3, or another negative errno.
+ */
+int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
+		 struct dentry *old_dentry, struct inode *new_dir,
+		 struct dentry *new_dentry, unsigned int flags)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(old_dir->i_sb);
+	struct inode *inode = d_inode(old_dentry);
+	struct inode *target = d_inode(new_dentry);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	const struct cred *old_cred;
+	char *etag = NULL;
+	bool local;
+	int err;
+
+	if (flags & ~RENAME_NOREPLACE)
+		return -EINVAL;
+	if (d_is_dir(old_dentry))
+		return -EXDEV;
+	err = s3cfs_ns_ready(sbi) ?: s3cfs_name_check(new_dentry);
+	if (err)
+		return err;
+	local = s3cfs_inode_local(inode);
+	if (local && si->etag[0]) {
+		pr_info_ratelimited("%pd: written here after an upload: close it before renaming it\n",
+				    old_dentry);
+		return -EBUSY;
+	}
+	if (!local) {
+		if (!sbi->opts.allow_delete)
+			return -EPERM;
+		err = s3cfs_rename_upcall(sbi, old_dentry, new_dentry, &etag);
+		if (err == -ESTALE)
+			s3cfs_inode_set_stale(inode);
+		if (err)
+			return err;
+	}
+	old_cred = override_creds(sbi->creds);
+	err = s3cfs_lower_rename(old_dentry, new_dentry);
+	revert_creds(old_cred);
+	if (err) {
+		pr_warn_ratelimited("%pd -> %pd: renamed in S3, not in the cache (%d); the next listing shows it\n",
+				    old_dentry, new_dentry, local ? 0 : err);
+		kfree(etag);
+		return err;
+	}
+	/*
+	 * The file stands for the destination object now, whose ETag is new
+	 * if the source was a multipart object. Not retagged, its chunks
+	 * would be fetched If-Match the old one and refused: renewed, not
+	 * wrong.
+	 */
+	if (etag && strcmp(etag, si->etag))
+		s3cfs_local_retag(inode, etag);
+	kfree(etag);
+	/* A file never uploaded now goes to the key it replaced, if any. */
+	if (local && target)
+		s3cfs_local_rebase(inode, target);
+	if (target)
+		clear_nlink(target);
+	return 0;
+}
