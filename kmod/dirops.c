@@ -301,6 +301,21 @@ static int s3cfs_rename_upcall(struct s3cfs_sb_info *sbi,
 }
 
 /*
+ * The source of a rename is another version in S3 than here (or gone):
+ * the inode goes stale and the name shows S3's object from now on.
+ */
+static void s3cfs_rename_stale(struct s3cfs_sb_info *sbi,
+			       struct dentry *old_dentry)
+{
+	char *path = s3cfs_dentry_path(old_dentry);
+
+	s3cfs_inode_set_stale(d_inode(old_dentry));
+	if (path)
+		s3cfs_name_refresh(sbi, path);
+	kfree(path);
+}
+
+/*
  * s3cfs_rename() - ->rename of a regular file
  * @old_dir: the source's parent
  * @old_dentry: the source
@@ -345,7 +360,7 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 			return -EPERM;
 		err = s3cfs_rename_upcall(sbi, old_dentry, new_dentry, &etag);
 		if (err == -ESTALE)
-			s3cfs_inode_set_stale(inode);
+			s3cfs_rename_stale(sbi, old_dentry);
 		if (err)
 			return err;
 	}

@@ -270,3 +270,27 @@ static int s3cfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 const struct dentry_operations s3cfs_dops = {
 	.d_revalidate	= s3cfs_d_revalidate,
 };
+
+/**
+ * s3cfs_name_refresh() - have the daemon look a name up in S3 now
+ * @sbi: the mount
+ * @path: the name's path relative to the root
+ *
+ * For a name whose cache entry is known to be another version than S3's
+ * (a conflict, a rename refused on its source's ETag): the daemon renews
+ * the lower entry, which a fresh listing would otherwise trust until it
+ * expires. A failure only delays that to the listing's expiry.
+ */
+void s3cfs_name_refresh(struct s3cfs_sb_info *sbi, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *parent = kstrndup(path, slash ? slash - path : 0, GFP_KERNEL);
+	int err;
+
+	if (!parent)
+		return;
+	err = s3cfs_upcall(sbi, S3CFS_CMD_LOOKUP, parent, slash ? slash + 1 : path);
+	if (err && err != -ENOENT)
+		pr_debug("looking up %s again: %d\n", path, err);
+	kfree(parent);
+}

@@ -361,6 +361,7 @@ struct dentry *s3cfs_lookup(struct inode *dir, struct dentry *dentry,
 extern const struct dentry_operations s3cfs_dops;
 bool s3cfs_name_hidden(bool in_root, const char *name, int len);
 bool s3cfs_dir_listed_fresh(struct inode *dir);
+void s3cfs_name_refresh(struct s3cfs_sb_info *sbi, const char *path);
 
 /* dir.c */
 extern const struct file_operations s3cfs_dir_fops;

@@ -111,25 +111,6 @@ out_cdir:
 }
 
 /*
- * The name @path now stands for S3's object: have the daemon put it in the
- * lower directory, which a fresh listing would otherwise trust as having
- * nothing there (a failure only delays it to the listing's expiry).
- */
-static void s3cfs_conflict_lookup(struct s3cfs_sb_info *sbi, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *parent = kstrndup(path, slash ? slash - path : 0, GFP_KERNEL);
-	int err;
-
-	if (!parent)
-		return;
-	err = s3cfs_upcall(sbi, S3CFS_CMD_LOOKUP, parent, slash ? slash + 1 : path);
-	if (err && err != -ENOENT)
-		pr_debug("looking up %s after a conflict: %d\n", path, err);
-	kfree(parent);
-}
-
-/*
  * The upload of @inode failed on its condition (@err: -EEXIST, -ESTALE or
  * -ENOENT from the daemon). Return: -ESTALE for close or fsync.
  */
@@ -158,7 +139,7 @@ static int s3cfs_upload_conflict(struct inode *inode, const char *path,
 	if (kerr)
 		return -ESTALE;
 	s3cfs_inode_set_stale(inode);
-	s3cfs_conflict_lookup(sbi, path);
+	s3cfs_name_refresh(sbi, path);
 	return -ESTALE;
 }
 

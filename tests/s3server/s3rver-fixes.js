@@ -130,6 +130,28 @@ if (!process.env.S3RVER_NO_CONDITIONAL_PUT) {
     await checkConditions(ctx);
     return putObject.call(this, ctx);
   };
+  // CopyObject's condition on its source (a rename's: the version the
+  // client has), which s3rver ignores.
+  const putObjectCopy = objectCtrl.putObjectCopy;
+  objectCtrl.putObjectCopy = async function (ctx) {
+    const im = ctx.headers['x-amz-copy-source-if-match'];
+    if (im !== undefined) {
+      let src = decodeURI(ctx.headers['x-amz-copy-source'] || '');
+      src = src.startsWith('/') ? src.slice(1) : src;
+      const [bucket, ...key] = src.split('/');
+      let md = null;
+      try {
+        md = await ctx.store.getMetadata(bucket, key.join('/'));
+      } catch (err) {
+        if (err.code !== 'ENOENT') throw err;
+      }
+      if (md && !etagList(im).includes(md.etag))
+        throw new S3Error('PreconditionFailed',
+          'At least one of the pre-conditions you specified did not hold',
+          { Condition: 'x-amz-copy-source-If-Match' });
+    }
+    return putObjectCopy.call(this, ctx);
+  };
   // The same on CompleteMultipartUpload, after S3's NoSuchUpload (s3rver
   // answered a 500 for an upload completed or aborted already).
   const complete = objectCtrl.completeMultipartUpload;

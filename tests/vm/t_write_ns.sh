@@ -6,7 +6,9 @@
 # rename of a file is a copy and a delete in S3 and one rename here: the
 # checkpoint pattern save(tmp); rename(tmp, final) leaves final with the
 # new bytes and no tmp, and a reader looping over final meanwhile always
-# finds it (old or new bytes, never ENOENT); a file never uploaded is
+# finds it (old or new bytes, never ENOENT); the copy is conditional on
+# the version this node has, so a renamed file never shows bytes of
+# another version than its name's; a file never uploaded is
 # renamed here only and uploaded under its new name; a directory's rename
 # is EXDEV, so mv copies it. What deletes an object in S3 needs
 # allow_delete (EPERM without it), except a file never uploaded; link is
@@ -14,7 +16,7 @@
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_ns
-plan 40
+plan 45
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
 printf 'old checkpoint\n' >"$WORK/old"
@@ -121,13 +123,29 @@ printf 'draft\n' >"$WORK/draft"
 check "S3 has it under the new name only" bash -c \
 	"s3_is published '$WORK/draft' && ! s3_has draft"
 
+# A rename of a version S3 no longer has: the copy is refused on its
+# source's ETag (so this node's cached bytes of the old version are never
+# given the new version's name and ETag), the name is looked up again, and
+# the VFS's retry renames S3's version.
+check "keep.txt read once (this node caches its version)" cmp "$MNT/keep.txt" "$WORK/old"
+printf 'changed elsewhere\n' >"$WORK/changed"
+s3_put "$BUCKET" keep.txt "$WORK/changed"
+check "rename of an object changed in S3 since it was read" \
+	mv "$MNT/keep.txt" "$MNT/kept.txt"
+check "... the first copy was refused on the source's ETag (412)" \
+	grep -q "COPY s3://$BUCKET/kept.txt: HTTP 412" "$DAEMON_LOG"
+check "... S3 has S3's version under the new name, nothing under the old" \
+	bash -c "s3_is kept.txt '$WORK/changed' && ! s3_has keep.txt"
+check "... and so does the mount (not the bytes cached here)" \
+	cmp "$MNT/kept.txt" "$WORK/changed"
+
 # Directories move by copy; links do not exist.
 mkdir -p "$MNT/src" && echo one >"$MNT/src/one"
 is "$(errname "os.rename('$MNT/src', '$MNT/dst')")" EXDEV "rename of a directory: EXDEV"
 check "mv of a directory copies it" mv "$MNT/src" "$MNT/dst"
 check "... S3 has it under the new name, not the old" bash -c \
 	"s3_has dst/one && ! s3_has src/one && ! s3_has src/"
-is "$(errname "os.link('$MNT/keep.txt', '$MNT/hard')")" EPERM "link: EPERM"
+is "$(errname "os.link('$MNT/published', '$MNT/hard')")" EPERM "link: EPERM"
 
 check "umount" umount_s3 "$MNT"
 tap_done
