@@ -5,6 +5,7 @@
 #
 #   tests/run.sh [--kernel 6.1|6.12|debug] [--host-only|--vm-only]
 #                [--only "GLOBS"] [--skip GLOB,...] [--quick] [--timeout S]
+#                [--env VAR=VALUE]...
 #   tests/run.sh --selftest-harness [--kernel K]
 #
 # 1. Host tests: `make -C daemon test` (TAP), skipped while daemon/ has no
@@ -15,7 +16,8 @@
 #    every tests/vm/t_*.sh (--only: just those matching, in the order given, e.g. "t_read*";
 #    --skip: not those, e.g. "t_memory,t_faults").
 #    --quick (or QUICK=1) makes the large fixtures smaller. --vm-only skips
-#    the host tests (while working on a VM test).
+#    the host tests (while working on a VM test). --env sets a variable for
+#    the VM tests (a seed to replay, e.g. NSCHECK_SEED=N).
 # 3. Prints exactly one final line "N passed, N failed" (test points of all
 #    TAP streams; skips are reported on the line before and not counted) and
 #    exits non-zero if anything failed, including a guest kernel log with a
@@ -38,6 +40,7 @@ cd "$repo" || exit 2
 logs=$repo/build/tests
 
 kernel=6.1 host_only= vm_only= selftest= only= skip= vm_timeout=
+extra_env=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel)		kernel=$2; shift 2 ;;
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--skip)			skip=$2; shift 2 ;;
 	--quick)		export QUICK=1; shift ;;
 	--timeout)		vm_timeout=$2; shift 2 ;;
+	--env)			extra_env+=(--env "$2"); shift 2 ;;
 	-h|--help)		sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*)			echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -234,7 +238,7 @@ fi
 
 # --- VM tests -------------------------------------------------------------
 build_helpers
-vm_env=(--env "S3CFS_KO=build/$kernel/s3cachefs.ko")
+vm_env=(--env "S3CFS_KO=build/$kernel/s3cachefs.ko" "${extra_env[@]}")
 if make "build/$kernel/s3cachefs.ko" >"$logs/module-$kernel.log" 2>&1 &&
 		[ -f "build/$kernel/s3cachefs.ko" ]; then
 	point ok "build: s3cachefs.ko for $kernel"
