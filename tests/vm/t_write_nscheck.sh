@@ -7,14 +7,15 @@
 # model: the bucket's keys and bytes after every step, the mount's tree and
 # bytes every ten. Then the model is checked through a second mount on an
 # empty cache, and through the first cache mounted again. The seed is
-# printed; NSCHECK_SEED=N replays it.
+# printed; tests/run.sh --env NSCHECK_SEED=N replays it (NSCHECK_OPS: how
+# many operations).
 # timeout: 900
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_nscheck
 plan 11
 
 SEED=${NSCHECK_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
-OPS=${NSCHECK_OPS:-300}
+OPS=${NSCHECK_OPS:-200}
 NSCHECK=$REPO/tests/vm/helpers/nscheck.py
 OPTS="fetch_timeout=60,meta_ttl=3600,writable,allow_delete"
 diag "seed $SEED (NSCHECK_SEED=$SEED replays it), $OPS operations"
