@@ -87,6 +87,13 @@ class Check:
         return bytes(self.rnd.getrandbits(8) for _ in range(min(n, 64))) * (n // 64) + \
             bytes(n % 64)
 
+    def put(self, rel, mode):
+        """Write new bytes to the file @rel, opened with @mode."""
+        b = self.data()
+        with open(self.p(rel), mode) as f:
+            f.write(b)
+        self.files[rel] = b
+
     def expect_err(self, fn, want):
         try:
             fn()
@@ -104,17 +111,10 @@ class Check:
             rel = self.new_name(d)
             if rel is None:
                 return "skip"
-            b = self.data()
-            with open(self.p(rel), "xb") as f:
-                f.write(b)
-            self.files[rel] = b
+            self.put(rel, "xb")
             return "create"
         if r < 0.32:
-            rel = self.rnd.choice(files)
-            b = self.data()
-            with open(self.p(rel), "wb") as f:
-                f.write(b)
-            self.files[rel] = b
+            self.put(self.rnd.choice(files), "wb")
             return "overwrite"
         if r < 0.42:
             rel = self.rnd.choice(files)
