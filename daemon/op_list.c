@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -88,6 +89,7 @@ struct list_op {
 	size_t nsub, capsub;
 	unsigned int levels;		/* ... and this many levels below */
 	struct s3d_timer work;
+	struct timespec begun;		/* when it began (CLOCK_REALTIME) */
 	struct s3d_xfer x;
 };
 
@@ -276,11 +278,23 @@ static int list_deferred(struct list_op *op)
 	return 0;
 }
 
+/*
+ * A name the listing did not give stays if it came after the listing
+ * began (its ctime): a directory made, or a file renamed in, while the
+ * pages were on their way (a LIST ahead runs outside the kernel's
+ * directory lock). The next listing decides about it.
+ */
 static bool list_keep(const char *name, void *arg)
 {
 	struct list_op *op = arg;
+	struct stat st;
 
-	return s3d_strset_get(&op->seen, name, NULL);
+	if (s3d_strset_get(&op->seen, name, NULL))
+		return true;
+	return !fstatat(op->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+	       (st.st_ctim.tv_sec > op->begun.tv_sec ||
+		(st.st_ctim.tv_sec == op->begun.tv_sec &&
+		 st.st_ctim.tv_nsec >= op->begun.tv_nsec));
 }
 
 static void ahead_pump(struct s3d_mount *m);
@@ -567,6 +581,7 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	op->ctx = ctx;
 	op->dirfd = -1;
 	op->at_root = !*r->path;
+	clock_gettime(CLOCK_REALTIME, &op->begun);
 	s3d_strset_init(&op->seen);
 	s3d_list_init(&op->work.node);
 	op->work.fn = list_work;

@@ -17,8 +17,9 @@
  *
  * A DeleteObject of a key that is gone is a success (S3 answers 204 as
  * well). A RENAME the kernel sends again after the first one took effect
- * finds its source gone: a HEAD of the destination with the source's ETag
- * says it was ours.
+ * finds its source gone (404): a HEAD of the destination with the source's
+ * ETag says it was ours. A source that is another version (412) is never
+ * taken for ours: its delete would lose the other writer's object.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,7 +48,11 @@ enum ns_step {
 	NS_VERIFY,	/* RENAME: HEAD key2 after the source was gone */
 };
 
+/* How often a running copy tells the kernel it goes on (no body moves). */
+#define NS_TICK_MS	1000
+
 struct ns_op {
+	struct s3d_timer tick;	/* RENAME: progress while S3 copies */
 	struct s3d_req *r;
 	struct s3d_mount *m;
 	struct s3d_ctx *ctx;
@@ -63,6 +68,18 @@ struct ns_op {
 
 static const struct s3d_xfer_ops ns_ops;
 
+/*
+ * S3 copies a large object for as long as a minute before it answers, and
+ * no byte moves meanwhile: the kernel's wait must not run out.
+ */
+static void ns_tick(struct s3d_timer *t)
+{
+	struct ns_op *op = s3d_container_of(t, struct ns_op, tick);
+
+	op->r->moved = true;
+	s3d_timer_arm(&op->tick, NS_TICK_MS);
+}
+
 static void ns_finish(struct ns_op *op, int err)
 {
 	struct s3d_req *r = op->r;
@@ -77,13 +94,14 @@ static void ns_finish(struct ns_op *op, int err)
 			err = -ENOMEM;
 	}
 	if (err)
-		s3d_info("%s s3://%s/%s: %s", what, m->bucket, op->key,
-			 strerror(-err));
+		s3d_info("%s s3://%s/%s: %s", what, m->bucket,
+			 op->key ? op->key : r->path, strerror(-err));
 	else if (r->cmd == S3CFS_CMD_RENAME)
 		s3d_info("RENAME s3://%s/%s -> %s: ETag %s", m->bucket, op->key,
 			 op->key2, op->etag);
 	else
 		s3d_info("%s s3://%s/%s: done", what, m->bucket, op->key);
+	s3d_timer_cancel(&op->tick);
 	s3d_ctx_release(&op->x);
 	s3d_buf_free(&op->src);
 	free(op->key);
@@ -158,6 +176,7 @@ static int ns_check_empty(struct ns_op *op)
 	if (err) {
 		s3d_err("LIST s3://%s/%s: unusable response: %s", op->m->bucket,
 			op->key, why);
+		s3d_list_page_free(&pg);
 		return -EIO;
 	}
 	err = pg.nprefixes || pg.nskipped ? -ENOTEMPTY : 0;
@@ -238,8 +257,8 @@ static int ns_done(struct s3d_xfer *x)
 		ns_finish(op, err == -ENOENT ? 0 : err);
 		return 0;
 	case NS_COPY:
-		if (err == -ENOENT || err == -ESTALE) {
-			/* Source gone or changed: ours already, sent again? */
+		if (err == -ENOENT) {
+			/* Source gone: our own copy and delete, sent again? */
 			ns_submit(op, NS_VERIFY, "HEAD", op->key2);
 			return 0;
 		}
@@ -304,6 +323,7 @@ static int ns_start(struct ns_op *op)
 		op->key2 = s3d_key_of(pfx, r->path2, NULL);
 		if (!op->key || !op->key2 || ns_copy_source(op))
 			return -ENOMEM;
+		s3d_timer_arm(&op->tick, NS_TICK_MS);
 		ns_submit(op, NS_COPY, "COPY", op->key2);
 		return 0;
 	}
@@ -349,6 +369,8 @@ void s3d_op_ns(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	op->r = r;
 	op->m = m;
 	op->ctx = ctx;
+	s3d_list_init(&op->tick.node);
+	op->tick.fn = ns_tick;
 	s3d_xfer_init(&op->x, &ns_ops, "", "");
 	err = ns_start(op);
 	if (err)

@@ -447,34 +447,44 @@ bool s3d_store_is_local(int fd)
 
 /*
  * Take @name in @dirfd before replacing or removing it: open it, hold
- * flock(LOCK_EX | LOCK_NB) and read its tag under the lock. The kernel
- * holds LOCK_SH while it makes a file LOCAL (kmod/local.c), so a file
- * found here neither LOCAL nor held stays so until the descriptor is
- * closed, after the rename or unlink.
+ * flock(LOCK_EX | LOCK_NB), read its tag under the lock, and check that
+ * the name still leads to it. The kernel holds LOCK_SH while it makes a
+ * file LOCAL and while it renames over one (kmod/local.c, dirops.c), so a
+ * file found here neither LOCAL nor held stays so, at its name, until the
+ * descriptor is closed after the rename or unlink.
  *
- * Return: the descriptor to close afterwards; -EBUSY if the file is LOCAL
- * or the kernel holds it (keep it); another -errno if it cannot be opened
- * (gone, or not a regular file: nothing of the kernel's).
+ * Return: the descriptor to close afterwards; -ENOENT if nothing is at the
+ * name now; -EBUSY if the file is LOCAL, the kernel holds it, or it cannot
+ * be checked: keep it.
  */
 static int claim(int dirfd, const char *name)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 			O_CLOEXEC);
+	struct stat a, b;
 	int err;
 
 	if (fd < 0)
-		return -errno;
+		return errno == ENOENT ? -ENOENT : -EBUSY;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		if (err == -EBUSY)
+		if (errno == EWOULDBLOCK)
 			s3d_dbg("%s: the kernel is making it writable: kept",
 				name);
 		close(fd);
-		return err;
+		return -EBUSY;
 	}
-	if (s3d_store_is_local(fd)) {
+	if (s3d_store_is_local(fd) || fstat(fd, &a)) {
 		close(fd);
 		return -EBUSY;
+	}
+	if (fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW)) {
+		err = errno == ENOENT ? -ENOENT : -EBUSY;
+		close(fd);
+		return err;
+	}
+	if (a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+		close(fd);
+		return -EBUSY;	/* another file took the name: look later */
 	}
 	return fd;
 }
@@ -643,6 +653,8 @@ static int rm_contents(int fd, int depth)
 			      -EISDIR;
 			if (cfd == -EBUSY)
 				continue;	/* kept, and so is the directory */
+			if (cfd == -ENOENT)
+				continue;	/* gone meanwhile */
 			e = unlinkat(dirfd(d), de->d_name, 0) ? errno : 0;
 			unclaim(cfd);
 			if (!e) {
@@ -692,9 +704,9 @@ static int remove_entry(int dirfd, const char *name)
 		/* Kept: files written here are in it. */
 		return err == -ENOTEMPTY ? 0 : err ?: 1;
 	}
-	fd = S_ISREG(st.st_mode) ? claim(dirfd, name) : -ENOENT;
-	if (fd == -EBUSY)
-		return 0;	/* written here: S3 not having it changes nothing */
+	fd = S_ISREG(st.st_mode) ? claim(dirfd, name) : -EISDIR;
+	if (fd == -EBUSY || fd == -ENOENT)
+		return 0;	/* written here, or gone: nothing to remove */
 	err = unlinkat(dirfd, name, 0) && errno != ENOENT ? -errno : 1;
 	unclaim(fd);
 	return err;
@@ -758,10 +770,11 @@ int s3d_store_ensure_dir(int dirfd, const char *name, bool replace)
 		return 0;
 	if (!replace)
 		return -ENOTDIR;
-	fd = S_ISREG(st.st_mode) ? claim(dirfd, name) : -ENOENT;
+	fd = S_ISREG(st.st_mode) ? claim(dirfd, name) : -EISDIR;
 	if (fd == -EBUSY)
 		return -EEXIST;	/* written here: kept */
-	err = unlinkat(dirfd, name, 0) && errno != ENOENT ? -errno : 0;
+	err = fd != -ENOENT && unlinkat(dirfd, name, 0) && errno != ENOENT ?
+	      -errno : 0;
 	unclaim(fd);
 	if (err)
 		return err;
@@ -1012,6 +1025,10 @@ again:
 					name);
 				return 0;
 			}
+			if (fd == -ENOENT && ++tries < 4)
+				goto again;	/* gone meanwhile: look again */
+			if (fd == -ENOENT)
+				return -EBUSY;
 			err = new_file(dirfd, name, m, data, false);
 			unclaim(fd);
 			return err;

@@ -15,7 +15,6 @@
 #include "s3cachefs.h"
 #include <linux/slab.h>
 #include <linux/bitmap.h>
-#include <linux/delay.h>
 #include <linux/sched/signal.h>
 #include <linux/namei.h>
 #include <linux/dcache.h>
@@ -422,7 +421,13 @@ static struct s3cfs_req *s3cfs_fetch_prepare(struct inode *inode)
 		goto fail;
 	req->path = kstrdup(path, GFP_KERNEL);
 	__putname(buf);
-	req->etag = kstrdup(si->etag, GFP_KERNEL);	/* set once, at iget */
+	/* Changed by a commit or a rename's retag: copied under its lock. */
+	req->etag = kmalloc(S3CFS_ETAG_MAX + 1, GFP_KERNEL);
+	if (req->etag) {
+		spin_lock(&si->chunk_lock);
+		strscpy(req->etag, si->etag, S3CFS_ETAG_MAX + 1);
+		spin_unlock(&si->chunk_lock);
+	}
 	err = -ENOMEM;
 	if (!req->path || !req->etag)
 		goto fail;
@@ -669,16 +674,24 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 		s3cfs_req_put(req);
 		if (!err)
 			continue;
+		/* Made LOCAL meanwhile: what it fetched does not matter. */
+		if (s3cfs_inode_local(inode)) {
+			err = 0;
+			break;
+		}
 		if (err == -ECANCELED && time_before(jiffies, deadline))
 			continue;
 		/* The daemon would not write: the file was being made LOCAL. */
 		if (err == -EAGAIN && time_before(jiffies, deadline)) {
-			if (msleep_interruptible(5) && fatal_signal_pending(current)) {
+			if (schedule_timeout_killable(msecs_to_jiffies(5)) &&
+			    fatal_signal_pending(current)) {
 				err = -EINTR;
 				goto out;
 			}
 			continue;
 		}
+		if (err == -EAGAIN)
+			err = -ETIMEDOUT;
 		if (err == -ESTALE) {
 			s3cfs_inode_set_stale(inode);
 			goto out;

@@ -149,8 +149,10 @@ static inline struct file *s3cfs_tmpfile_open(const struct path *parent,
 }
 
 /* 6.3: struct renamedata names the mounts' idmaps. */
-static inline int s3cfs_vfs_rename(struct inode *old_dir, struct dentry *old,
-				   struct inode *new_dir, struct dentry *new)
+static inline int s3cfs_vfs_rename_flags(struct inode *old_dir,
+					 struct dentry *old,
+					 struct inode *new_dir,
+					 struct dentry *new, unsigned int flags)
 {
 	struct renamedata rd = {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
@@ -164,9 +166,16 @@ static inline int s3cfs_vfs_rename(struct inode *old_dir, struct dentry *old,
 		.old_dentry = old,
 		.new_dir = new_dir,
 		.new_dentry = new,
+		.flags = flags,
 	};
 
 	return vfs_rename(&rd);
+}
+
+static inline int s3cfs_vfs_rename(struct inode *old_dir, struct dentry *old,
+				   struct inode *new_dir, struct dentry *new)
+{
+	return s3cfs_vfs_rename_flags(old_dir, old, new_dir, new, 0);
 }
 
 /*

@@ -141,11 +141,11 @@ ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to)
 		if (ret < 0)
 			break;
 		/*
-		 * Opened with O_TRUNC meanwhile (local.c): the file ends
-		 * before this piece, which may have read a hole.
+		 * Made LOCAL meanwhile (local.c), perhaps emptied by an
+		 * O_TRUNC: this piece may have read a hole, and the size the
+		 * read began with is not the file's. What came before it is.
 		 */
-		if (!was_local && s3cfs_inode_local(inode) &&
-		    pos + ret > i_size_read(inode)) {
+		if (!was_local && s3cfs_inode_local(inode)) {
 			iov_iter_revert(to, ret);
 			ret = 0;
 			break;

@@ -119,7 +119,7 @@ int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 		umode_t mode)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
-	struct dentry *ldir = S3CFS_I(dir)->lower.dentry, *lower;
+	struct dentry *ldir = S3CFS_I(dir)->lower.dentry, *lower, *alias;
 	const struct cred *old_cred;
 	struct inode *inode;
 	int err;
@@ -144,6 +144,14 @@ int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	err = PTR_ERR_OR_ZERO(inode);
 	if (err)
 		goto out;
+	/* A directory has one dentry: one there already is the name's. */
+	alias = d_find_any_alias(inode);
+	if (alias) {
+		dput(alias);
+		iput(inode);
+		err = -ESTALE;	/* the VFS looks the name up again */
+		goto out;
+	}
 	/* Nothing in it: no LIST is needed for meta_ttl. */
 	WRITE_ONCE(S3CFS_I(inode)->listed_at, jiffies ? : 1);
 	dentry->d_time = jiffies;
@@ -231,21 +239,62 @@ int s3cfs_unlink(struct inode *dir, struct dentry *dentry)
 }
 
 /*
- * Move the lower file of @old_dentry to @new_dentry's name (replacing what
- * is there), if it is still at its name. Called with the mounter's creds.
+ * The regular file now at @name in @ldir, opened and pinned (flock
+ * LOCK_SH, local.c): the daemon does not replace it while we rename over
+ * it. Return: the file (s3cfs_lower_unpin() and fput() it), NULL if no
+ * regular file is there, or an ERR_PTR.
  */
-static int s3cfs_lower_rename(struct dentry *old_dentry,
-			      struct dentry *new_dentry)
+static struct file *s3cfs_pin_victim(struct s3cfs_sb_info *sbi,
+				     struct dentry *ldir, const struct qstr *name)
+{
+	struct path path = { .mnt = sbi->lower_root.mnt };
+	struct file *f;
+	int err;
+
+	path.dentry = lookup_one_len_unlocked(name->name, ldir, name->len);
+	if (IS_ERR(path.dentry))
+		return ERR_CAST(path.dentry);
+	f = NULL;
+	if (d_is_reg(path.dentry))
+		f = dentry_open(&path, O_RDONLY | O_LARGEFILE | O_NOATIME,
+				sbi->creds);
+	dput(path.dentry);
+	if (IS_ERR_OR_NULL(f))
+		return f;
+	err = s3cfs_lower_pin(f);
+	if (err) {
+		fput(f);
+		return ERR_PTR(err);
+	}
+	return f;
+}
+
+/*
+ * Move the lower file of @old_dentry to @new_dentry's name, replacing what
+ * is there (unless @flags says RENAME_NOREPLACE), if it is still at its
+ * name. What it replaces is pinned first, and must still be at the name
+ * under the parents' locks (else the daemon renewed it: again). Called
+ * with the mounter's credentials.
+ */
+static int s3cfs_lower_rename(struct s3cfs_sb_info *sbi,
+			      struct dentry *old_dentry,
+			      struct dentry *new_dentry, unsigned int flags)
 {
 	struct dentry *lsrc = S3CFS_I(d_inode(old_dentry))->lower.dentry;
 	struct dentry *lold_dir = S3CFS_I(d_inode(old_dentry->d_parent))->lower.dentry;
 	struct dentry *lnew_dir = S3CFS_I(d_inode(new_dentry->d_parent))->lower.dentry;
 	struct dentry *old, *new, *trap;
-	int err;
+	struct file *victim;
+	int err, tries = 0;
 
+again:
+	victim = s3cfs_pin_victim(sbi, lnew_dir, &new_dentry->d_name);
+	if (IS_ERR(victim))
+		return PTR_ERR(victim);
 	trap = lock_rename(lnew_dir, lold_dir);
-	if (IS_ERR(trap))
-		return PTR_ERR(trap);
+	err = PTR_ERR_OR_ZERO(trap);
+	if (err)
+		goto out_victim;
 	old = lookup_one_len(old_dentry->d_name.name, lold_dir,
 			     old_dentry->d_name.len);
 	err = PTR_ERR_OR_ZERO(old);
@@ -257,16 +306,28 @@ static int s3cfs_lower_rename(struct dentry *old_dentry,
 	if (err)
 		goto out_old;
 	err = -ESTALE;
-	if (old == lsrc && old != trap && new != trap &&
-	    (d_is_negative(new) || d_is_reg(new)))
-		err = s3cfs_vfs_rename(d_inode(lold_dir), old, d_inode(lnew_dir),
-				       new);
+	if (old != lsrc || old == trap || new == trap ||
+	    (d_is_positive(new) && !d_is_reg(new)))
+		goto out_new;
+	err = -EAGAIN;
+	if (victim ? d_inode(new) != file_inode(victim) : d_is_positive(new))
+		goto out_new;
+	err = s3cfs_vfs_rename_flags(d_inode(lold_dir), old, d_inode(lnew_dir),
+				     new, flags & RENAME_NOREPLACE);
+out_new:
 	dput(new);
 out_old:
 	dput(old);
 out_unlock:
 	unlock_rename(lnew_dir, lold_dir);
-	return err;
+out_victim:
+	if (victim) {
+		s3cfs_lower_unpin(victim);
+		fput(victim);
+	}
+	if (err == -EAGAIN && ++tries < 4)
+		goto again;
+	return err == -EAGAIN ? -EBUSY : err;
 }
 
 /*
@@ -351,7 +412,7 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 		return err;
 	local = s3cfs_inode_local(inode);
 	if (local && si->etag[0]) {
-		pr_info_ratelimited("%pd: written here after an upload: close it before renaming it\n",
+		pr_info_ratelimited("%pd: changed here and not uploaded as it is: close or fsync it before renaming it\n",
 				    old_dentry);
 		return -EBUSY;
 	}
@@ -365,7 +426,7 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 			return err;
 	}
 	old_cred = override_creds(sbi->creds);
-	err = s3cfs_lower_rename(old_dentry, new_dentry);
+	err = s3cfs_lower_rename(sbi, old_dentry, new_dentry, flags);
 	revert_creds(old_cred);
 	if (err) {
 		pr_warn_ratelimited("%pd -> %pd: renamed in S3, not in the cache (%d); the next listing shows it\n",

@@ -21,7 +21,7 @@
  *
  *   CPU0 (daemon: LIST replaces)        CPU1 (kernel: open for write)
  *   flock EX: ok; tag says clean
- *                                       s3cfs_local_pin(): EX held, waits
+ *                                       s3cfs_lower_pin(): EX held, waits
  *   renameat(new file over the name)
  *   close: EX dropped
  *                                       SH taken; i_nlink == 0: replaced,
@@ -84,38 +84,46 @@ static int s3cfs_local_copyup(struct inode *inode)
 	return 0;
 }
 
-/*
- * flock(LOCK_SH) on the lower file, waiting (killable, bounded) while the
- * daemon holds LOCK_EX for one replace or one written piece.
+/**
+ * s3cfs_lower_pin() - flock(LOCK_SH) on a lower file
+ * @lower: an open lower file
+ *
+ * Waits (killable, bounded) while the daemon holds LOCK_EX for one replace
+ * or one written piece. Call with the mounter's credentials.
+ *
+ * Return: 0 (release with s3cfs_lower_unpin()), -EINTR, or -EIO.
  */
-static int s3cfs_local_pin(struct s3cfs_inode_info *si)
+int s3cfs_lower_pin(struct file *lower)
 {
 	unsigned long until = jiffies + S3CFS_PIN_WAIT;
 	int err;
 
 	for (;;) {
-		err = s3cfs_flock_file(si->lower_file, F_RDLCK);
+		err = s3cfs_flock_file(lower, F_RDLCK);
 		if (err != -EAGAIN)
 			return err;
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		if (time_after(jiffies, until)) {
-			pr_warn_ratelimited("%pd: s3cachefsd held the cache file for %u s\n",
-					    si->lower.dentry,
-					    S3CFS_PIN_WAIT / HZ);
+			pr_warn_ratelimited("%pD: s3cachefsd held the cache file for %u s\n",
+					    lower, S3CFS_PIN_WAIT / HZ);
 			return -EIO;
 		}
 		usleep_range(5000, 10000);
 	}
 }
 
-static void s3cfs_local_unpin(struct s3cfs_inode_info *si)
+/**
+ * s3cfs_lower_unpin() - drop what s3cfs_lower_pin() took
+ * @lower: the file
+ */
+void s3cfs_lower_unpin(struct file *lower)
 {
-	int err = s3cfs_flock_file(si->lower_file, F_UNLCK);
+	int err = s3cfs_flock_file(lower, F_UNLCK);
 
 	if (err)
-		pr_warn_ratelimited("%pd: unlocking the cache file: %d\n",
-				    si->lower.dentry, err);
+		pr_warn_ratelimited("%pD: unlocking the cache file: %d\n",
+				    lower, err);
 }
 
 /* Has the daemon replaced or removed the lower file under its name? */
@@ -202,14 +210,15 @@ static int s3cfs_local_keep(struct inode *inode)
 	if (err)
 		return err;
 	err = vfs_fsync(si->lower_file, 0);
-	if (!err)
-		err = s3cfs_local_tag(inode, size);
+	if (err)
+		goto out;
+	err = s3cfs_local_tag(inode, size);
 	/* A lower file left a DIO block long by a crash: the object's size. */
-	if (!err && i_size_read(si->lower_inode) != size) {
+	if (!err && i_size_read(si->lower_inode) != size)
 		err = s3cfs_truncate_lower(inode, size);
-		if (err)
-			s3cfs_local_untag(inode, size);
-	}
+	if (err)
+		s3cfs_local_untag(inode, size);
+out:
 	if (err)
 		s3cfs_local_flag(inode, false, false);
 	return err;
@@ -286,7 +295,7 @@ int s3cfs_local_begin(struct inode *inode, bool trunc)
 				break;
 		}
 		old_cred = override_creds(sbi->creds);
-		err = s3cfs_local_pin(si);
+		err = s3cfs_lower_pin(si->lower_file);
 		if (!err) {
 			if (s3cfs_local_gone(si)) {
 				s3cfs_inode_set_stale(inode);
@@ -296,7 +305,7 @@ int s3cfs_local_begin(struct inode *inode, bool trunc)
 				err = trunc ? s3cfs_local_empty_lower(inode, size) :
 					      s3cfs_local_keep(inode);
 			}
-			s3cfs_local_unpin(si);
+			s3cfs_lower_unpin(si->lower_file);
 		}
 		revert_creds(old_cred);
 		if (err != -EAGAIN || ++tries >= S3CFS_COPYUP_TRIES)
@@ -347,7 +356,7 @@ void s3cfs_local_retag(struct inode *inode, const char *etag)
 	m->mtime = s3cfs_inode_get_mtime(inode).tv_sec;
 	strscpy(m->etag, etag, sizeof(m->etag));
 	old_cred = override_creds(sbi->creds);
-	err = s3cfs_local_pin(si);
+	err = s3cfs_lower_pin(si->lower_file);
 	if (!err) {
 		err = s3cfs_meta_set(si->lower.dentry, m);
 		if (!err) {
@@ -355,7 +364,7 @@ void s3cfs_local_retag(struct inode *inode, const char *etag)
 			strscpy(si->etag, etag, sizeof(si->etag));
 			spin_unlock(&si->chunk_lock);
 		}
-		s3cfs_local_unpin(si);
+		s3cfs_lower_unpin(si->lower_file);
 	}
 	revert_creds(old_cred);
 out:

@@ -372,6 +372,8 @@ int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 
 /* local.c */
 int s3cfs_local_begin(struct inode *inode, bool trunc);
+int s3cfs_lower_pin(struct file *lower);
+void s3cfs_lower_unpin(struct file *lower);
 void s3cfs_local_retag(struct inode *inode, const char *etag);
 void s3cfs_local_rebase(struct inode *inode, struct inode *target);
 
