@@ -128,6 +128,10 @@ check "S3 has it under the new name only" bash -c \
 # given the new version's name and ETag), the name is looked up again, and
 # the VFS's retry renames S3's version.
 check "keep.txt read once (this node caches its version)" cmp "$MNT/keep.txt" "$WORK/old"
+# The destination holds the same bytes (the same ETag) as the version this
+# node has: a refused copy must not pass for our own earlier rename, whose
+# delete of the source would lose the other writer's version.
+s3_put "$BUCKET" kept.txt "$WORK/old"
 printf 'changed elsewhere\n' >"$WORK/changed"
 s3_put "$BUCKET" keep.txt "$WORK/changed"
 check "rename of an object changed in S3 since it was read" \
