@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
@@ -575,6 +576,55 @@ static void test_local(void)
 	close(dfd);
 }
 
+/*
+ * The kernel's flock (kmod/local.c): while another open file description
+ * holds LOCK_SH on a cache file (the kernel making it LOCAL, or renaming
+ * over it), nothing of the daemon replaces, removes or fills it; a LOCAL
+ * file is never filled; a file of another version is not filled.
+ */
+static void test_held(void)
+{
+	static const char *const none[] = { NULL };
+	struct s3d_meta m1 = { "\"0123456789abcdef0123456789abcdef\"", 5, 1700000000 };
+	struct s3d_meta m2 = { "\"fedcba9876543210fedcba9876543210\"", 7, 1700000001 };
+	int dfd, held, fd;
+	ino_t before;
+
+	s3d_store_open_dir(rootfd, "held", true, &dfd);
+	is_int(s3d_store_ensure_file(dfd, "f", &m1, NULL, false), 1,
+	       "held: a copy of version 1");
+	before = ino("held/f");
+	held = open(at("held/f"), O_RDONLY);
+	ok(held >= 0 && !flock(held, LOCK_SH | LOCK_NB), "held: the kernel's LOCK_SH taken");
+	is_int(s3d_store_ensure_file(dfd, "f", &m2, NULL, false), 0,
+	       "held: ensure_file of version 2 keeps the held file");
+	ok(ino("held/f") == before, "held: ... the same file at the name");
+	is_int(s3d_store_remove(dfd, "f"), 0, "held: remove (a negative LOOKUP)");
+	ok(exists("held/f"), "held: ... leaves it");
+	is_int(s3d_store_prune(dfd, false, keep_listed, (void *)none), 0,
+	       "held: prune with nothing listed");
+	ok(exists("held/f"), "held: ... leaves it");
+	fd = open(at("held/f"), O_RDWR);
+	is_int(s3d_store_lock_fill(fd, m1.etag), -EAGAIN,
+	       "held: a fetched piece is not written into it (EAGAIN)");
+	close(held);
+	is_int(s3d_store_lock_fill(fd, m2.etag), -ESTALE,
+	       "released: a piece of another version is not written (ESTALE)");
+	is_int(s3d_store_lock_fill(fd, m1.etag), 0,
+	       "released: a piece of its version is (lock taken)");
+	s3d_store_unlock_fill(fd);
+	close(fd);
+	is_int(s3d_store_ensure_file(dfd, "f", &m2, NULL, false), 1,
+	       "released: ensure_file of version 2 replaces it");
+	ok(ino("held/f") != before, "released: ... a new file at the name");
+	make_local("held/l", "ours");
+	fd = open(at("held/l"), O_RDWR);
+	is_int(s3d_store_lock_fill(fd, ""), -EAGAIN,
+	       "local: a fetched piece is never written into a LOCAL file");
+	close(fd);
+	close(dfd);
+}
+
 /* The mtime as the record of the last check: set by a LOOKUP, kept by removals. */
 static void test_checked(void)
 {
@@ -637,6 +687,7 @@ int main(void)
 	test_prune();
 	test_checked();
 	test_local();
+	test_held();
 	close(rootfd);
 	rm_rf(root);
 	return tap_done();
