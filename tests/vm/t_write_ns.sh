@@ -83,8 +83,11 @@ python3 - "$MNT/ckpt/final.pt" "$WORK/reader.out" <<'EOF' &
 import os, sys, time
 path, out = sys.argv[1], sys.argv[2]
 old = new = missing = other = 0
-end = time.monotonic() + 15
-while time.monotonic() < end and not os.path.exists(out + ".stop"):
+end = time.monotonic() + 600
+last = False
+while time.monotonic() < end and not last:
+    # One more read once told to stop: at least one after the rename.
+    last = os.path.exists(out + ".stop")
     try:
         with open(path, "rb") as f:
             data = f.read()
