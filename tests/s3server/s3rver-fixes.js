@@ -70,6 +70,28 @@ fse.createReadStream = function (p, options) {
   return createReadStream.call(fse, p, options);
 };
 
+// A PUT answered before its object is on disk: s3rver's filesystem store
+// resolves when its hashing stream has seen the last byte, not when the
+// file stream has written it, so a GET (or a test reading the data
+// directory) right after the answer found the first 64 KiB only. Wait for
+// the file to hold the whole object before answering, as S3 has it then.
+const FilesystemStore = require(path.join(__dirname,
+  'node_modules/s3rver/lib/stores/filesystem.js'));
+const storePutObject = FilesystemStore.prototype.putObject;
+FilesystemStore.prototype.putObject = async function (object) {
+  const res = await storePutObject.call(this, object);
+  const file = this.getResourcePath(object.bucket, object.key, 'object');
+  for (let i = 0; i < 3000; i++) {
+    try {
+      if ((await fs.promises.stat(file)).size >= res.size) break;
+    } catch (err) {
+      if (err.code !== 'ENOENT') throw err;
+    }
+    await new Promise(resolve => setTimeout(resolve, 10));
+  }
+  return res;
+};
+
 // Conditional writes: s3rver 3.7.1 ignores If-None-Match and If-Match on
 // PutObject and overwrites, where S3 answers 412 (or 404 for If-Match on a
 // missing key). The write path's conflict tests need S3's answer. Checked
