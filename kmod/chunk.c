@@ -402,7 +402,6 @@ static u64 s3cfs_run_end(struct s3cfs_sb_info *sbi,
 /* A FETCH request for @inode, not yet armed with a range. */
 static struct s3cfs_req *s3cfs_fetch_prepare(struct inode *inode)
 {
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	struct s3cfs_req *req;
 	struct dentry *dentry;
 	char *buf, *path;
@@ -421,13 +420,7 @@ static struct s3cfs_req *s3cfs_fetch_prepare(struct inode *inode)
 		goto fail;
 	req->path = kstrdup(path, GFP_KERNEL);
 	__putname(buf);
-	/* Changed by a commit or a rename's retag: copied under its lock. */
-	req->etag = kmalloc(S3CFS_ETAG_MAX + 1, GFP_KERNEL);
-	if (req->etag) {
-		spin_lock(&si->chunk_lock);
-		strscpy(req->etag, si->etag, S3CFS_ETAG_MAX + 1);
-		spin_unlock(&si->chunk_lock);
-	}
+	req->etag = s3cfs_inode_etag(inode);
 	err = -ENOMEM;
 	if (!req->path || !req->etag)
 		goto fail;

@@ -26,18 +26,6 @@
 #include <linux/namei.h>
 #include <linux/slab.h>
 
-/* The path of @dentry (which may be negative) relative to the root. */
-static char *s3cfs_dentry_path(struct dentry *dentry)
-{
-	char *buf, *path, *copy;
-
-	if (s3cfs_inode_path(dentry, &buf, &path))
-		return NULL;
-	copy = kstrdup(path, GFP_KERNEL);
-	__putname(buf);
-	return copy;
-}
-
 /* A name in @dir the daemon would never give: a cache-internal one. */
 static int s3cfs_name_check(struct dentry *dentry)
 {
@@ -69,7 +57,7 @@ static int s3cfs_ns_upcall(struct s3cfs_sb_info *sbi, u8 cmd,
 	req = s3cfs_req_alloc(sbi, cmd);
 	if (!req)
 		return -ENOMEM;
-	req->path = s3cfs_dentry_path(dentry->d_parent);
+	req->path = s3cfs_path_dup(dentry->d_parent);
 	req->name = kstrndup(dentry->d_name.name, dentry->d_name.len,
 			     GFP_KERNEL);
 	req->up_flags = flags;
@@ -331,7 +319,7 @@ out_victim:
 }
 
 /*
- * RENAME in S3 of @old_dentry (a copy of version @si->etag) to
+ * RENAME in S3 of @old_dentry (a copy of its inode's version) to
  * @new_dentry. Return: 0 and the destination's ETag in *@etag (kmalloc'ed),
  * or a negative errno.
  */
@@ -340,16 +328,15 @@ static int s3cfs_rename_upcall(struct s3cfs_sb_info *sbi,
 			       struct dentry *new_dentry, char **etag)
 {
 	struct inode *inode = d_inode(old_dentry);
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	struct s3cfs_req *req;
 	int err = -ENOMEM;
 
 	req = s3cfs_req_alloc(sbi, S3CFS_CMD_RENAME);
 	if (!req)
 		return -ENOMEM;
-	req->path = s3cfs_dentry_path(old_dentry);
-	req->path2 = s3cfs_dentry_path(new_dentry);
-	req->etag = kstrdup(si->etag, GFP_KERNEL);
+	req->path = s3cfs_path_dup(old_dentry);
+	req->path2 = s3cfs_path_dup(new_dentry);
+	req->etag = s3cfs_inode_etag(inode);
 	req->size = i_size_read(inode);
 	if (req->path && req->path2 && req->etag)
 		err = s3cfs_upcall_req(req);
@@ -368,7 +355,7 @@ static int s3cfs_rename_upcall(struct s3cfs_sb_info *sbi,
 static void s3cfs_rename_stale(struct s3cfs_sb_info *sbi,
 			       struct dentry *old_dentry)
 {
-	char *path = s3cfs_dentry_path(old_dentry);
+	char *path = s3cfs_path_dup(old_dentry);
 
 	s3cfs_inode_set_stale(d_inode(old_dentry));
 	if (path)
@@ -429,8 +416,9 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 	err = s3cfs_lower_rename(sbi, old_dentry, new_dentry, flags);
 	revert_creds(old_cred);
 	if (err) {
-		pr_warn_ratelimited("%pd -> %pd: renamed in S3, not in the cache (%d); the next listing shows it\n",
-				    old_dentry, new_dentry, local ? 0 : err);
+		if (!local)
+			pr_warn_ratelimited("%pd -> %pd: renamed in S3, not in the cache (%d); the next listing shows it\n",
+					    old_dentry, new_dentry, err);
 		kfree(etag);
 		return err;
 	}

@@ -301,6 +301,61 @@ int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp)
 	return 0;
 }
 
+/**
+ * s3cfs_path_dup() - s3cfs_inode_path() as a string of its own
+ * @dentry: the dentry (may be negative)
+ *
+ * Return: the path, kmalloc'ed, or NULL without memory.
+ */
+char *s3cfs_path_dup(struct dentry *dentry)
+{
+	char *buf, *path, *copy;
+
+	if (s3cfs_inode_path(dentry, &buf, &path))
+		return NULL;
+	copy = kstrdup(path, GFP_KERNEL);
+	__putname(buf);
+	return copy;
+}
+
+/**
+ * s3cfs_inode_etag() - a copy of the ETag of the version @inode stands for
+ * @inode: upper inode of a regular file
+ *
+ * A commit (upload.c), a rename's retag and rebase (local.c) change it,
+ * under chunk_lock.
+ *
+ * Return: the ETag, kmalloc'ed, or NULL without memory.
+ */
+char *s3cfs_inode_etag(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	char *etag = kmalloc(S3CFS_ETAG_MAX + 1, GFP_KERNEL);
+
+	if (etag) {
+		spin_lock(&si->chunk_lock);
+		strscpy(etag, si->etag, S3CFS_ETAG_MAX + 1);
+		spin_unlock(&si->chunk_lock);
+	}
+	return etag;
+}
+
+/**
+ * s3cfs_inode_set_etag() - @inode stands for version @etag now
+ * @inode: upper inode of a regular file
+ * @etag: the ETag (may be the inode's own)
+ */
+void s3cfs_inode_set_etag(struct inode *inode, const char *etag)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+
+	if (etag == si->etag)
+		return;
+	spin_lock(&si->chunk_lock);
+	strscpy(si->etag, etag, sizeof(si->etag));
+	spin_unlock(&si->chunk_lock);
+}
+
 static int s3cfs_getattr(S3CFS_IDMAP_ARG, const struct path *path,
 			 struct kstat *stat, u32 request_mask,
 			 unsigned int flags)

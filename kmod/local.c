@@ -159,39 +159,19 @@ static int s3cfs_local_flag(struct inode *inode, bool on, bool need_all)
 static int s3cfs_local_tag(struct inode *inode, loff_t size)
 {
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	struct s3cfs_meta *m;
-	int err;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	if (!m)
-		return -ENOMEM;
-	m->flags = S3CFS_META_LOCAL;
-	m->size = size;
-	m->mtime = s3cfs_inode_get_mtime(inode).tv_sec;
-	strscpy(m->etag, si->etag, sizeof(m->etag));
-	err = s3cfs_meta_set(si->lower.dentry, m);
-	kfree(m);
-	return err ?: vfs_fsync(si->lower_file, 0);
+	return s3cfs_meta_tag(inode, S3CFS_META_LOCAL, size, si->etag) ?:
+	       vfs_fsync(si->lower_file, 0);
 }
 
 /* Undo s3cfs_local_tag() after a later step failed: a copy again. */
 static void s3cfs_local_untag(struct inode *inode, loff_t size)
 {
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	struct s3cfs_meta *m;
-	int err = -ENOMEM;
+	int err = s3cfs_meta_tag(inode, 0, size, S3CFS_I(inode)->etag);
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	if (m) {
-		m->size = size;
-		m->mtime = s3cfs_inode_get_mtime(inode).tv_sec;
-		strscpy(m->etag, si->etag, sizeof(m->etag));
-		err = s3cfs_meta_set(si->lower.dentry, m);
-		kfree(m);
-	}
 	if (err)
 		pr_err("%pd: restoring its tag: %d; the cache file stays LOCAL\n",
-		       si->lower.dentry, err);
+		       S3CFS_I(inode)->lower.dentry, err);
 }
 
 /*
@@ -345,30 +325,21 @@ void s3cfs_local_retag(struct inode *inode, const char *etag)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	const struct cred *old_cred;
-	struct s3cfs_meta *m;
 	int err;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	err = m ? s3cfs_open_lower(inode) : -ENOMEM;
+	err = s3cfs_open_lower(inode);
 	if (err)
 		goto out;
-	m->size = i_size_read(inode);
-	m->mtime = s3cfs_inode_get_mtime(inode).tv_sec;
-	strscpy(m->etag, etag, sizeof(m->etag));
 	old_cred = override_creds(sbi->creds);
 	err = s3cfs_lower_pin(si->lower_file);
 	if (!err) {
-		err = s3cfs_meta_set(si->lower.dentry, m);
-		if (!err) {
-			spin_lock(&si->chunk_lock);
-			strscpy(si->etag, etag, sizeof(si->etag));
-			spin_unlock(&si->chunk_lock);
-		}
+		err = s3cfs_meta_tag(inode, 0, i_size_read(inode), etag);
+		if (!err)
+			s3cfs_inode_set_etag(inode, etag);
 		s3cfs_lower_unpin(si->lower_file);
 	}
 	revert_creds(old_cred);
 out:
-	kfree(m);
 	if (err)
 		pr_warn_ratelimited("%pd: tagging it %s: %d\n", si->lower.dentry,
 				    etag, err);
@@ -386,22 +357,17 @@ out:
 void s3cfs_local_rebase(struct inode *inode, struct inode *target)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
-	struct s3cfs_inode_info *si = S3CFS_I(inode), *ti = S3CFS_I(target);
-	char *etag = kmalloc(S3CFS_ETAG_MAX + 1, GFP_KERNEL);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	char *etag = s3cfs_inode_etag(target);
 	const struct cred *old_cred;
 	int err = -ENOMEM;
 
 	if (!etag)
 		goto out;
-	spin_lock(&ti->chunk_lock);
-	strscpy(etag, ti->etag, S3CFS_ETAG_MAX + 1);
-	spin_unlock(&ti->chunk_lock);
 	err = 0;
 	if (!etag[0])
 		goto out;	/* never uploaded either: the key is new */
-	spin_lock(&si->chunk_lock);
-	strscpy(si->etag, etag, sizeof(si->etag));
-	spin_unlock(&si->chunk_lock);
+	s3cfs_inode_set_etag(inode, etag);
 	err = s3cfs_open_lower(inode);
 	if (err)
 		goto out;

@@ -126,6 +126,34 @@ int s3cfs_meta_set(struct dentry *lower, const struct s3cfs_meta *m)
 }
 
 /**
+ * s3cfs_meta_tag() - tag @inode's lower file
+ * @inode: upper inode of a regular file
+ * @flags: 0 (a copy of version @etag) or S3CFS_META_LOCAL (based on it)
+ * @size: the size to record
+ * @etag: the ETag
+ *
+ * The mtime recorded is the inode's. Call with the mounter's credentials.
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_meta_tag(struct inode *inode, u8 flags, loff_t size,
+		   const char *etag)
+{
+	struct s3cfs_meta *m = kzalloc(sizeof(*m), GFP_KERNEL);
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	m->flags = flags;
+	m->size = size;
+	m->mtime = s3cfs_inode_get_mtime(inode).tv_sec;
+	strscpy(m->etag, etag, sizeof(m->etag));
+	err = s3cfs_meta_set(S3CFS_I(inode)->lower.dentry, m);
+	kfree(m);
+	return err;
+}
+
+/**
  * s3cfs_meta_get() - the lower file's S3CFS_XATTR_META, decoded
  * @lower: a positive lower dentry
  * @m: filled in

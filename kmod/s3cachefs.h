@@ -346,9 +346,14 @@ ssize_t s3cfs_get_xattr(struct dentry *lower, const char *name, char *buf,
 			size_t size);
 int s3cfs_meta_get(struct dentry *lower, struct s3cfs_meta *m);
 int s3cfs_meta_set(struct dentry *lower, const struct s3cfs_meta *m);
+int s3cfs_meta_tag(struct inode *inode, u8 flags, loff_t size,
+		   const char *etag);
 loff_t s3cfs_lower_size(struct dentry *lower);
 bool s3cfs_lower_local(struct dentry *lower);
 int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp);
+char *s3cfs_path_dup(struct dentry *dentry);
+char *s3cfs_inode_etag(struct inode *inode);
+void s3cfs_inode_set_etag(struct inode *inode, const char *etag);
 void s3cfs_inode_set_stale(struct inode *inode);
 bool s3cfs_inode_stale(struct inode *inode);
 bool s3cfs_inode_local(struct inode *inode);

@@ -546,6 +546,7 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 {
 	struct s3cfs_req *req;
 	int status = r->status;
+	bool answers_etag;
 
 	if (status > 0 || status < -MAX_ERRNO)
 		return -EINVAL;
@@ -580,10 +581,9 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 		s3cfs_req_put(req);
 		return 0;
 	}
-	if (((r->cmd == S3CFS_CMD_UPLOAD || r->cmd == S3CFS_CMD_RENAME) &&
-	     !status && !r->etag) ||
-	    (r->etag && ((r->cmd != S3CFS_CMD_UPLOAD &&
-			  r->cmd != S3CFS_CMD_RENAME) || status))) {
+	/* An ETag comes with (and only with) a successful UPLOAD or RENAME. */
+	answers_etag = r->cmd == S3CFS_CMD_UPLOAD || r->cmd == S3CFS_CMD_RENAME;
+	if (!status && answers_etag ? !r->etag : !!r->etag) {
 		xa_unlock(&s3cfs_reqs);
 		return -EINVAL;
 	}

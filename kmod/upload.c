@@ -155,26 +155,14 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	const struct cred *old_cred;
 	unsigned long *old;
-	struct s3cfs_meta *m;
 	int err;
 
 	/* The base of the next upload, whatever the tag below does. */
-	if (etag != si->etag) {
-		spin_lock(&si->chunk_lock);
-		strscpy(si->etag, etag, sizeof(si->etag));
-		spin_unlock(&si->chunk_lock);
-	}
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
-	if (!m)
-		return -ENOMEM;
-	m->size = i_size_read(inode);
-	m->mtime = s3cfs_inode_get_mtime(inode).tv_sec;
-	m->flags = last_writer ? 0 : S3CFS_META_LOCAL;
-	strscpy(m->etag, etag, sizeof(m->etag));
+	s3cfs_inode_set_etag(inode, etag);
 	old_cred = override_creds(sbi->creds);
-	err = s3cfs_meta_set(si->lower.dentry, m);
+	err = s3cfs_meta_tag(inode, last_writer ? 0 : S3CFS_META_LOCAL,
+			     i_size_read(inode), etag);
 	revert_creds(old_cred);
-	kfree(m);
 	if (err)
 		return err;
 	if (!last_writer)
