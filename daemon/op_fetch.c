@@ -108,7 +108,6 @@ static int fetch_write(struct fetch_op *op, uint64_t off, size_t len)
 {
 	size_t alen = round_up(len, S3D_DIO_ALIGN), put = 0;
 	ssize_t n;
-
 	int err;
 
 	if (off % S3D_DIO_ALIGN || (alen != len && off + len != op->size))
@@ -496,10 +495,10 @@ static int fetch_open(struct fetch_op *op)
 				  O_RDWR | O_DIRECT, &op->fd);
 	if (err)
 		return err;
-	/* Written here (kmod/local.c): its bytes are not the object's. */
-	if (s3d_store_is_local(op->fd))
-		return -EAGAIN;
 	err = s3d_store_get_etag(op->fd, etag, sizeof(etag));
+	/* Written here (kmod/local.c): its bytes are not the object's. */
+	if (err == -EBUSY)
+		return -EAGAIN;
 	if (err == -ENODATA)
 		return -ENOENT;		/* not one of ours: renew it */
 	if (err)

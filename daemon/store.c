@@ -404,7 +404,17 @@ int s3d_meta_decode(const uint8_t *v, size_t n, char *etag, uint64_t *size,
 	return len && strlen(etag) == len ? 0 : -EINVAL;
 }
 
-/* The compact tags of @fd: 0, -ENODATA (none: an older cache), -EINVAL. */
+/* Is the tag @v (@n bytes) the kernel's, of a LOCAL file? */
+static bool meta_is_local(const uint8_t *v, ssize_t n)
+{
+	return n >= S3CFS_META_OFF_ETAG && v[0] == S3CFS_META_VERSION_LOCAL &&
+	       (v[1] & S3CFS_META_LOCAL);
+}
+
+/*
+ * The compact tags of @fd: 0, -ENODATA (none: an older cache), -EBUSY (a
+ * LOCAL file: s3d_store_is_local()), -EINVAL.
+ */
 static int get_meta(int fd, char *etag, uint64_t *size, int64_t *mtime)
 {
 	uint8_t v[S3CFS_META_MAX];
@@ -413,6 +423,8 @@ static int get_meta(int fd, char *etag, uint64_t *size, int64_t *mtime)
 	n = fgetxattr(fd, S3CFS_XATTR_META, v, sizeof(v));
 	if (n < 0)
 		return errno == ERANGE ? -EINVAL : -errno;
+	if (meta_is_local(v, n))
+		return -EBUSY;
 	return s3d_meta_decode(v, (size_t)n, etag, size, mtime);
 }
 
@@ -441,8 +453,7 @@ bool s3d_store_is_local(int fd)
 	ssize_t n;
 
 	n = fgetxattr(fd, S3CFS_XATTR_META, v, sizeof(v));
-	return n >= S3CFS_META_OFF_ETAG && v[0] == S3CFS_META_VERSION_LOCAL &&
-	       (v[1] & S3CFS_META_LOCAL);
+	return meta_is_local(v, n);
 }
 
 /*
@@ -516,10 +527,9 @@ int s3d_store_lock_fill(int fd, const char *etag)
 
 	if (flock(fd, LOCK_EX | LOCK_NB))
 		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-	if (s3d_store_is_local(fd))
-		err = -EAGAIN;
-	else
-		err = s3d_store_get_etag(fd, have, sizeof(have));
+	err = s3d_store_get_etag(fd, have, sizeof(have));
+	if (err == -EBUSY)
+		err = -EAGAIN;	/* LOCAL */
 	if (!err && !s3d_etag_eq(have, etag))
 		err = -ESTALE;
 	if (err)
@@ -572,7 +582,7 @@ int s3d_store_get_size(int fd, uint64_t *size)
 	return err == -ENODATA ? get_old_size(fd, size) : err;
 }
 
-/* Read the ETag stored on a lower file. */
+/* Read the ETag stored on a lower file: 0, -EBUSY (a LOCAL file), -errno. */
 int s3d_store_get_etag(int fd, char *buf, size_t len)
 {
 	char etag[S3CFS_ETAG_MAX + 1];
