@@ -24,7 +24,7 @@
 #define S3CFS_DIO_PIECE		SZ_4M
 
 /* The alignment the lower filesystem requires of direct I/O. */
-static unsigned int s3cfs_dio_align(struct s3cfs_inode_info *si)
+unsigned int s3cfs_dio_align(struct s3cfs_inode_info *si)
 {
 	struct super_block *lsb = si->lower.dentry->d_sb;
 

@@ -93,6 +93,8 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 			kfree(sf);
 			return err;
 		}
+		/* A writer is bound to its inode: never passed on (read_begin). */
+		sf->used = true;
 	}
 	spin_lock_init(&sf->lock);
 	file->private_data = sf;
@@ -321,7 +323,10 @@ again:
  * returned bytes. A stale inode is mapped only by an open that has
  * returned nothing and was passed on to the newer version by a read: that
  * is mapped instead. A fault that needs data the stale inode cannot fetch
- * gets SIGBUS.
+ * gets SIGBUS. A shared mapping that may be written (the file is open for
+ * writing, so LOCAL until the mapping's file is released) dirties folios
+ * through ->page_mkwrite (write.c); the upload at the release or msync
+ * sends them.
  */
 static int s3cfs_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -339,7 +344,17 @@ static int s3cfs_mmap(struct file *file, struct vm_area_struct *vma)
 		fput(next);
 		return err;
 	}
-	err = generic_file_readonly_mmap(file, vma);
+	if ((vma->vm_flags & (VM_SHARED | VM_MAYWRITE)) ==
+	    (VM_SHARED | VM_MAYWRITE)) {
+		err = -ESTALE;
+		if (s3cfs_inode_local(file_inode(file))) {
+			file_accessed(file);
+			vma->vm_ops = &s3cfs_write_vm_ops;
+			err = 0;
+		}
+	} else {
+		err = generic_file_readonly_mmap(file, vma);
+	}
 	s3cfs_read_end(file, err ? err : 1);
 	return err;
 }
@@ -353,5 +368,6 @@ const struct file_operations s3cfs_file_fops = {
 	.flush		= s3cfs_flush,
 	.fsync		= s3cfs_fsync,
 	.mmap		= s3cfs_mmap,
+	.fallocate	= s3cfs_fallocate,
 	.splice_read	= s3cfs_file_splice_read,
 };

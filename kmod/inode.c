@@ -43,6 +43,8 @@ struct inode *s3cfs_alloc_inode(struct super_block *sb)
 	si->failed_at = 0;
 	si->lower_wfile = NULL;
 	atomic_set(&si->nr_writers, 0);
+	si->res_start = 0;
+	si->res_end = 0;
 	INIT_LIST_HEAD(&si->fetches);
 	return &si->vfs_inode;
 }
@@ -75,6 +77,7 @@ static void s3cfs_inode_once(void *obj)
 
 	inode_init_once(&si->vfs_inode);
 	init_rwsem(&si->data_sem);
+	init_rwsem(&si->wb_sem);
 	spin_lock_init(&si->chunk_lock);
 	init_waitqueue_head(&si->reads_wq);
 }

@@ -192,6 +192,13 @@ struct s3cfs_sb_info {
  * @lower_wfile: LOCAL files: the lower file opened for writing (buffered),
  *	set once under @data_sem like @lower_file
  * @nr_writers: open files of this inode with FMODE_WRITE
+ * @wb_sem: LOCAL files: shared while ->writepages writes folios to the
+ *	lower file, exclusive while the daemon reads it for an upload, so
+ *	that a mapped write written back meanwhile cannot tear the object
+ * @res_start: LOCAL files: the lower range last reserved for writes
+ *	(fallocate'd, write.c), [@res_start, @res_end); empty after anything
+ *	that frees lower blocks (under i_rwsem)
+ * @res_end: see @res_start
  */
 struct s3cfs_inode_info {
 	struct inode vfs_inode;
@@ -213,6 +220,9 @@ struct s3cfs_inode_info {
 	unsigned long failed_at;
 	struct file *lower_wfile;
 	atomic_t nr_writers;
+	struct rw_semaphore wb_sem;
+	loff_t res_start;
+	loff_t res_end;
 };
 
 /*
@@ -228,7 +238,10 @@ struct s3cfs_inode_info {
  * (upload.c), under i_rwsem and data_sem.
  */
 #define S3CFS_I_LOCAL		1
-/* LOCAL, with changes S3 has not had yet (set under i_rwsem). */
+/*
+ * LOCAL, with changes S3 has not had yet: set under i_rwsem, or by a
+ * mapped write (->page_mkwrite); the upload clears it before its snapshot.
+ */
 #define S3CFS_I_DIRTY		2
 /*
  * An open for writing is fetching every chunk (local.c): EVICT refuses
@@ -396,6 +409,8 @@ int s3cfs_open_write(struct inode *inode, bool trunc);
 ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from);
 int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr);
 int s3cfs_truncate_lower(struct inode *inode, loff_t size);
+long s3cfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len);
+extern const struct vm_operations_struct s3cfs_write_vm_ops;
 int s3cfs_write_begin(struct file *file, struct address_space *mapping,
 		      loff_t pos, unsigned int len, S3CFS_WB_FOLIO **foliop,
 		      void **fsdata);
@@ -437,6 +452,7 @@ extern const struct file_operations s3cfs_file_fops;
 int s3cfs_open_lower(struct inode *inode);
 
 /* direct.c */
+unsigned int s3cfs_dio_align(struct s3cfs_inode_info *si);
 ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to);
 
 /* aops.c */

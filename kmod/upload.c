@@ -258,6 +258,7 @@ int s3cfs_upload(struct file *file, bool closing)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	char *buf = NULL, *path, *etag = NULL;
+	bool dirty = false;
 	int err;
 
 	inode_lock(inode);
@@ -268,28 +269,41 @@ int s3cfs_upload(struct file *file, bool closing)
 	err = -ESTALE;
 	if (s3cfs_inode_stale(inode))
 		goto out;
+	/*
+	 * Cleared before the snapshot: a mapped write from here on sets it
+	 * again, and the next close or fsync sends that too.
+	 */
+	dirty = test_and_clear_bit(S3CFS_I_DIRTY, &si->flags);
 	err = filemap_write_and_wait(inode->i_mapping);
 	if (err)
 		goto out;
 	/*
 	 * The lower file ends where written back data ends: a hole at the
 	 * end (ftruncate up, or a failed lower truncate) is made its size.
+	 * Blocks reserved past the end (write.c) are given back the same way
+	 * (ext4 and xfs free them at a truncate to the same size).
 	 */
-	if (i_size_read(d_inode(si->lower.dentry)) != i_size_read(inode)) {
+	if (i_size_read(d_inode(si->lower.dentry)) != i_size_read(inode) ||
+	    si->res_end > i_size_read(inode)) {
 		err = s3cfs_truncate_lower(inode, i_size_read(inode));
 		if (err)
 			goto out;
+		si->res_start = 0;
+		si->res_end = 0;
 	}
 	err = s3cfs_inode_path(file->f_path.dentry, &buf, &path);
 	if (err)
 		goto out;
-	if (!test_bit(S3CFS_I_DIRTY, &si->flags)) {
+	if (!dirty) {
 		/* Uploaded by an fsync, unchanged since: just commit. */
 		if (si->etag[0] && closing && s3cfs_last_writer(file, closing))
 			err = s3cfs_upload_commit(inode, si->etag, true);
 		goto out;
 	}
+	/* No writeback into the lower file while the daemon reads it. */
+	down_write(&si->wb_sem);
 	err = s3cfs_upload_send(inode, path, i_size_read(inode), &etag);
+	up_write(&si->wb_sem);
 	if (err == -EEXIST || err == -ESTALE || err == -ENOENT) {
 		err = s3cfs_upload_conflict(inode, path, err);
 	} else if (err) {
@@ -297,7 +311,7 @@ int s3cfs_upload(struct file *file, bool closing)
 		pr_warn_ratelimited("uploading s3://%s/%s%s: %d; kept here, tried again at the next close or fsync\n",
 				    sbi->bucket, sbi->prefix, path, err);
 	} else {
-		clear_bit(S3CFS_I_DIRTY, &si->flags);
+		dirty = false;
 		err = s3cfs_upload_commit(inode, etag,
 					  s3cfs_last_writer(file, closing));
 		if (err)
@@ -306,6 +320,8 @@ int s3cfs_upload(struct file *file, bool closing)
 	}
 	kfree(etag);
 out:
+	if (dirty && err)
+		set_bit(S3CFS_I_DIRTY, &si->flags);
 	if (buf)
 		__putname(buf);
 	inode_unlock(inode);

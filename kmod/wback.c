@@ -7,6 +7,12 @@
  * with the folio locked, so a write into it waits and is not lost. A
  * failed write leaves the folio dirty and sets the mapping's error, which
  * the next fsync or close (the upload) reports.
+ *
+ * While the daemon reads the lower file for an upload (upload.c holds
+ * wb_sem), nothing is written to it: background writeback skips the file
+ * (its folios stay dirty, counted as skipped so the flusher comes back
+ * later), integrity writeback (sync(2)) waits for the upload. Only a
+ * mapped write can dirty a folio then; write(2) waits for i_rwsem.
  */
 #include "s3cachefs.h"
 #include <linux/pagemap.h>
@@ -73,8 +79,15 @@ int s3cfs_writepages(struct address_space *mapping,
 	lower = READ_ONCE(si->lower_wfile);
 	if (WARN_ON_ONCE(!lower))
 		return -EIO;
+	if (wbc->sync_mode == WB_SYNC_ALL) {
+		down_read(&si->wb_sem);
+	} else if (!down_read_trylock(&si->wb_sem)) {
+		wbc->pages_skipped++;
+		return 0;
+	}
 	old_cred = override_creds(sbi->creds);
 	err = write_cache_pages(mapping, wbc, s3cfs_writepage, lower);
 	revert_creds(old_cred);
+	up_read(&si->wb_sem);
 	return err;
 }

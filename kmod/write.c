@@ -10,15 +10,25 @@
  * change happens under the upper i_rwsem, which the upload holds too, so
  * an upload sends exactly what was written before it began.
  *
- * Lock order: upper i_rwsem -> folio lock -> lower i_rwsem. None of this
- * runs under our invalidate_lock, which the read path holds while it
- * reads the lower file without ever waiting for its i_rwsem (aops.c).
+ * Space is reserved in the lower file (fallocate) before a write(2) puts
+ * anything in the page cache, so a full cache device is ENOSPC to the
+ * writer, not a folio that can never be written back. Mapped writes dirty
+ * folios in ->page_mkwrite without i_rwsem and without a reservation (it
+ * would take the lower i_rwsem under mmap_lock): a file meant for mapped
+ * writes is fallocate'd first, or its ENOSPC comes at msync/close.
+ *
+ * Lock order: upper i_rwsem -> folio lock -> lower i_rwsem; mmap_lock ->
+ * folio lock. None of this runs under our invalidate_lock, which the read
+ * path holds while it reads the lower file without ever waiting for its
+ * i_rwsem (aops.c).
  */
 #include "s3cachefs.h"
 #include <linux/pagemap.h>
 #include <linux/uio.h>
 #include <linux/bvec.h>
 #include <linux/namei.h>
+#include <linux/falloc.h>
+#include <linux/mm.h>
 
 /**
  * s3cfs_open_write() - an open for writing of @inode
@@ -149,13 +159,69 @@ out:
 	return copied;
 }
 
+/* Reservations grow by this much past a write, trimmed at the upload. */
+#define S3CFS_RESERVE_STEP	SZ_1M
+
+/* Nothing is known reserved in the lower file (blocks were freed). */
+static void s3cfs_reserve_forget(struct s3cfs_inode_info *si)
+{
+	si->res_start = 0;
+	si->res_end = 0;
+}
+
+/*
+ * Reserve lower blocks under [@pos, @pos + @len) of LOCAL @inode before a
+ * write puts it in the page cache. A write that continues the last
+ * reservation reserves up to a step past its end (a sequential writer
+ * calls fallocate once per step, not per write). Called with i_rwsem.
+ * Return: 0 or a negative errno (-ENOSPC: the cache device is full).
+ */
+static int s3cfs_reserve(struct inode *inode, loff_t pos, size_t len)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	loff_t start = round_down(pos, PAGE_SIZE);
+	loff_t end = round_up(pos + len, PAGE_SIZE);
+	const struct cred *old_cred;
+	int err;
+
+	if (start >= si->res_start && end <= si->res_end)
+		return 0;
+	if (start >= si->res_start && start <= si->res_end &&
+	    si->res_end > si->res_start)
+		start = si->res_end;
+	else
+		si->res_start = start;
+	end = round_up(end, S3CFS_RESERVE_STEP);
+	old_cred = override_creds(sbi->creds);
+	err = vfs_fallocate(si->lower_wfile, FALLOC_FL_KEEP_SIZE, start,
+			    end - start);
+	revert_creds(old_cred);
+	if (err == -ENOSPC && end > round_up(pos + len, PAGE_SIZE)) {
+		/* No room for the step: the write's own blocks may fit. */
+		end = round_up(pos + len, PAGE_SIZE);
+		old_cred = override_creds(sbi->creds);
+		err = vfs_fallocate(si->lower_wfile, FALLOC_FL_KEEP_SIZE,
+				    start, end - start);
+		revert_creds(old_cred);
+	}
+	if (err) {
+		s3cfs_reserve_forget(si);
+		/* Lower filesystems without fallocate: no reservation. */
+		return err == -EOPNOTSUPP ? 0 : err;
+	}
+	si->res_end = end;
+	return 0;
+}
+
 /**
  * s3cfs_write_iter() - ->write_iter of a LOCAL file
  * @iocb: the write
  * @from: the data
  *
- * Buffered, O_DIRECT included: an O_DIRECT write is written to the lower
- * file before it returns, and reads see it at once either way.
+ * Buffered, O_DIRECT included: an O_DIRECT write (aligned as the lower
+ * filesystem requires, EINVAL otherwise, as on ext4) is written to the
+ * lower file before it returns, and reads see it at once either way.
  *
  * Return: bytes written or a negative errno.
  */
@@ -175,6 +241,16 @@ ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		goto out;
 	ret = generic_write_checks(iocb, from);
 	if (ret <= 0)
+		goto out;
+	if (direct) {
+		unsigned int align = s3cfs_dio_align(S3CFS_I(inode));
+
+		ret = -EINVAL;
+		if ((iocb->ki_pos | iov_iter_alignment(from)) & (align - 1))
+			goto out;
+	}
+	ret = s3cfs_reserve(inode, iocb->ki_pos, iov_iter_count(from));
+	if (ret)
 		goto out;
 	ret = file_update_time(file);
 	if (ret)
@@ -246,6 +322,7 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	    attr->ia_size != i_size_read(inode)) {
 		inode_dio_wait(inode);
 		truncate_setsize(inode, attr->ia_size);
+		s3cfs_reserve_forget(S3CFS_I(inode));
 		/* Outside invalidate_lock: see the lock order above. */
 		err = s3cfs_truncate_lower(inode, attr->ia_size);
 		if (err)
@@ -255,3 +332,103 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
 	return 0;
 }
+
+/**
+ * s3cfs_fallocate() - ->fallocate of a LOCAL file
+ * @file: open for writing
+ * @mode: 0 or FALLOC_FL_KEEP_SIZE (reserve, and grow unless KEEP_SIZE),
+ *	FALLOC_FL_PUNCH_HOLE or FALLOC_FL_ZERO_RANGE (zeros; with KEEP_SIZE)
+ * @offset: start of the range
+ * @len: its length
+ *
+ * The lower file does the work; the page cache is written back over the
+ * range first and dropped after, so no folio written before the call
+ * lands on the new zeros. Collapsing and inserting ranges would move
+ * bytes S3 has as they are: EOPNOTSUPP.
+ *
+ * Return: 0 or a negative errno.
+ */
+long s3cfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
+{
+	struct inode *inode = file_inode(file);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	bool zeroes = mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE);
+	loff_t end = offset + len;
+	const struct cred *old_cred;
+	long err;
+
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE |
+		     FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	inode_lock(inode);
+	err = -ESTALE;
+	if (!s3cfs_inode_local(inode) || s3cfs_inode_stale(inode))
+		goto out;
+	inode_dio_wait(inode);
+	if (zeroes) {
+		err = filemap_write_and_wait_range(inode->i_mapping, offset,
+						   end - 1);
+		if (err)
+			goto out;
+		s3cfs_reserve_forget(si);
+	}
+	old_cred = override_creds(sbi->creds);
+	err = vfs_fallocate(si->lower_wfile, mode, offset, len);
+	revert_creds(old_cred);
+	if (err)
+		goto out;
+	if (zeroes)
+		truncate_pagecache_range(inode, offset, end - 1);
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > i_size_read(inode))
+		truncate_setsize(inode, end);
+	else if (!zeroes)
+		goto out;	/* only reserved: the content is the same */
+	err = file_update_time(file);
+	set_bit(S3CFS_I_DIRTY, &si->flags);
+out:
+	inode_unlock(inode);
+	return err;
+}
+
+/*
+ * A mapped write to a folio of a LOCAL file: dirty it (and the file) for
+ * writeback and the next upload. A file that is no longer ours to write
+ * (a conflict made it stale) gets SIGBUS, as write(2) gets ESTALE.
+ */
+static vm_fault_t s3cfs_page_mkwrite(struct vm_fault *vmf)
+{
+	struct file *file = vmf->vma->vm_file;
+	struct inode *inode = file_inode(file);
+	struct folio *folio = page_folio(vmf->page);
+	vm_fault_t ret = VM_FAULT_LOCKED;
+
+	sb_start_pagefault(inode->i_sb);
+	file_update_time(file);
+	folio_lock(folio);
+	if (folio->mapping != inode->i_mapping ||
+	    folio_pos(folio) >= i_size_read(inode)) {
+		/* Truncated meanwhile: the fault is retried. */
+		folio_unlock(folio);
+		ret = VM_FAULT_NOPAGE;
+		goto out;
+	}
+	if (!s3cfs_inode_local(inode) || s3cfs_inode_stale(inode)) {
+		folio_unlock(folio);
+		ret = VM_FAULT_SIGBUS;
+		goto out;
+	}
+	folio_mark_dirty(folio);
+	set_bit(S3CFS_I_DIRTY, &S3CFS_I(inode)->flags);
+	folio_wait_stable(folio);
+out:
+	sb_end_pagefault(inode->i_sb);
+	return ret;
+}
+
+/* Shared writable mappings of LOCAL files (file.c decides). */
+const struct vm_operations_struct s3cfs_write_vm_ops = {
+	.fault		= filemap_fault,
+	.map_pages	= filemap_map_pages,
+	.page_mkwrite	= s3cfs_page_mkwrite,
+};

@@ -504,6 +504,14 @@ async def client(reader, writer, upstream):
             head = await read_head(reader)
             if head is None:
                 break
+            if head.header("expect").lower() == "100-continue":
+                # Answered here, as a server would, and not forwarded: the
+                # body is read whole before upstream sees the request, so
+                # upstream's own 100 would be taken for the response.
+                writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                await writer.drain()
+                head = Msg(re.sub(rb"(?im)^expect:[^\r\n]*\r\n", b"",
+                                  head.raw))
             n = head.header("content-length")
             body = await reader.readexactly(int(n)) if n.isdigit() else b""
             parts = head.first.split(" ")

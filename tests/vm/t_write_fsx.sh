@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # t_write_fsx: random data operations on four files of a writable mount
 # (tests/vm/helpers/fsx.py): writes anywhere (holes too), reads, truncates
-# up and down, reads through mappings, fsync, close and reopen (copy-up
+# up and down, reads and writes through mappings, fallocate (grow, keep
+# size, punch, zero), fsync, close and reopen (copy-up
 # after an EVICT of the chunks, or O_TRUNC), dropped caches, remounts;
 # every read compared with a shadow copy, S3's object compared with it
 # after every upload. Two of the files are objects in S3 at the start. The

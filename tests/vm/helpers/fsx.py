@@ -8,7 +8,9 @@ it after every upload (fsync, close).
 
 Files f0..f3 (created, or objects already in S3 opened for writing).
 Operations: pwrite (random offset and length, holes too), pread and
-compare, ftruncate up and down, read through a read-only mapping, fsync
+compare, ftruncate up and down, read through a read-only mapping, writes
+through a shared mapping of the open descriptor, fallocate (grow, keep
+size, punch a hole, zero a range), fsync
 (then S3's object must equal the shadow), close and reopen (O_RDWR: the
 object copied up, after an EVICT of its chunks half of the time with
 FSX_CTL=s3cachectl; sometimes O_TRUNC), posix_fadvise(DONTNEED) and
@@ -18,6 +20,7 @@ s3rver's data directory S3DIR. Prints the seed; on the first difference
 prints the step, the operation log tail and the first differing offset,
 and exits 1.
 """
+import ctypes
 import mmap
 import os
 import random
@@ -27,6 +30,8 @@ import sys
 MAX = 2 << 20
 NFILES = 4
 SUFFIX = "._S3rver_object"
+FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE = 1, 2, 16
+LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 class Fsx:
@@ -115,6 +120,45 @@ class Fsx:
                 m.close()
         self.compare("mapped read f%d" % i, got, bytes(sh))
 
+    def op_mapwrite(self, i):
+        sh = self.shadow[i]
+        if not sh:
+            return
+        m = mmap.mmap(self.fd(i), len(sh))
+        try:
+            for _ in range(self.rnd.randrange(1, 4)):
+                off = self.rnd.randrange(len(sh))
+                n = min(self.rnd.choice([1, 100, 4096, 9000]), len(sh) - off)
+                data = bytes([self.rnd.getrandbits(8)]) * n
+                self.note("mapped write f%d %d+%d" % (i, off, n))
+                m[off:off + n] = data
+                sh[off:off + n] = data
+        finally:
+            m.close()
+
+    def op_falloc(self, i):
+        sh = self.shadow[i]
+        mode = self.rnd.choice([0, FALLOC_FL_KEEP_SIZE,
+                                FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                                FALLOC_FL_ZERO_RANGE,
+                                FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE])
+        off = self.rnd.randrange(0, min(len(sh) + (64 << 10), MAX))
+        n = min(self.rnd.choice([1, 4096, 5000, 65536, 300000]), MAX - off)
+        if n <= 0:
+            return
+        self.note("fallocate f%d mode %d %d+%d" % (i, mode, off, n))
+        if LIBC.fallocate(self.fd(i), mode, ctypes.c_longlong(off),
+                          ctypes.c_longlong(n)):
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e))
+        end = off + n
+        if mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE):
+            z = min(end, len(sh))
+            if off < z:
+                sh[off:z] = bytes(z - off)
+        if not mode & FALLOC_FL_KEEP_SIZE and end > len(sh):
+            sh.extend(bytes(end - len(sh)))
+
     def op_fsync(self, i):
         self.note("fsync f%d" % i)
         os.fsync(self.fd(i))
@@ -170,6 +214,7 @@ class Fsx:
     def run(self, ops):
         table = [(self.op_write, 40), (self.op_read, 35),
                  (self.op_truncate, 6), (self.op_mapread, 2),
+                 (self.op_mapwrite, 3), (self.op_falloc, 2),
                  (self.op_fsync, 1), (self.op_reopen, 1), (self.op_drop, 1)]
         if self.remount_args:
             table.append((self.op_remount, 0.03))
