@@ -67,6 +67,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	BIGLS_DIRS=20		# find: BIGLS_DIRS x BIGLS_PER_DIR objects (fakes3)
 	BIGLS_PER_DIR=50
 	BIGLS_TIMEOUT=60	# s per walk of it
+	CREATE_RUNTIME=3	# s per small-file create run
 else
 	MODE=full
 	SHARD_MB=256
@@ -94,14 +95,15 @@ else
 	BIGLS_DIRS=1000
 	BIGLS_PER_DIR=100
 	BIGLS_TIMEOUT=600
+	CREATE_RUNTIME=15
 fi
 # perf profiles (full run): one perf record -a -g run costs ~40 s under TCG.
 PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k cold-seq1
 # The phases, in order (a subset for experiments: BENCH_PHASES="cold").
-PHASES="cold fill warm hot profile meta small bigls"
+PHASES="cold fill warm hot profile meta small bigls ckpt"
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
 	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL PROFILES PHASES \
-	 SMALL_N SMALL_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT; do
+	 SMALL_N SMALL_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT CREATE_RUNTIME; do
 	bv=BENCH_$v
 	[ -n "${!bv:-}" ] && printf -v "$v" '%s' "${!bv}"
 done
@@ -1202,6 +1204,108 @@ EOF
 	phase_end
 }
 
+# --- writes: a sharded checkpoint, small files ---------------------------------
+# A checkpoint: the four shards (NSHARDS x SHARD_MB of random bytes, read
+# from the ext4 copies, in the page cache first) written at once into a
+# directory of the system, one writer each (create, 4 MiB writes, fsync,
+# close), timed until S3 has all four (rclone uploads after close).
+# Limit: the same files as parallel multipart uploads straight to s3rver,
+# 16 MiB parts, 4 in flight per file (s3cachefs' defaults). ext4 with fsync
+# is a second reference (what a write-back mode would be measured against).
+# Small files: 8 threads create 4 KiB files for CREATE_RUNTIME s; limit:
+# 8 keep-alive PutObject streams.
+MNT_w=/mnt/s3cachefs-w
+CACHE_w=/nvme/s3cachefs-wcache
+CKPT_SRC=/nvme/ckpt-src
+ckpt_row() {	# SYSTEM MODE DIR PORT KEYPREFIX
+	local sys=$1 mode=$2 dir=$3 out secs closed bytes
+	out=$(timeout -k 5 900 python3 "$REPO/tools/bench/fswrite.py" ckpt "$dir" "$4" "$BUCKET" "$5" \
+		"$CKPT_SRC"/rank*.pt 2>"$LOGS/ckpt-$sys.stderr")
+	read -r secs closed bytes <<<"$out"
+	if [[ $secs =~ ^[0-9.]+$ ]]; then
+		ms_of "$secs"
+		rec "$sys" "$mode" ckpt ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 1)" "" "" "" "$secs" \
+			"$((bytes >> 20)) MiB in $NSHARDS files; last close after $closed s"
+	else
+		rec "$sys" "$mode" ckpt fail "" "" "" "" "" "$(echo "$out" | cut -c1-160) (logs/ckpt-$sys.stderr)"
+	fi
+}
+creates_row() {	# SYSTEM MODE DIR
+	local out secs n
+	out=$(timeout -k 5 $((CREATE_RUNTIME + 120)) python3 "$REPO/tools/bench/fswrite.py" creates "$3" \
+		4096 8 "$CREATE_RUNTIME" 2>"$LOGS/creates-$1.stderr")
+	read -r secs n <<<"$out"
+	if [[ $n =~ ^[0-9]+$ ]] && [ "$n" -gt 0 ]; then
+		ms_of "$secs"
+		rec "$1" "$2" creates ok "" "$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$secs" \
+			"$n files of 4 KiB, 8 writers"
+	else
+		rec "$1" "$2" creates fail "" "" "" "" "" "$(echo "$out" | cut -c1-160) (logs/creates-$1.stderr)"
+	fi
+}
+phase_ckpt() {
+	local sys i out secs bytes n mv dir
+	phase_start "writes: checkpoint, small files"
+	rm -rf $CKPT_SRC && mkdir -p $CKPT_SRC
+	for ((i = 0; i < NSHARDS; i++)); do
+		ln -s "$S3_DATA/$BUCKET/shards/s$i._S3rver_object" $CKPT_SRC/rank$i.pt
+	done
+	cat $CKPT_SRC/rank*.pt >/dev/null
+	if has ext4; then
+		rm -rf /nvme/ckpt-ext4 && mkdir -p /nvme/ckpt-ext4
+		say "ext4 nvme ckpt"
+		ckpt_row ext4 nvme /nvme/ckpt-ext4 0 ""
+		rm -rf /nvme/ckpt-ext4
+	fi
+	if has curl; then
+		say "curl write ckpt"
+		out=$(timeout -k 5 900 python3 "$REPO/tools/bench/putlimit.py" "$S3_PORT" "$BUCKET" mpu \
+			ckpt/curl/ 16 4 $CKPT_SRC/rank*.pt 2>"$LOGS/ckpt-curl.stderr")
+		read -r secs bytes <<<"$out"
+		if [[ $secs =~ ^[0-9.]+$ ]]; then
+			ms_of "$secs"
+			rec curl write ckpt ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 1)" "" "" "" "$secs" \
+				"multipart, 16 MiB parts, 4 per file in flight, $NSHARDS files at once"
+		else
+			rec curl write ckpt fail "" "" "" "" "" "$(echo "$out" | cut -c1-160)"
+		fi
+		say "curl write creates"
+		out=$(timeout -k 5 $((CREATE_RUNTIME + 120)) python3 "$REPO/tools/bench/putlimit.py" \
+			"$S3_PORT" "$BUCKET" puts creates/curl/ 4096 8 "$CREATE_RUNTIME" 2>"$LOGS/creates-curl.stderr")
+		read -r secs n <<<"$out"
+		if [[ $n =~ ^[0-9]+$ ]] && [ "$n" -gt 0 ]; then
+			ms_of "$secs"
+			rec curl write creates ok "" "$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$secs" \
+				"$n PutObjects of 4 KiB, 8 keep-alive streams"
+		else
+			rec curl write creates fail "" "" "" "" "" "$(echo "$out" | cut -c1-160)"
+		fi
+	fi
+	for sys in s3cachefs s3fs rclone; do
+		has $sys || continue
+		if [ $sys = s3cachefs ]; then
+			rm -rf $CACHE_w && mkdir -p $CACHE_w $MNT_w
+			if ! S3CFS_MOUNT_WAIT=20 mount_s3 "$BUCKET" $MNT_w \
+				"cache=$CACHE_w,fetch_timeout=300,writable"; then
+				rec s3cachefs write ckpt fail "" "" "" "" "" "writable mount failed"
+				continue
+			fi
+			dir=$MNT_w
+		else
+			[ -n "${DOWN[$sys]:-}" ] && { rec $sys write ckpt skip "" "" "" "" "" "${DOWN[$sys]}"; continue; }
+			mv="MNT_$sys"
+			dir=${!mv}
+		fi
+		mkdir -p "$dir/ckpt/$sys" "$dir/creates/$sys"
+		say "$sys write ckpt"
+		ckpt_row $sys write "$dir/ckpt/$sys" "$S3_PORT" "ckpt/$sys/"
+		say "$sys write creates"
+		creates_row $sys write "$dir/creates/$sys"
+		[ $sys = s3cachefs ] && { timeout -k 5 120 umount $MNT_w || timeout 30 umount -l $MNT_w; }
+	done
+	phase_end
+}
+
 teardown() {
 	local sys
 	has s3cachefs && stats_s3cachefs "end"
@@ -1464,6 +1568,7 @@ write_env() {
 		echo "meta_timeout=$META_TIMEOUT"
 		echo "small_n=$SMALL_N"
 		echo "small_runtime=$SMALL_RUNTIME"
+		echo "create_runtime=$CREATE_RUNTIME"
 		echo "bigls_n=$BIGLS_N"
 		echo "bigfind_n=$((BIGLS_DIRS * BIGLS_PER_DIR))"
 		echo "bigfind_dirs=$BIGLS_DIRS"
@@ -1532,6 +1637,7 @@ main() {
 		meta)	 phase_meta ;;
 		small)	 phase_small ;;
 		bigls)	 phase_bigls ;;
+		ckpt)	 phase_ckpt ;;
 		*)	 say "unknown phase $ph (BENCH_PHASES)" ;;
 		esac
 	done

@@ -230,6 +230,18 @@ a, b = metric(("s3cachefs", "warm", "small"), "iops"), metric(("ext4", "nvme", "
 target("warm-small", "warm 100 KiB objects, 8 readers ≥ 0.90 × ext4 (files/s)", vs(a, b, ""), 0.90,
        "%s vs %s files/s" % (fmt(a), fmt(b)))
 
+# Writes: a checkpoint's time to durable in S3 (as MiB/s over that time).
+a, b = metric(("s3cachefs", "write", "ckpt"), "mibs"), metric(("curl", "write", "ckpt"), "mibs")
+target("ckpt-curl", "checkpoint write, time to durable in S3 ≤ 1.2 × parallel multipart (curl)",
+       vs(a, b, ""), 1 / 1.2, "%s vs %s MiB/s" % (fmt(a), fmt(b)))
+for p in PEERS:
+    b = metric((p, "write", "ckpt"), "mibs")
+    target("ckpt-%s" % p, "checkpoint write, time to durable in S3 < %s's" % p, vs(a, b, ""), 1.0,
+           "%s vs %s MiB/s" % (fmt(a), fmt(b)))
+    c, d = metric(("s3cachefs", "write", "creates"), "iops"), metric((p, "write", "creates"), "iops")
+    target("creates-%s" % p, "4 KiB file creates, 8 writers ≥ %s (files/s)" % p, vs(c, d, ""), 1.0,
+           "%s vs %s files/s" % (fmt(c), fmt(d)))
+
 
 def walk_secs(key):
     """Seconds of a walk; one that ran out of time counts its deadline
@@ -529,6 +541,42 @@ if any(k[2] == "small" for k in R):
         v = num(r["iops"])
         w("| %s | %s | %s | %s | %s | %s |" % (name, state, fmt(v, 0), fmt(num(r["mibs"])),
                                              "%.2f" % (v / l_) if l_ and v else "–", r["note"]))
+    w("")
+
+# Writes.
+if any(k[2] in ("ckpt", "creates") for k in R):
+    w("### Writes")
+    w("")
+    w("Checkpoint: the %d shards (%s MiB each) written at once into a directory of each system, one" %
+      (4, env.get("shard_mb", "?")))
+    w("writer per file (create, 4 MiB writes, fsync, close), timed until S3 has every object with")
+    w("its size (HEAD polls; rclone uploads after close). Limit: the same files as parallel")
+    w("multipart uploads straight to s3rver (python http.client, 16 MiB parts, 4 per file in flight,")
+    w("all files at once: s3cachefs' defaults). ext4 with fsync: a reference, not a limit.")
+    w("Small files: 8 threads create 4 KiB files (create, write, close) for %s s; limit: 8 keep-alive" %
+      env.get("create_runtime", "?"))
+    w("PutObject streams. A close on s3cachefs and s3fs returns once the object is in S3; on rclone,")
+    w("before it is uploaded.")
+    w("")
+    w("| system | workload | MiB/s | files/s | s | × limit | |")
+    w("|---|---|---:|---:|---:|---:|---|")
+    for wl in ("ckpt", "creates"):
+        m = "mibs" if wl == "ckpt" else "iops"
+        lim = metric(("curl", "write", wl), m)
+        for k in [("curl", "write"), ("ext4", "nvme"), ("s3cachefs", "write"), ("s3fs", "write"),
+                  ("rclone", "write")]:
+            r = R.get(k + (wl,))
+            if r is None:
+                continue
+            name = k[0] + {"curl": " (limit)", "ext4": " (fsync, reference)"}.get(k[0], "")
+            st = cell_status(r)
+            if st:
+                w("| %s | %s | – | – | – | – | %s |" % (name, wl, st))
+                continue
+            v = num(r[m])
+            x = "%.2f" % (v / lim) if lim and v and k[0] != "ext4" else "–"
+            w("| %s | %s | %s | %s | %s | %s | %s |" % (name, wl, fmt(num(r["mibs"])),
+                                                     fmt(num(r["iops"]), 0), r["secs"], x, r["note"]))
     w("")
 
 # The big directory.
