@@ -177,8 +177,12 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 	up_write(&si->data_sem);
 	kvfree(old);
 	err = s3cfs_chunks_load(inode);
-	if (!err)
+	if (!err) {
 		clear_bit(S3CFS_I_LOCAL, &si->flags);
+		/* EVICT may free its blocks from now on. */
+		si->res_start = 0;
+		si->res_end = 0;
+	}
 	return err;
 }
 
