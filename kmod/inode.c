@@ -386,4 +386,5 @@ const struct inode_operations s3cfs_dir_iops = {
 	.unlink		= s3cfs_unlink,
 	.rename		= s3cfs_rename,
 	.getattr	= s3cfs_getattr,
+	.setattr	= s3cfs_setattr,
 };

@@ -294,13 +294,15 @@ int s3cfs_truncate_lower(struct inode *inode, loff_t size)
 }
 
 /*
- * s3cfs_setattr() - ->setattr: size and times of LOCAL files
+ * s3cfs_setattr() - ->setattr: size and times of LOCAL files, directories' times
  * @dentry: the file
  * @attr: what to change
  *
  * Owners and modes come from the mount options and are not changed
- * (EPERM), nor is anything of a file that is not LOCAL. Called with
- * i_rwsem held.
+ * (EPERM), nor is anything of a file that is not LOCAL. A request for
+ * the mode, owner or size a file already has changes nothing and
+ * succeeds, whatever the file (cp -p, Python's shutil.copymode and
+ * scripts set what is already so). Called with i_rwsem held.
  *
  * Return: 0 or a negative errno.
  */
@@ -312,8 +314,25 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	err = setattr_prepare(S3CFS_IDMAP_NOP, dentry, attr);
 	if (err)
 		return err;
-	if (attr->ia_valid & (ATTR_MODE | ATTR_UID | ATTR_GID))
+	if ((attr->ia_valid & ATTR_MODE) &&
+	    (attr->ia_mode & S_IALLUGO) != (inode->i_mode & S_IALLUGO))
 		return -EPERM;
+	if ((attr->ia_valid & ATTR_UID) &&
+	    !vfsuid_eq_kuid(attr->ia_vfsuid, inode->i_uid))
+		return -EPERM;
+	if ((attr->ia_valid & ATTR_GID) &&
+	    !vfsgid_eq_kgid(attr->ia_vfsgid, inode->i_gid))
+		return -EPERM;
+	if ((attr->ia_valid & ATTR_SIZE) && attr->ia_size == i_size_read(inode))
+		attr->ia_valid &= ~ATTR_SIZE;
+	attr->ia_valid &= ~(ATTR_MODE | ATTR_UID | ATTR_GID);
+	if (S_ISDIR(inode->i_mode)) {
+		/* S3 has no directory times: ours are this node's, as shown. */
+		setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
+		return 0;
+	}
+	if (!(attr->ia_valid & (ATTR_SIZE | ATTR_ATIME | ATTR_MTIME)))
+		return 0;	/* nothing changes (ctime stays S3's) */
 	if (!s3cfs_inode_local(inode))
 		return -EPERM;
 	if (s3cfs_inode_stale(inode))

@@ -12,11 +12,12 @@
 # renamed here only and uploaded under its new name; a directory's rename
 # is EXDEV, so mv copies it. What deletes an object in S3 needs
 # allow_delete (EPERM without it), except a file never uploaded; link is
-# EPERM.
+# EPERM. chmod and chown to what a name already has succeed (shutil.copy),
+# to anything else EPERM.
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_ns
-plan 45
+plan 54
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
 printf 'old checkpoint\n' >"$WORK/old"
@@ -153,6 +154,21 @@ check "mv of a directory copies it" mv "$MNT/src" "$MNT/dst"
 check "... S3 has it under the new name, not the old" bash -c \
 	"s3_has dst/one && ! s3_has src/one && ! s3_has src/"
 is "$(errname "os.link('$MNT/published', '$MNT/hard')")" EPERM "link: EPERM"
+
+# Modes and owners come from the mount: setting the ones a name has is a
+# no-op that succeeds (cp -p, shutil.copy), any other is EPERM.
+echo data >"$WORK/plain" && chmod 0644 "$WORK/plain"
+check "shutil.copy (data, then the same mode) into the mount" \
+	python3 -c "import shutil; shutil.copy('$WORK/plain', '$MNT/copied.txt')"
+check "... S3 has it" s3_is copied.txt "$WORK/plain"
+check "chmod to a file's own mode succeeds" chmod 0644 "$MNT/copied.txt"
+check "chown to its own owner succeeds" chown "$(stat -c %u:%g "$MNT/copied.txt")" "$MNT/copied.txt"
+is "$(errname "os.chmod('$MNT/copied.txt', 0o755)")" EPERM "chmod to another mode: EPERM"
+is "$(errname "os.utime('$MNT/copied.txt', (0, 0))")" EPERM \
+	"setting the times of an object in S3: EPERM (S3 keeps its own)"
+check "chmod of a directory to its own mode succeeds" chmod 0755 "$MNT/dst"
+is "$(errname "os.chmod('$MNT/dst', 0o700)")" EPERM "chmod of a directory to another mode: EPERM"
+check "touch of a directory succeeds" touch "$MNT/dst"
 
 check "umount" umount_s3 "$MNT"
 tap_done
