@@ -1,12 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Conditional writes, probed: a PUT of an empty object under a name that
- * cannot exist (PREFIX.s3cfs-probe-<random>, a daemon temporary the mount
- * never shows) with If-Match a made-up ETag. A server that honours the
- * condition answers 404 NoSuchKey (or 412) and creates nothing; one that
- * ignores it creates the object (200), which is deleted at once. Anything
- * else (403 for a bucket we may only read, a 5xx) says nothing: the MOUNT
- * goes on and the next writable MOUNT probes again.
+ * Conditional writes, probed once per bucket at its first writable MOUNT,
+ * under a name that cannot exist (PREFIX.s3cfs-probe-<random>, a daemon
+ * temporary the mount never shows):
+ *
+ *  1. PUT (empty) with If-Match a made-up ETag: a server that honours the
+ *     condition answers 404 NoSuchKey or 412 and creates nothing; one that
+ *     ignores it creates the object (CAPS_NONE; deleted at once).
+ *  2. PUT with If-None-Match: * (created), then PUT with If-Match its ETag
+ *     as S3 quotes it: 200. Ceph RGW 16 refuses the quoted form (412) and
+ *     takes the bare one: If-Match is then sent bare (caps->bare_if_match).
+ *  3. A one-part multipart upload completed with If-Match a made-up ETag:
+ *     412 from a server that checks conditions on CompleteMultipartUpload;
+ *     RGW 16 ignores them and completes (caps->complete_ignores): uploads
+ *     up to 5 GiB then go as one conditional PUT instead of in parts.
+ *  4. The probe object is deleted (an upload left open is aborted).
+ *
+ * Anything else (403 for a bucket we may only read, a 5xx) in step 1 says
+ * nothing: the MOUNT goes on and the next writable MOUNT probes again; in
+ * a later step it leaves that step's answer at what S3 does.
  *
  * Without conditions an upload cannot tell another writer's object from
  * the one it replaces: by default the MOUNT succeeds with a warning, and
@@ -20,7 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/rand.h>
 
@@ -39,19 +53,44 @@ enum caps_state { CAPS_UNKNOWN, CAPS_CONDITIONAL, CAPS_NONE };
 struct caps_bucket {
 	struct caps_bucket *next;
 	enum caps_state state;
+	struct s3d_caps caps;
 	char name[];
 };
+
+/* The probe's steps (see the top), in order. */
+enum probe_step {
+	P_ABSENT,	/* PUT If-Match made-up: 404/412 */
+	P_CREATE,	/* PUT If-None-Match: * */
+	P_QUOTED,	/* PUT If-Match "ETag" */
+	P_BARE,		/* PUT If-Match ETag (after a 412 to the quoted one) */
+	P_MPU_CREATE,
+	P_MPU_PART,
+	P_MPU_COMPLETE,	/* If-Match made-up: 412 */
+	P_MPU_ABORT,
+	P_DELETE,
+};
+
+#define MADE_UP_ETAG	"00000000000000000000000000000000"
 
 struct caps_probe {
 	struct s3d_xfer x;
 	struct s3d_ctx *ctx;
 	char *bucket;
 	char *key;
-	bool deleting;		/* the probe object was created: DELETE it */
+	enum probe_step step;
+	enum caps_state state;		/* what step 1 found */
+	struct s3d_caps caps;
+	int fd;				/* one byte, the PUTs' body */
+	char etag[S3D_ETAG_MAX + 3];	/* the probe object's, then its part's */
+	char if_match[S3D_ETAG_MAX + 3];
+	char upload_id[S3D_UPLOAD_ID_MAX + 1];
+	char query[S3D_UPLOAD_ID_MAX + 64];
+	struct s3d_buf body;		/* the Complete's XML */
 	struct s3d_timer wait;	/* the MOUNT's patience */
 	void (*done)(void *arg, int err);	/* NULL once called */
 	void *arg;
 	struct s3d_kv h[2];
+	struct s3d_kv q[2];
 };
 
 static struct caps_bucket *known;
@@ -121,74 +160,207 @@ static void probe_waited(struct s3d_timer *t)
 	probe_answer(p, 0);
 }
 
-static void probe_finish(struct caps_probe *p, enum caps_state state)
+static void probe_finish(struct caps_probe *p)
 {
 	struct caps_bucket *b = caps_of(p->bucket, true);
+	enum caps_state state = p->state;
 
-	if (b && state != CAPS_UNKNOWN)
+	if (b && state != CAPS_UNKNOWN) {
 		b->state = state;
+		b->caps = p->caps;
+	}
+	if (state == CAPS_CONDITIONAL)
+		s3d_info("s3://%s: the server honours conditional writes%s%s",
+			 p->bucket,
+			 p->caps.bare_if_match ?
+			 "; If-Match is sent without quotes (the server refuses quoted ETags)" : "",
+			 p->caps.complete_ignores ?
+			 "; not on CompleteMultipartUpload: uploads up to 5 GiB go as one PUT" : "");
+	if (state == CAPS_CONDITIONAL && p->caps.complete_ignores)
+		s3d_warn("s3://%s: an upload above 5 GiB (multipart) may overwrite another writer's object unseen",
+			 p->bucket);
 	s3d_ctx_release(&p->x);
 	if (p->done)
 		probe_answer(p, caps_verdict(p->bucket, state));
 	else if (state == CAPS_NONE)
 		caps_verdict(p->bucket, state);	/* the log line */
 	s3d_ctx_put(p->ctx);
+	if (p->fd >= 0)
+		close(p->fd);
+	s3d_buf_free(&p->body);
 	free(p->bucket);
 	free(p->key);
 	free(p);
 }
 
+static const struct s3d_xfer_ops probe_ops;
+
+static void probe_next(struct caps_probe *p, enum probe_step step)
+{
+	static const char *const what[] = {
+		[P_ABSENT] = "PUT", [P_CREATE] = "PUT", [P_QUOTED] = "PUT",
+		[P_BARE] = "PUT", [P_MPU_CREATE] = "POST",
+		[P_MPU_PART] = "PUT", [P_MPU_COMPLETE] = "POST",
+		[P_MPU_ABORT] = "DELETE", [P_DELETE] = "DELETE",
+	};
+
+	if (step != P_ABSENT)
+		s3d_ctx_release(&p->x);
+	p->step = step;
+	s3d_xfer_init(&p->x, &probe_ops, what[step], p->key);
+	p->x.prio = S3D_PRIO_META;
+	p->x.probe = true;	/* a 404 may be the answer hoped for */
+	s3d_ctx_submit(p->ctx, &p->x);
+}
+
 static int probe_prepare(struct s3d_xfer *x)
 {
 	struct caps_probe *p = s3d_container_of(x, struct caps_probe, x);
-	size_t nh = 0;
+	const char *method = x->what;
+	size_t nh = 0, nq = 0;
 
-	if (p->deleting)
-		return s3d_s3_build(s3d_ctx_s3(p->ctx), "DELETE", p->bucket,
-				    p->key, NULL, 0, NULL, 0, time(NULL),
-				    &x->req);
-	p->h[nh++] = (struct s3d_kv){ "Content-Length", "0" };
-	p->h[nh++] = (struct s3d_kv){ "If-Match",
-				      "\"00000000000000000000000000000000\"" };
-	return s3d_s3_build(s3d_ctx_s3(p->ctx), "PUT", p->bucket, p->key,
-			    NULL, 0, p->h, nh, time(NULL), &x->req);
+	switch (p->step) {
+	case P_ABSENT:
+		p->h[nh++] = (struct s3d_kv){ "If-Match", "\"" MADE_UP_ETAG "\"" };
+		break;
+	case P_CREATE:
+		p->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
+		break;
+	case P_QUOTED:
+	case P_BARE:
+		p->h[nh++] = (struct s3d_kv){ "If-Match", p->if_match };
+		break;
+	case P_MPU_CREATE:
+		p->q[nq++] = (struct s3d_kv){ "uploads", NULL };
+		break;
+	case P_MPU_PART:
+		p->q[nq++] = (struct s3d_kv){ "partNumber", "1" };
+		p->q[nq++] = (struct s3d_kv){ "uploadId", p->upload_id };
+		break;
+	case P_MPU_COMPLETE:
+		p->q[nq++] = (struct s3d_kv){ "uploadId", p->upload_id };
+		p->h[nh++] = (struct s3d_kv){ "If-Match",
+			p->caps.bare_if_match ? MADE_UP_ETAG : "\"" MADE_UP_ETAG "\"" };
+		x->src = (struct s3d_xfer_src){ .fd = -1, .mem = p->body.p,
+						.len = p->body.len };
+		break;
+	case P_MPU_ABORT:
+		p->q[nq++] = (struct s3d_kv){ "uploadId", p->upload_id };
+		break;
+	case P_DELETE:
+		break;
+	}
+	if (!strcmp(method, "PUT"))
+		x->src = (struct s3d_xfer_src){ .fd = p->fd, .off = 0,
+						.len = p->step == P_ABSENT ? 0 : 1 };
+	if (p->step == P_ABSENT)
+		x->src.fd = -1;
+	return s3d_s3_build(s3d_ctx_s3(p->ctx), method, p->bucket, p->key,
+			    nq ? p->q : NULL, nq, nh ? p->h : NULL, nh,
+			    time(NULL), &x->req);
 }
 
-static const struct s3d_xfer_ops probe_ops;
+/* Where the steps after the first go when one fails: clean up, finish. */
+static void probe_cleanup(struct caps_probe *p)
+{
+	probe_next(p, p->upload_id[0] ? P_MPU_ABORT : P_DELETE);
+}
 
 static int probe_done(struct s3d_xfer *x)
 {
 	struct caps_probe *p = s3d_container_of(x, struct caps_probe, x);
 	struct s3d_s3error e;
+	char why[160];
 	int err = s3d_xfer_errno(x, p->bucket);
 
-	if (p->deleting) {
-		if (err)
+	memset(&e, 0, sizeof(e));
+	if (err)
+		s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e);
+	switch (p->step) {
+	case P_ABSENT:
+		if (!err) {
+			/* Created in spite of If-Match: remove it again. */
+			p->state = CAPS_NONE;
+			probe_next(p, P_DELETE);
+		} else if (x->status == 412 ||
+			   (x->status == 404 && !strcmp(e.code, "NoSuchKey"))) {
+			p->state = CAPS_CONDITIONAL;
+			probe_next(p, P_CREATE);
+		} else {
+			s3d_warn("s3://%s: probing conditional writes got HTTP %ld %s: unknown, probed again at the next writable mount",
+				 p->bucket, x->status, e.code[0] ? e.code : "-");
+			probe_finish(p);
+		}
+		return 0;
+	case P_CREATE:
+		if (err || !x->has_etag || !x->etag[0]) {
+			probe_cleanup(p);
+			return 0;
+		}
+		snprintf(p->etag, sizeof(p->etag), "%s", x->etag);
+		snprintf(p->if_match, sizeof(p->if_match), "%s", x->etag);
+		probe_next(p, P_QUOTED);
+		return 0;
+	case P_QUOTED:
+		if (x->status == 412 && p->etag[0] == '"') {
+			s3d_etag_bare(p->etag, p->if_match, sizeof(p->if_match));
+			probe_next(p, P_BARE);
+		} else {
+			probe_next(p, err ? P_DELETE : P_MPU_CREATE);
+		}
+		return 0;
+	case P_BARE:
+		if (err) {
+			/* Neither form matches: an upload could never replace. */
+			s3d_err("s3://%s: the server refuses If-Match with the object's own ETag (HTTP %ld): conditional uploads cannot work",
+				p->bucket, x->status);
+			p->state = CAPS_NONE;
+			probe_next(p, P_DELETE);
+			return 0;
+		}
+		p->caps.bare_if_match = true;
+		probe_next(p, P_MPU_CREATE);
+		return 0;
+	case P_MPU_CREATE:
+		if (err || s3d_xml_parse_initiate(s3d_buf_str(&x->resp),
+						  x->resp.len, p->upload_id,
+						  sizeof(p->upload_id),
+						  why, sizeof(why))) {
+			p->upload_id[0] = '\0';
+			probe_next(p, P_DELETE);
+			return 0;
+		}
+		probe_next(p, P_MPU_PART);
+		return 0;
+	case P_MPU_PART: {
+		struct s3d_part part = { 1, x->etag };
+
+		if (err || !x->has_etag || !x->etag[0] ||
+		    s3d_xml_build_complete(&p->body, &part, 1)) {
+			probe_cleanup(p);
+			return 0;
+		}
+		probe_next(p, P_MPU_COMPLETE);
+		return 0;
+	}
+	case P_MPU_COMPLETE:
+		if (!err) {
+			p->caps.complete_ignores = true;
+			p->upload_id[0] = '\0';	/* completed: nothing to abort */
+		}
+		probe_cleanup(p);
+		return 0;
+	case P_MPU_ABORT:
+		p->upload_id[0] = '\0';
+		probe_next(p, P_DELETE);
+		return 0;
+	case P_DELETE:
+		if (err && x->status != 404)
 			s3d_err("s3://%s/%s: the probe object could not be deleted (%s): delete it by hand",
 				p->bucket, p->key, strerror(-err));
-		probe_finish(p, CAPS_NONE);
+		probe_finish(p);
 		return 0;
 	}
-	if (!err) {
-		/* Created in spite of If-Match: remove it again. */
-		s3d_ctx_release(&p->x);
-		p->deleting = true;
-		s3d_xfer_init(&p->x, &probe_ops, "DELETE", p->key);
-		s3d_ctx_submit(p->ctx, &p->x);
-		return 0;
-	}
-	memset(&e, 0, sizeof(e));
-	s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e);
-	if (x->status == 412 ||
-	    (x->status == 404 && !strcmp(e.code, "NoSuchKey"))) {
-		s3d_info("s3://%s: the server honours conditional writes",
-			 p->bucket);
-		probe_finish(p, CAPS_CONDITIONAL);
-		return 0;
-	}
-	s3d_warn("s3://%s: probing conditional writes got HTTP %ld %s: unknown, probed again at the next writable mount",
-		 p->bucket, x->status, e.code[0] ? e.code : "-");
-	probe_finish(p, CAPS_UNKNOWN);
 	return 0;
 }
 
@@ -196,6 +368,39 @@ static const struct s3d_xfer_ops probe_ops = {
 	.prepare = probe_prepare,
 	.done = probe_done,
 };
+
+/**
+ * s3d_caps_of() - what a bucket's server does with conditions
+ * @bucket: the bucket
+ *
+ * Return: its probed behaviour, or defaults (AWS S3's) when not probed.
+ */
+const struct s3d_caps *s3d_caps_of(const char *bucket)
+{
+	static const struct s3d_caps defaults;
+	struct caps_bucket *b = caps_of(bucket, false);
+
+	return b && b->state == CAPS_CONDITIONAL ? &b->caps : &defaults;
+}
+
+/**
+ * s3d_caps_if_match() - the If-Match value for @etag on @bucket's server
+ * @bucket: the bucket
+ * @etag: the ETag as S3 gave it (quoted)
+ * @buf: room for the value
+ * @n: its size
+ *
+ * Return: @buf.
+ */
+const char *s3d_caps_if_match(const char *bucket, const char *etag,
+			      char *buf, size_t n)
+{
+	if (s3d_caps_of(bucket)->bare_if_match)
+		s3d_etag_bare(etag, buf, n);
+	else
+		snprintf(buf, n, "%s", etag);
+	return buf;
+}
 
 /**
  * s3d_caps_check() - may a writable mount of @bucket go ahead?
@@ -239,16 +444,19 @@ int s3d_caps_check(struct s3d_ctx *ctx, const char *bucket,
 	p->bucket = strdup(bucket);
 	if (asprintf(&p->key, "%s.s3cfs-probe-%s", prefix, hex) < 0)
 		p->key = NULL;
-	if (!p->bucket || !p->key) {
+	s3d_buf_init(&p->body, 0);
+	/* The PUTs' one-byte body: the engine sends PUT bodies from a file. */
+	p->fd = memfd_create("s3cfs-probe", MFD_CLOEXEC);
+	if (!p->bucket || !p->key || p->fd < 0 || write(p->fd, "1", 1) != 1) {
+		if (p->fd >= 0)
+			close(p->fd);
 		free(p->bucket);
 		free(p->key);
 		free(p);
+		s3d_ctx_put(ctx);
 		return -ENOMEM;
 	}
-	s3d_xfer_init(&p->x, &probe_ops, "PUT", p->key);
-	p->x.prio = S3D_PRIO_META;
-	p->x.probe = true;	/* the 404 is the answer hoped for */
-	s3d_ctx_submit(ctx, &p->x);
+	probe_next(p, P_ABSENT);
 	s3d_timer_arm(&p->wait, CAPS_WAIT_MS);
 	return 0;
 }

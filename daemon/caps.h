@@ -8,10 +8,23 @@
 #define S3D_CAPS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "ctx.h"
 
+/*
+ * What a bucket's server does with the conditions an upload sends, where it
+ * differs from AWS S3 (each false there).
+ */
+struct s3d_caps {
+	bool bare_if_match;	/* If-Match wants the ETag without quotes */
+	bool complete_ignores;	/* CompleteMultipartUpload ignores them */
+};
+
 void s3d_caps_set_require(bool require);
+const struct s3d_caps *s3d_caps_of(const char *bucket);
+const char *s3d_caps_if_match(const char *bucket, const char *etag,
+			      char *buf, size_t n);
 int s3d_caps_check(struct s3d_ctx *ctx, const char *bucket,
 		   const char *prefix,
 		   void (*done)(void *arg, int err), void *arg);

@@ -37,6 +37,7 @@
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "lib/xml.h"
+#include "caps.h"
 #include "mpu.h"
 #include "op_common.h"
 
@@ -59,8 +60,12 @@ struct upload_op {
 	struct s3d_timer tick;
 	struct s3d_mpu *mpu;	/* a multipart upload, or NULL: one PUT */
 	int conflict;		/* the PUT's failed condition, being checked */
+	char if_match[S3D_ETAG_MAX + 3];	/* as the server takes it */
 	struct s3d_xfer x;
 };
+
+/* One PutObject takes up to 5 GiB. */
+#define UPLOAD_PUT_MAX	(5ULL << 30)
 
 /**
  * s3d_op_upload_set_parts() - how big files go up
@@ -118,7 +123,7 @@ static int upload_prepare(struct s3d_xfer *x)
 	if (op->r->flags & S3CFS_UP_NEW)
 		op->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
 	else
-		op->h[nh++] = (struct s3d_kv){ "If-Match", op->r->etag };
+		op->h[nh++] = (struct s3d_kv){ "If-Match", op->if_match };
 	return s3d_s3_build(s3d_ctx_s3(op->ctx), "PUT", op->m->bucket, op->key,
 			    NULL, 0, op->h, nh, time(NULL), &x->req);
 }
@@ -356,13 +361,23 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	r->cancel = upload_cancel;
 	r->cancel_arg = op;
 	s3d_timer_arm(&op->tick, UPLOAD_TICK_MS);
-	if (r->size > part_size) {
+	if (r->flags & S3CFS_UP_MATCH)
+		s3d_caps_if_match(m->bucket, r->etag, op->if_match,
+				  sizeof(op->if_match));
+	/*
+	 * In parts above part_size, unless the server ignores conditions on
+	 * CompleteMultipartUpload (caps.c): then one conditional PUT, as far
+	 * as one PUT goes.
+	 */
+	if (r->size > part_size &&
+	    (!s3d_caps_of(m->bucket)->complete_ignores ||
+	     r->size > UPLOAD_PUT_MAX)) {
 		struct s3d_mpu_params p = {
 			.ctx = ctx, .bucket = m->bucket, .key = op->key,
 			.fd = op->fd, .rootfd = m->rootfd, .size = r->size,
 			.part_size = part_size,
 			.parallel = upload_parallel,
-			.if_match = (r->flags & S3CFS_UP_MATCH) ? r->etag : NULL,
+			.if_match = (r->flags & S3CFS_UP_MATCH) ? op->if_match : NULL,
 			.if_none_match = r->flags & S3CFS_UP_NEW,
 			.done = upload_mpu_done, .arg = op,
 		};

@@ -340,6 +340,21 @@ bool s3d_etag_eq(const char *a, const char *b)
 	return na == nb && !memcmp(pa, pb, na);
 }
 
+/**
+ * s3d_etag_bare() - an ETag without a "W/" prefix and surrounding quotes
+ * @etag: as a response gave it
+ * @out: room for the result
+ * @n: its size (the result is cut to fit)
+ */
+void s3d_etag_bare(const char *etag, char *out, size_t n)
+{
+	const char *p;
+	size_t len;
+
+	etag_core(etag, &p, &len);
+	snprintf(out, n, "%.*s", (int)len, p);
+}
+
 /*
  * Length of the valid UTF-8 sequence at @s (of @n bytes) that is not a C1
  * control (U+0080..U+009F: some terminals take U+009B as CSI); 0 if none.

@@ -321,11 +321,22 @@ is "$out" "REPLY mount:2:fake:$race -> 0" "a read-only MOUNT"
 is "$(probe_puts)" "$before" "... probes nothing"
 out=$(cache "mount:2:fake:$race:writable")
 is "$out" "REPLY mount:2:fake:$race:writable -> 0" "a writable MOUNT of a server with conditional writes"
-is "$(probe_puts)" $((before + 1)) "... probes once (a PUT with If-Match)"
+is "$(probe_puts)" $((before + 3)) \
+	"... probes once: PUTs with If-Match (absent key), If-None-Match: *, If-Match its ETag"
 is "$(python3 -c 'import json, re, sys
 print(sum(1 for r in map(json.loads, open(sys.argv[1])) if re.search(r"\.s3cfs-probe-", r["path"]) and r["method"] == "PUT" and r["status"] == 404 and r["headers"].get("if-match")))' "$reqlog")" 1 \
-	"... answered 404: nothing created"
+	"... the first answered 404: nothing created"
+is "$(python3 -c 'import json, re, sys
+print(sum(1 for r in map(json.loads, open(sys.argv[1])) if re.search(r"\.s3cfs-probe-.*uploadId", r["path"]) and r["method"] == "POST" and r["status"] == 412 and r["headers"].get("if-match")))' "$reqlog")" 1 \
+	"... and a one-part upload's Complete with a made-up If-Match: 412"
+if grep -q "s3://fake: the server honours conditional writes$" "$work/log"; then
+	ok "... so the server honours them, quoted, on Complete too"
+else
+	not_ok "... so the server honours them, quoted, on Complete too" "$(grep probe "$work/log" | tail -3)"
+fi
+is "$(curl -s "http://127.0.0.1:$port/_ctl?open_uploads=1")" 0 "... its upload aborted"
 ctl "conditions=0" >/dev/null
+deletes=$(nreqs DELETE '\.s3cfs-probe-[0-9a-f]{16}$')
 out=$(cache "mount:2:fake:$race:writable")
 is "$out" "REPLY mount:2:fake:$race:writable -> 0" "a server that ignores conditions: the writable MOUNT goes on"
 if grep -q "s3://fake: the server ignores conditional writes" "$work/log"; then
@@ -333,7 +344,7 @@ if grep -q "s3://fake: the server ignores conditional writes" "$work/log"; then
 else
 	not_ok "... with a warning"
 fi
-is "$(nreqs DELETE '\.s3cfs-probe-')" 1 "... and the probe object it created is deleted"
+is "$(nreqs DELETE '\.s3cfs-probe-[0-9a-f]{16}$')" $((deletes + 1)) "... and the probe object it created is deleted"
 probe_key=$(python3 -c 'import json, re, sys
 print([r["path"] for r in map(json.loads, open(sys.argv[1])) if r["method"] == "PUT" and r["status"] == 200 and re.search(r"\.s3cfs-probe-", r["path"])][-1])' "$reqlog")
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port$probe_key")" 404 \

@@ -7,8 +7,11 @@
 # (a wrong secret or key is refused -> EACCES), If-Match honoured (412 ->
 # ESTALE, a new cache file, never wrong bytes), real S3 error codes
 # (NoSuchKey/NoSuchBucket -> ENOENT), ListObjectsV2 pagination over more
-# than 1000 keys, and that RGW takes a 2-part multipart upload (for the
-# later write path). Prints TAP; exit 1 if anything failed. Without ceph
+# than 1000 keys, that RGW takes a 2-part multipart upload, and the write
+# path's conditional uploads: the writable mount's probe finds that RGW 16
+# takes If-Match only without quotes and ignores conditions on
+# CompleteMultipartUpload, and uploads then still never overwrite
+# (If-None-Match: * and If-Match -> EEXIST/ESTALE, nothing left open). Prints TAP; exit 1 if anything failed. Without ceph
 # installed it prints one skipped test point and exits 0.
 #
 #   tests/rgw/test-rgw.sh [PORT]        (default 7480)
@@ -78,7 +81,7 @@ except OSError: print("none")' "$1"
 }
 md5etag() { echo "\"$(md5sum <"$1" | cut -d' ' -f1)\""; }
 
-plan 44
+plan 60
 
 # --- the server ---------------------------------------------------------------
 t0=$(date +%s%N)
@@ -228,6 +231,54 @@ is "$(sed -n 2p <<<"$out") $(sed -n 1p <<<"$out" | grep -c -- '-2"$')" "SIZE $((
 	"multipart: HEAD shows the size and a '-2' ETag"
 sd --selftest get bkt mp/obj 2>>"$work/log" >"$work/mp.got"
 check "multipart: the client reads it back" cmp "$work/mp.got" <(cat "$work/p1" "$work/p2")
+
+# --- uploads: conditional writes, as close/fsync send them (UPLOAD) --------------
+# A LOCAL cache file (the kernel's create makes such a file) of SIZE random
+# bytes; the daemon puts it with If-None-Match: * (new) or If-Match.
+local_file() {	# DIR NAME SIZE
+	python3 - "$1/$2" "$3" <<'PY'
+import os, struct, sys
+path, size = sys.argv[1], int(sys.argv[2])
+os.makedirs(os.path.dirname(path), exist_ok=True)
+with open(path, "wb") as f:
+    f.write(os.urandom(size))
+os.setxattr(path, "trusted.s3cachefs.meta", bytes([2, 2]) + struct.pack("<Qq", size, 0))
+PY
+}
+upl() {	# REQ: its REPLY line, on a writable mount (its probe first), 5 MiB parts
+	SD_OPTS="--part-size 5242880" cache "$u" "" "mount:2:bkt:$u:writable" "@2:$1" |
+		grep '^REPLY @2:'
+}
+reply_rc() { sed -n 's/^REPLY [^ ]* -> \(-\{0,1\}[0-9]*\).*/\1/p' <<<"$1"; }
+reply_etag() { sed -n 's/.* etag \(.*\)$/\1/p' <<<"$1"; }
+u=$work/up
+mkdir -p "$u"
+out=$(SD_OPTS="--part-size 5242880" sd --selftest cache bkt "" "$u" mount:2:bkt:$u:writable 2>&1 >/dev/null)
+check "the writable mount's probe: RGW honours conditional writes, If-Match bare, not on Complete" \
+	grep -q "honours conditional writes; If-Match is sent without quotes.*; not on CompleteMultipartUpload" <<<"$out"
+# RGW 16 ignores conditions on a Complete: an 11 MiB file goes as one PUT.
+for spec in "up/small.bin 1000 PUT" "up/multi.bin $((11 * 1048576)) above-part-size"; do
+	read -r key size how <<<"$spec"
+	local_file "$u" "$key" "$size"
+	out=$(upl "upload:$key:new")
+	is "$(reply_rc "$out")" 0 "$how: a new key is put with If-None-Match: *"
+	sd --selftest get bkt "$key" 2>>"$work/log" | cmp -s - "$u/$key" && ok "... RGW has its bytes" ||
+		not_ok "... RGW has its bytes"
+	etag=$(reply_etag "$out")
+	theirs=$(sd --selftest get bkt "$key" 2>>"$work/log" | md5sum)
+	local_file "$u" "$key" "$size"
+	out=$(upl "upload:$key:new")
+	is "$(reply_rc "$out")" -17 "$how: the key exists: EEXIST, nothing overwritten (412 to If-None-Match)"
+	is "$(sd --selftest get bkt "$key" 2>>"$work/log" | md5sum)" "$theirs" "... RGW keeps the other object"
+	out=$(upl "upload:$key:match:\"0123456789abcdef0123456789abcdef\"")
+	is "$(reply_rc "$out")" -116 "$how: If-Match another ETag: ESTALE, nothing overwritten"
+	out=$(upl "upload:$key:match:$etag")
+	is "$(reply_rc "$out")" 0 "$how: If-Match the object's ETag: put"
+	sd --selftest get bkt "$key" 2>>"$work/log" | cmp -s - "$u/$key" && ok "... RGW has the new bytes" ||
+		not_ok "... RGW has the new bytes"
+done
+n=$(s3_curl "$S3_ENDPOINT/bkt?uploads=" 2>>"$work/log" | grep -c '<UploadId>')
+is "$n" 0 "no multipart upload is left open (the refused ones were aborted)"
 
 # --- s3cachectl ls/cat/head, once it has them --------------------------------------
 ctl=$repo/tools/s3cachectl/s3cachectl
