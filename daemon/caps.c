@@ -10,11 +10,14 @@
  *  2. PUT with If-None-Match: * (created), then PUT with If-Match its ETag
  *     as S3 quotes it: 200. Ceph RGW 16 refuses the quoted form (412) and
  *     takes the bare one: If-Match is then sent bare (caps->bare_if_match).
- *  3. A one-part multipart upload completed with If-Match a made-up ETag:
+ *  3. A CopyObject of it with x-amz-copy-source-if-match a made-up ETag:
+ *     412 from S3; RGW 16 copies (caps->copy_ignores; the copy is deleted):
+ *     a rename then checks the source's ETag with a HEAD first.
+ *  4. A one-part multipart upload completed with If-Match a made-up ETag:
  *     412 from a server that checks conditions on CompleteMultipartUpload;
  *     RGW 16 ignores them and completes (caps->complete_ignores): uploads
  *     up to 5 GiB then go as one conditional PUT instead of in parts.
- *  4. The probe object is deleted (an upload left open is aborted).
+ *  5. The probe object is deleted (an upload left open is aborted).
  *
  * Anything else (403 for a bucket we may only read, a 5xx) in step 1 says
  * nothing: the MOUNT goes on and the next writable MOUNT probes again; in
@@ -42,6 +45,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/prio.h"
+#include "lib/s3.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "lib/xml.h"
@@ -63,6 +67,8 @@ enum probe_step {
 	P_CREATE,	/* PUT If-None-Match: * */
 	P_QUOTED,	/* PUT If-Match "ETag" */
 	P_BARE,		/* PUT If-Match ETag (after a 412 to the quoted one) */
+	P_COPY,		/* CopyObject, copy-source-if-match made-up: 412 */
+	P_COPY_DELETE,	/* ... that copied: delete the copy */
 	P_MPU_CREATE,
 	P_MPU_PART,
 	P_MPU_COMPLETE,	/* If-Match made-up: 412 */
@@ -84,12 +90,13 @@ struct caps_probe {
 	char etag[S3D_ETAG_MAX + 3];	/* the probe object's, then its part's */
 	char if_match[S3D_ETAG_MAX + 3];
 	char upload_id[S3D_UPLOAD_ID_MAX + 1];
-	char query[S3D_UPLOAD_ID_MAX + 64];
+	char *key2;			/* the copy's key */
+	struct s3d_buf src;		/* x-amz-copy-source */
 	struct s3d_buf body;		/* the Complete's XML */
 	struct s3d_timer wait;	/* the MOUNT's patience */
 	void (*done)(void *arg, int err);	/* NULL once called */
 	void *arg;
-	struct s3d_kv h[2];
+	struct s3d_kv h[3];
 	struct s3d_kv q[2];
 };
 
@@ -170,12 +177,14 @@ static void probe_finish(struct caps_probe *p)
 		b->caps = p->caps;
 	}
 	if (state == CAPS_CONDITIONAL)
-		s3d_info("s3://%s: the server honours conditional writes%s%s",
+		s3d_info("s3://%s: the server honours conditional writes%s%s%s",
 			 p->bucket,
 			 p->caps.bare_if_match ?
 			 "; If-Match is sent without quotes (the server refuses quoted ETags)" : "",
 			 p->caps.complete_ignores ?
-			 "; not on CompleteMultipartUpload: uploads up to 5 GiB go as one PUT" : "");
+			 "; not on CompleteMultipartUpload: uploads up to 5 GiB go as one PUT" : "",
+			 p->caps.copy_ignores ?
+			 "; not on CopyObject: a rename checks its source with a HEAD first" : "");
 	if (state == CAPS_CONDITIONAL && p->caps.complete_ignores)
 		s3d_warn("s3://%s: an upload above 5 GiB (multipart) may overwrite another writer's object unseen",
 			 p->bucket);
@@ -188,8 +197,10 @@ static void probe_finish(struct caps_probe *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	s3d_buf_free(&p->body);
+	s3d_buf_free(&p->src);
 	free(p->bucket);
 	free(p->key);
+	free(p->key2);
 	free(p);
 }
 
@@ -199,7 +210,8 @@ static void probe_next(struct caps_probe *p, enum probe_step step)
 {
 	static const char *const what[] = {
 		[P_ABSENT] = "PUT", [P_CREATE] = "PUT", [P_QUOTED] = "PUT",
-		[P_BARE] = "PUT", [P_MPU_CREATE] = "POST",
+		[P_BARE] = "PUT", [P_COPY] = "PUT", [P_COPY_DELETE] = "DELETE",
+		[P_MPU_CREATE] = "POST",
 		[P_MPU_PART] = "PUT", [P_MPU_COMPLETE] = "POST",
 		[P_MPU_ABORT] = "DELETE", [P_DELETE] = "DELETE",
 	};
@@ -207,7 +219,8 @@ static void probe_next(struct caps_probe *p, enum probe_step step)
 	if (step != P_ABSENT)
 		s3d_ctx_release(&p->x);
 	p->step = step;
-	s3d_xfer_init(&p->x, &probe_ops, what[step], p->key);
+	s3d_xfer_init(&p->x, &probe_ops, what[step],
+		      step == P_COPY || step == P_COPY_DELETE ? p->key2 : p->key);
 	p->x.prio = S3D_PRIO_META;
 	p->x.probe = true;	/* a 404 may be the answer hoped for */
 	s3d_ctx_submit(p->ctx, &p->x);
@@ -230,6 +243,18 @@ static int probe_prepare(struct s3d_xfer *x)
 	case P_BARE:
 		p->h[nh++] = (struct s3d_kv){ "If-Match", p->if_match };
 		break;
+	case P_COPY:
+		p->h[nh++] = (struct s3d_kv){ "Content-Length", "0" };
+		p->h[nh++] = (struct s3d_kv){ "x-amz-copy-source", p->src.p };
+		p->h[nh++] = (struct s3d_kv){ "x-amz-copy-source-if-match",
+					      "\"" MADE_UP_ETAG "\"" };
+		return s3d_s3_build(s3d_ctx_s3(p->ctx), "PUT", p->bucket,
+				    p->key2, NULL, 0, p->h, nh, time(NULL),
+				    &x->req);
+	case P_COPY_DELETE:
+		return s3d_s3_build(s3d_ctx_s3(p->ctx), "DELETE", p->bucket,
+				    p->key2, NULL, 0, NULL, 0, time(NULL),
+				    &x->req);
 	case P_MPU_CREATE:
 		p->q[nq++] = (struct s3d_kv){ "uploads", NULL };
 		break;
@@ -306,7 +331,7 @@ static int probe_done(struct s3d_xfer *x)
 			s3d_etag_bare(p->etag, p->if_match, sizeof(p->if_match));
 			probe_next(p, P_BARE);
 		} else {
-			probe_next(p, err ? P_DELETE : P_MPU_CREATE);
+			probe_next(p, err ? P_DELETE : P_COPY);
 		}
 		return 0;
 	case P_BARE:
@@ -319,6 +344,20 @@ static int probe_done(struct s3d_xfer *x)
 			return 0;
 		}
 		p->caps.bare_if_match = true;
+		probe_next(p, P_COPY);
+		return 0;
+	case P_COPY:
+		if (!err) {
+			p->caps.copy_ignores = true;
+			probe_next(p, P_COPY_DELETE);
+		} else {
+			probe_next(p, P_MPU_CREATE);
+		}
+		return 0;
+	case P_COPY_DELETE:
+		if (err && x->status != 404)
+			s3d_err("s3://%s/%s: the probe's copy could not be deleted (%s): delete it by hand",
+				p->bucket, p->key2, strerror(-err));
 		probe_next(p, P_MPU_CREATE);
 		return 0;
 	case P_MPU_CREATE:
@@ -445,13 +484,24 @@ int s3d_caps_check(struct s3d_ctx *ctx, const char *bucket,
 	if (asprintf(&p->key, "%s.s3cfs-probe-%s", prefix, hex) < 0)
 		p->key = NULL;
 	s3d_buf_init(&p->body, 0);
+	s3d_buf_init(&p->src, 0);
+	if (p->key && asprintf(&p->key2, "%s.copy", p->key) < 0)
+		p->key2 = NULL;
+	if (p->key) {
+		s3d_buf_addf(&p->src, "/%s/", bucket);
+		s3d_uri_encode(&p->src, p->key, strlen(p->key), false);
+		s3d_buf_str(&p->src);
+	}
 	/* The PUTs' one-byte body: the engine sends PUT bodies from a file. */
 	p->fd = memfd_create("s3cfs-probe", MFD_CLOEXEC);
-	if (!p->bucket || !p->key || p->fd < 0 || write(p->fd, "1", 1) != 1) {
+	if (!p->bucket || !p->key || !p->key2 || p->src.err || p->fd < 0 ||
+	    write(p->fd, "1", 1) != 1) {
 		if (p->fd >= 0)
 			close(p->fd);
+		s3d_buf_free(&p->src);
 		free(p->bucket);
 		free(p->key);
+		free(p->key2);
 		free(p);
 		s3d_ctx_put(ctx);
 		return -ENOMEM;

@@ -19,6 +19,7 @@
 struct s3d_caps {
 	bool bare_if_match;	/* If-Match wants the ETag without quotes */
 	bool complete_ignores;	/* CompleteMultipartUpload ignores them */
+	bool copy_ignores;	/* CopyObject ignores x-amz-copy-source-if-match */
 };
 
 void s3d_caps_set_require(bool require);

@@ -15,6 +15,9 @@
  *           version the kernel has), then DeleteObject SRC. Objects above
  *           5 GiB need a multipart copy: -EXDEV, and mv copies the file.
  *
+ * On a server that ignores x-amz-copy-source-if-match (caps.c), a HEAD of
+ * the source checks its ETag just before the copy.
+ *
  * A DeleteObject of a key that is gone is a success (S3 answers 204 as
  * well). A RENAME the kernel sends again after the first one took effect
  * finds its source gone (404): a HEAD of the destination with the source's
@@ -29,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "lib/log.h"
 #include "lib/path.h"
 #include "lib/prio.h"
@@ -44,6 +48,8 @@ enum ns_step {
 	NS_MARKER,	/* MKDIR: PUT the marker */
 	NS_CHECK,	/* DELETE of a directory: is it empty? */
 	NS_DELETE,	/* DeleteObject of key */
+	NS_SRCHEAD,	/* RENAME on a server that ignores copy conditions:
+			 * HEAD key, its ETag the kernel's? */
 	NS_COPY,	/* RENAME: CopyObject key -> key2 */
 	NS_VERIFY,	/* RENAME: HEAD key2 after the source was gone */
 };
@@ -62,6 +68,7 @@ struct ns_op {
 	char *dir;		/* MKDIR, DELETE: path of the entry (parent/name) */
 	struct s3d_buf src;	/* RENAME: x-amz-copy-source */
 	char etag[S3D_ETAG_MAX + 1];	/* RENAME: the copy's ETag */
+	char if_match[S3D_ETAG_MAX + 3];	/* RENAME: as the server takes it */
 	struct s3d_kv h[4];
 	struct s3d_xfer x;
 };
@@ -154,11 +161,14 @@ static int ns_prepare(struct s3d_xfer *x)
 		op->h[nh++] = (struct s3d_kv){ "Content-Length", "0" };
 		op->h[nh++] = (struct s3d_kv){ "x-amz-copy-source", op->src.p };
 		op->h[nh++] = (struct s3d_kv){ "x-amz-copy-source-if-match",
-					       op->r->etag };
+			s3d_caps_if_match(bucket, op->r->etag, op->if_match,
+					  sizeof(op->if_match)) };
 		return s3d_s3_build(s3, "PUT", bucket, op->key2, NULL, 0, op->h,
 				    nh, time(NULL), &x->req);
 	case NS_VERIFY:
 		return s3d_op_head_prepare(x, op->ctx, op->m, op->key2);
+	case NS_SRCHEAD:
+		return s3d_op_head_prepare(x, op->ctx, op->m, op->key);
 	}
 	return -EINVAL;
 }
@@ -279,6 +289,20 @@ static int ns_done(struct s3d_xfer *x)
 		else
 			ns_submit(op, NS_DELETE, "DELETE", op->key);
 		return 0;
+	case NS_SRCHEAD:
+		/*
+		 * The check the server does not make, made just before the
+		 * copy: another writer's PUT between the two is not seen.
+		 */
+		if (err == -ENOENT)
+			ns_submit(op, NS_VERIFY, "HEAD", op->key2);
+		else if (err)
+			ns_finish(op, err);
+		else if (!x->has_etag || !s3d_etag_eq(x->etag, op->r->etag))
+			ns_finish(op, -ESTALE);
+		else
+			ns_submit(op, NS_COPY, "COPY", op->key2);
+		return 0;
 	case NS_VERIFY:
 		if (!err && x->has_etag && s3d_etag_eq(x->etag, op->r->etag)) {
 			snprintf(op->etag, sizeof(op->etag), "%s", x->etag);
@@ -324,7 +348,10 @@ static int ns_start(struct ns_op *op)
 		if (!op->key || !op->key2 || ns_copy_source(op))
 			return -ENOMEM;
 		s3d_timer_arm(&op->tick, NS_TICK_MS);
-		ns_submit(op, NS_COPY, "COPY", op->key2);
+		if (s3d_caps_of(op->m->bucket)->copy_ignores)
+			ns_submit(op, NS_SRCHEAD, "HEAD", op->key);
+		else
+			ns_submit(op, NS_COPY, "COPY", op->key2);
 		return 0;
 	}
 	if (!r->name || !s3d_name_valid(r->name, strlen(r->name), !*r->path))

@@ -141,7 +141,8 @@ static char *etag_of(const char *dir, const char *path)
 
 /*
  * "list:PATH" "lookup:PATH:NAME" "fetch:PATH:OFF:LEN[:ETAG]"
- * "upload:PATH:new" "upload:PATH:match:ETAG" of mount 1,
+ * "upload:PATH:new" "upload:PATH:match:ETAG" "mkdir:PARENT:NAME"
+ * "delete:PARENT:NAME[:dir]" "rename:SRC:DST:SIZE:ETAG" of mount 1,
  * or of mount N with a leading "@N:"; "mount:N:BUCKET:DIR[:writable]"
  * mounts BUCKET (prefix "") cached in DIR as mount N.
  */
@@ -206,6 +207,23 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		free(file);
 		r->ino = st.st_ino;
 		r->size = (uint64_t)st.st_size;
+	} else if (!strcmp(f[0], "mkdir") && n == 3) {
+		r->cmd = S3CFS_CMD_MKDIR;
+		r->path = strdup(f[1]);
+		r->name = strdup(f[2]);
+	} else if (!strcmp(f[0], "delete") &&
+		   (n == 3 || (n == 4 && !strcmp(f[3], "dir")))) {
+		r->cmd = S3CFS_CMD_DELETE;
+		r->path = strdup(f[1]);
+		r->name = strdup(f[2]);
+		r->flags = n == 4 ? S3CFS_DEL_DIR : 0;
+	} else if (!strcmp(f[0], "rename") && n == 5) {
+		/* The source's size and ETag, as the kernel knows them. */
+		r->cmd = S3CFS_CMD_RENAME;
+		r->path = strdup(f[1]);
+		r->path2 = strdup(f[2]);
+		r->size = strtoull(f[3], NULL, 0);
+		r->etag = strdup(f[4]);
 	} else if (!strcmp(f[0], "mount") &&
 		   (n == 4 || (n == 5 && !strcmp(f[4], "writable")))) {
 		if (n == 5)

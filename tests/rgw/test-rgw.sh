@@ -11,7 +11,10 @@
 # path's conditional uploads: the writable mount's probe finds that RGW 16
 # takes If-Match only without quotes and ignores conditions on
 # CompleteMultipartUpload, and uploads then still never overwrite
-# (If-None-Match: * and If-Match -> EEXIST/ESTALE, nothing left open). Prints TAP; exit 1 if anything failed. Without ceph
+# (If-None-Match: * and If-Match -> EEXIST/ESTALE, nothing left open);
+# mkdir's marker, rename's copy conditional on the source's ETag (RGW 16
+# ignores x-amz-copy-source-if-match: the probe finds it and a HEAD
+# checks the source first), delete. Prints TAP; exit 1 if anything failed. Without ceph
 # installed it prints one skipped test point and exits 0.
 #
 #   tests/rgw/test-rgw.sh [PORT]        (default 7480)
@@ -81,7 +84,7 @@ except OSError: print("none")' "$1"
 }
 md5etag() { echo "\"$(md5sum <"$1" | cut -d' ' -f1)\""; }
 
-plan 60
+plan 73
 
 # --- the server ---------------------------------------------------------------
 t0=$(date +%s%N)
@@ -254,8 +257,8 @@ reply_etag() { sed -n 's/.* etag \(.*\)$/\1/p' <<<"$1"; }
 u=$work/up
 mkdir -p "$u"
 out=$(SD_OPTS="--part-size 5242880" sd --selftest cache bkt "" "$u" mount:2:bkt:$u:writable 2>&1 >/dev/null)
-check "the writable mount's probe: RGW honours conditional writes, If-Match bare, not on Complete" \
-	grep -q "honours conditional writes; If-Match is sent without quotes.*; not on CompleteMultipartUpload" <<<"$out"
+check "the writable mount's probe: RGW honours conditional writes, If-Match bare, not on Complete nor CopyObject" \
+	grep -q "honours conditional writes; If-Match is sent without quotes.*; not on CompleteMultipartUpload.*; not on CopyObject" <<<"$out"
 # RGW 16 ignores conditions on a Complete: an 11 MiB file goes as one PUT.
 for spec in "up/small.bin 1000 PUT" "up/multi.bin $((11 * 1048576)) above-part-size"; do
 	read -r key size how <<<"$spec"
@@ -279,6 +282,26 @@ for spec in "up/small.bin 1000 PUT" "up/multi.bin $((11 * 1048576)) above-part-s
 done
 n=$(s3_curl "$S3_ENDPOINT/bkt?uploads=" 2>>"$work/log" | grep -c '<UploadId>')
 is "$n" 0 "no multipart upload is left open (the refused ones were aborted)"
+
+# --- names: mkdir's marker, rename's conditional copy, delete ---------------------
+head_etag() { sd --selftest head bkt "$1" 2>/dev/null | sed -n 's/^ETAG //p'; }
+is "$(reply_rc "$(upl "mkdir::newdir")")" 0 "mkdir: the marker newdir/ is put"
+check "... RGW has it" test -n "$(head_etag newdir/)"
+is "$(reply_rc "$(upl "mkdir::newdir")")" -17 "mkdir of an existing marker: EEXIST (If-None-Match: *)"
+etag=$(head_etag up/small.bin)
+is "$(reply_rc "$(upl "rename:up/small.bin:up/moved.bin:1000:\"0123456789abcdef0123456789abcdef\"")")" -116 \
+	"rename whose source is another version: ESTALE (RGW ignores x-amz-copy-source-if-match: a HEAD checks)"
+check "... the source is still there" test -n "$(head_etag up/small.bin)"
+check "... and the destination was not made" test -z "$(head_etag up/moved.bin)"
+is "$(reply_rc "$(upl "rename:up/small.bin:up/moved.bin:1000:$etag")")" 0 \
+	"rename of the version we have: copied, then the source deleted"
+sd --selftest get bkt up/moved.bin 2>>"$work/log" | cmp -s - "$u/up/small.bin" &&
+	ok "... RGW has its bytes under the new name" || not_ok "... RGW has its bytes under the new name"
+check "... and nothing under the old" test -z "$(head_etag up/small.bin)"
+is "$(reply_rc "$(upl "delete:up:moved.bin")")" 0 "delete: the object is gone"
+check "... from RGW" test -z "$(head_etag up/moved.bin)"
+is "$(reply_rc "$(upl "delete::newdir:dir")")" 0 "rmdir of an empty directory: its marker deleted"
+check "... from RGW" test -z "$(head_etag newdir/)"
 
 # --- s3cachectl ls/cat/head, once it has them --------------------------------------
 ctl=$repo/tools/s3cachectl/s3cachectl
