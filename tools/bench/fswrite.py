@@ -21,6 +21,8 @@ import sys
 import threading
 import time
 
+import timed
+
 PIECE = 4 << 20
 
 
@@ -83,35 +85,17 @@ def ckpt(d, port, bucket, keyprefix, files):
 
 def creates(d, size, threads, seconds):
     body = os.urandom(size)
-    count = [0]
-    errors = []
-    lock = threading.Lock()
-    stop = time.monotonic() + seconds
 
-    def worker(k):
-        n = 0
-        try:
-            while time.monotonic() < stop:
-                fd = os.open(os.path.join(d, "%d-%d" % (k, n)), os.O_CREAT | os.O_WRONLY, 0o644)
-                os.write(fd, body)
-                os.close(fd)
-                n += 1
-        except OSError as e:
-            errors.append(str(e))
-        with lock:
-            count[0] += n
+    def one(_, k, n):
+        fd = os.open(os.path.join(d, "%d-%d" % (k, n)), os.O_CREAT | os.O_WRONLY, 0o644)
+        os.write(fd, body)
+        os.close(fd)
 
-    t0 = time.monotonic()
-    ts = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    secs = time.monotonic() - t0
-    if errors and not count[0]:
-        print("error: " + errors[0])
+    secs, count, err = timed.run(threads, seconds, one)
+    if err and not count:
+        print("error: " + err)
         return 1
-    print("%.3f %d" % (secs, count[0]))
+    print("%.3f %d" % (secs, count))
     return 0
 
 

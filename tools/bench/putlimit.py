@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 
+import timed
+
 
 def conn(port):
     return http.client.HTTPConnection("127.0.0.1", port, timeout=600)
@@ -108,35 +110,16 @@ def mpu(port, bucket, prefix, part_mb, parallel, files):
 
 def puts(port, bucket, prefix, size, threads, seconds):
     body = os.urandom(size)
-    count = [0]
-    errors = []
-    lock = threading.Lock()
-    stop = time.monotonic() + seconds
 
-    def worker(k):
-        c = conn(port)
-        n = 0
-        try:
-            while time.monotonic() < stop:
-                call(c, "PUT", "/%s/%s%d-%d" % (bucket, prefix, k, n), body,
-                     {"Content-Length": str(size)})
-                n += 1
-        except Exception as e:  # noqa: BLE001
-            errors.append(str(e))
-        with lock:
-            count[0] += n
+    def one(c, k, n):
+        call(c, "PUT", "/%s/%s%d-%d" % (bucket, prefix, k, n), body,
+             {"Content-Length": str(size)})
 
-    t0 = time.monotonic()
-    ts = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    secs = time.monotonic() - t0
-    if errors and not count[0]:
-        print("error: " + errors[0])
+    secs, count, err = timed.run(threads, seconds, one, lambda k: conn(port))
+    if err and not count:
+        print("error: " + err)
         return 1
-    print("%.3f %d" % (secs, count[0]))
+    print("%.3f %d" % (secs, count))
     return 0
 
 
