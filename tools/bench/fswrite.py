@@ -18,7 +18,6 @@
 import http.client
 import os
 import sys
-import threading
 import time
 
 import timed
@@ -54,12 +53,8 @@ def in_s3(c, bucket, key, size):
 def ckpt(d, port, bucket, keyprefix, files):
     errors = []
     t0 = time.monotonic()
-    ts = [threading.Thread(target=write_one, args=(f, os.path.join(d, os.path.basename(f)), errors))
-          for f in files]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    timed.together([lambda f=f: write_one(f, os.path.join(d, os.path.basename(f)), errors)
+                    for f in files])
     closed = time.monotonic() - t0
     if errors:
         print("error: " + errors[0])
@@ -91,12 +86,7 @@ def creates(d, size, threads, seconds):
         os.write(fd, body)
         os.close(fd)
 
-    secs, count, err = timed.run(threads, seconds, one)
-    if err and not count:
-        print("error: " + err)
-        return 1
-    print("%.3f %d" % (secs, count))
-    return 0
+    return timed.report(*timed.run(threads, seconds, one))
 
 
 def main():

@@ -74,11 +74,7 @@ def upload(port, bucket, key, path, part, parallel, errors):
                 os.close(fd)
                 wc.close()
 
-        ts = [threading.Thread(target=worker) for _ in range(parallel)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
+        timed.together([worker] * parallel)
         if errors:
             return
         xml = "<CompleteMultipartUpload>%s</CompleteMultipartUpload>" % "".join(
@@ -93,13 +89,8 @@ def upload(port, bucket, key, path, part, parallel, errors):
 def mpu(port, bucket, prefix, part_mb, parallel, files):
     errors = []
     t0 = time.monotonic()
-    ts = [threading.Thread(target=upload, args=(port, bucket, prefix + os.path.basename(f), f,
-                                                part_mb << 20, parallel, errors))
-          for f in files]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    timed.together([lambda f=f: upload(port, bucket, prefix + os.path.basename(f), f,
+                                       part_mb << 20, parallel, errors) for f in files])
     secs = time.monotonic() - t0
     if errors:
         print("error: " + errors[0])
@@ -115,12 +106,7 @@ def puts(port, bucket, prefix, size, threads, seconds):
         call(c, "PUT", "/%s/%s%d-%d" % (bucket, prefix, k, n), body,
              {"Content-Length": str(size)})
 
-    secs, count, err = timed.run(threads, seconds, one, lambda k: conn(port))
-    if err and not count:
-        print("error: " + err)
-        return 1
-    print("%.3f %d" % (secs, count))
-    return 0
+    return timed.report(*timed.run(threads, seconds, one, lambda k: conn(port)))
 
 
 def main():

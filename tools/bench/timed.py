@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""timed.py - THREADS threads repeat one operation until SECONDS have
-passed (the bench's create and PutObject rates, fswrite.py and
-putlimit.py)."""
+"""timed.py - threads for the bench's writers (fswrite.py, putlimit.py): run
+callables at once, or repeat one operation in THREADS threads until SECONDS
+have passed."""
 import threading
 import time
 
@@ -28,9 +28,24 @@ def run(threads, seconds, one, setup=None):
             count[0] += n
 
     t0 = time.monotonic()
-    ts = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    together([lambda k=k: worker(k) for k in range(threads)])
+    return time.monotonic() - t0, count[0], errors[0] if errors else None
+
+
+def together(fns):
+    """Run every callable of FNS in a thread of its own; wait for all."""
+    ts = [threading.Thread(target=f) for f in fns]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    return time.monotonic() - t0, count[0], errors[0] if errors else None
+
+
+def report(secs, count, err):
+    """Print run()'s result as "seconds calls" (or its error when nothing
+    was done); return the exit status."""
+    if err and not count:
+        print("error: " + err)
+        return 1
+    print("%.3f %d" % (secs, count))
+    return 0
