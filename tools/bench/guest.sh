@@ -68,6 +68,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	BIGLS_PER_DIR=50
 	BIGLS_TIMEOUT=60	# s per walk of it
 	CREATE_RUNTIME=3	# s per small-file create run
+	CKPT_TIMEOUT=120	# s for one system's checkpoint write
 else
 	MODE=full
 	SHARD_MB=256
@@ -96,6 +97,7 @@ else
 	BIGLS_PER_DIR=100
 	BIGLS_TIMEOUT=600
 	CREATE_RUNTIME=15
+	CKPT_TIMEOUT=900
 fi
 # perf profiles (full run): one perf record -a -g run costs ~40 s under TCG.
 PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k cold-seq1
@@ -103,7 +105,7 @@ PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k cold-seq1
 PHASES="cold fill warm hot profile meta small bigls ckpt"
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
 	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL PROFILES PHASES \
-	 SMALL_N SMALL_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT CREATE_RUNTIME; do
+	 SMALL_N SMALL_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT CREATE_RUNTIME CKPT_TIMEOUT; do
 	bv=BENCH_$v
 	[ -n "${!bv:-}" ] && printf -v "$v" '%s' "${!bv}"
 done
@@ -1219,7 +1221,7 @@ CACHE_w=/nvme/s3cachefs-wcache
 CKPT_SRC=/nvme/ckpt-src
 ckpt_row() {	# SYSTEM MODE DIR PORT KEYPREFIX
 	local sys=$1 mode=$2 dir=$3 out secs closed bytes
-	out=$(timeout -k 5 900 python3 "$REPO/tools/bench/fswrite.py" ckpt "$dir" "$4" "$BUCKET" "$5" \
+	out=$(timeout -k 5 "$CKPT_TIMEOUT" python3 "$REPO/tools/bench/fswrite.py" ckpt "$dir" "$4" "$BUCKET" "$5" \
 		"$CKPT_SRC"/rank*.pt 2>"$LOGS/ckpt-$sys.stderr")
 	read -r secs closed bytes <<<"$out"
 	if [[ $secs =~ ^[0-9.]+$ ]]; then
@@ -1259,7 +1261,7 @@ phase_ckpt() {
 	fi
 	if has curl; then
 		say "curl write ckpt"
-		out=$(timeout -k 5 900 python3 "$REPO/tools/bench/putlimit.py" "$S3_PORT" "$BUCKET" mpu \
+		out=$(timeout -k 5 "$CKPT_TIMEOUT" python3 "$REPO/tools/bench/putlimit.py" "$S3_PORT" "$BUCKET" mpu \
 			ckpt/curl/ 16 4 $CKPT_SRC/rank*.pt 2>"$LOGS/ckpt-curl.stderr")
 		read -r secs bytes <<<"$out"
 		if [[ $secs =~ ^[0-9.]+$ ]]; then
