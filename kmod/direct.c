@@ -23,14 +23,24 @@
 /* Largest lower read made for one piece of an O_DIRECT read. */
 #define S3CFS_DIO_PIECE		SZ_4M
 
-/* The alignment the lower filesystem requires of direct I/O. */
-unsigned int s3cfs_dio_align(struct s3cfs_inode_info *si)
+/**
+ * s3cfs_dio_aligned() - may direct I/O at @pos into or from @iter go to
+ *	the lower file, as the lower filesystem requires?
+ * @si: the inode
+ * @pos: file position
+ * @iter: the caller's buffer
+ *
+ * Return: true if both are aligned to the lower device's logical block
+ * size (the filesystem's block size without a device).
+ */
+bool s3cfs_dio_aligned(struct s3cfs_inode_info *si, loff_t pos,
+		       const struct iov_iter *iter)
 {
 	struct super_block *lsb = si->lower.dentry->d_sb;
+	unsigned int align = lsb->s_bdev ?
+		bdev_logical_block_size(lsb->s_bdev) : lsb->s_blocksize;
 
-	if (lsb->s_bdev)
-		return bdev_logical_block_size(lsb->s_bdev);
-	return lsb->s_blocksize;
+	return !((pos | iov_iter_alignment(iter)) & (align - 1));
 }
 
 /*
@@ -96,7 +106,6 @@ ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to)
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	struct s3cfs_file *sf = file->private_data;
 	loff_t pos = iocb->ki_pos, isize = i_size_read(inode), want, end;
-	unsigned int align = s3cfs_dio_align(si);
 	size_t count = iov_iter_count(to), done = 0, len;
 	bool was_local = s3cfs_inode_local(inode);
 	unsigned int ra_kb;
@@ -104,7 +113,7 @@ ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to)
 
 	if (!count)
 		return 0;
-	if ((pos | iov_iter_alignment(to)) & (align - 1))
+	if (!s3cfs_dio_aligned(si, pos, to))
 		return -EINVAL;
 	if (pos >= isize)
 		return 0;

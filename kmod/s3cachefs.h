@@ -409,6 +409,7 @@ int s3cfs_open_write(struct inode *inode, bool trunc);
 ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from);
 int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr);
 int s3cfs_truncate_lower(struct inode *inode, loff_t size);
+void s3cfs_reserve_forget(struct s3cfs_inode_info *si);
 long s3cfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len);
 extern const struct vm_operations_struct s3cfs_write_vm_ops;
 int s3cfs_write_begin(struct file *file, struct address_space *mapping,
@@ -452,7 +453,8 @@ extern const struct file_operations s3cfs_file_fops;
 int s3cfs_open_lower(struct inode *inode);
 
 /* direct.c */
-unsigned int s3cfs_dio_align(struct s3cfs_inode_info *si);
+bool s3cfs_dio_aligned(struct s3cfs_inode_info *si, loff_t pos,
+		       const struct iov_iter *iter);
 ssize_t s3cfs_direct_read(struct kiocb *iocb, struct iov_iter *to);
 
 /* aops.c */

@@ -180,8 +180,7 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 	if (!err) {
 		clear_bit(S3CFS_I_LOCAL, &si->flags);
 		/* EVICT may free its blocks from now on. */
-		si->res_start = 0;
-		si->res_end = 0;
+		s3cfs_reserve_forget(si);
 	}
 	return err;
 }
@@ -292,8 +291,7 @@ int s3cfs_upload(struct file *file, bool closing)
 		err = s3cfs_truncate_lower(inode, i_size_read(inode));
 		if (err)
 			goto out;
-		si->res_start = 0;
-		si->res_end = 0;
+		s3cfs_reserve_forget(si);
 	}
 	err = s3cfs_inode_path(file->f_path.dentry, &buf, &path);
 	if (err)

@@ -162,11 +162,27 @@ out:
 /* Reservations grow by this much past a write, trimmed at the upload. */
 #define S3CFS_RESERVE_STEP	SZ_1M
 
-/* Nothing is known reserved in the lower file (blocks were freed). */
-static void s3cfs_reserve_forget(struct s3cfs_inode_info *si)
+/**
+ * s3cfs_reserve_forget() - nothing is known reserved in the lower file
+ * @si: the inode, whose lower blocks were freed (or may be from now on)
+ */
+void s3cfs_reserve_forget(struct s3cfs_inode_info *si)
 {
 	si->res_start = 0;
 	si->res_end = 0;
+}
+
+/* fallocate(@mode) of the lower file of LOCAL @inode, as the mounter. */
+static int s3cfs_lower_fallocate(struct inode *inode, int mode, loff_t pos,
+				 loff_t len)
+{
+	const struct cred *old_cred;
+	int err;
+
+	old_cred = override_creds(S3CFS_SB(inode->i_sb)->creds);
+	err = vfs_fallocate(S3CFS_I(inode)->lower_wfile, mode, pos, len);
+	revert_creds(old_cred);
+	return err;
 }
 
 /*
@@ -179,10 +195,8 @@ static void s3cfs_reserve_forget(struct s3cfs_inode_info *si)
 static int s3cfs_reserve(struct inode *inode, loff_t pos, size_t len)
 {
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	loff_t start = round_down(pos, PAGE_SIZE);
 	loff_t end = round_up(pos + len, PAGE_SIZE);
-	const struct cred *old_cred;
 	int err;
 
 	if (start >= si->res_start && end <= si->res_end)
@@ -193,17 +207,13 @@ static int s3cfs_reserve(struct inode *inode, loff_t pos, size_t len)
 	else
 		si->res_start = start;
 	end = round_up(end, S3CFS_RESERVE_STEP);
-	old_cred = override_creds(sbi->creds);
-	err = vfs_fallocate(si->lower_wfile, FALLOC_FL_KEEP_SIZE, start,
-			    end - start);
-	revert_creds(old_cred);
+	err = s3cfs_lower_fallocate(inode, FALLOC_FL_KEEP_SIZE, start,
+				    end - start);
 	if (err == -ENOSPC && end > round_up(pos + len, PAGE_SIZE)) {
 		/* No room for the step: the write's own blocks may fit. */
 		end = round_up(pos + len, PAGE_SIZE);
-		old_cred = override_creds(sbi->creds);
-		err = vfs_fallocate(si->lower_wfile, FALLOC_FL_KEEP_SIZE,
-				    start, end - start);
-		revert_creds(old_cred);
+		err = s3cfs_lower_fallocate(inode, FALLOC_FL_KEEP_SIZE, start,
+					    end - start);
 	}
 	if (err) {
 		s3cfs_reserve_forget(si);
@@ -242,13 +252,9 @@ ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	ret = generic_write_checks(iocb, from);
 	if (ret <= 0)
 		goto out;
-	if (direct) {
-		unsigned int align = s3cfs_dio_align(S3CFS_I(inode));
-
-		ret = -EINVAL;
-		if ((iocb->ki_pos | iov_iter_alignment(from)) & (align - 1))
-			goto out;
-	}
+	ret = -EINVAL;
+	if (direct && !s3cfs_dio_aligned(S3CFS_I(inode), iocb->ki_pos, from))
+		goto out;
 	ret = s3cfs_reserve(inode, iocb->ki_pos, iov_iter_count(from));
 	if (ret)
 		goto out;
@@ -371,10 +377,8 @@ long s3cfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 {
 	struct inode *inode = file_inode(file);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	bool zeroes = mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE);
 	loff_t end = offset + len;
-	const struct cred *old_cred;
 	long err;
 
 	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE |
@@ -392,9 +396,7 @@ long s3cfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 			goto out;
 		s3cfs_reserve_forget(si);
 	}
-	old_cred = override_creds(sbi->creds);
-	err = vfs_fallocate(si->lower_wfile, mode, offset, len);
-	revert_creds(old_cred);
+	err = s3cfs_lower_fallocate(inode, mode, offset, len);
 	if (err)
 		goto out;
 	if (zeroes)
