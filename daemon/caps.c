@@ -275,11 +275,9 @@ static int probe_prepare(struct s3d_xfer *x)
 	case P_DELETE:
 		break;
 	}
-	if (!strcmp(method, "PUT"))
-		x->src = (struct s3d_xfer_src){ .fd = p->fd, .off = 0,
-						.len = p->step == P_ABSENT ? 0 : 1 };
-	if (p->step == P_ABSENT)
-		x->src.fd = -1;
+	/* The PUTs put the one byte of @fd, but the first: nothing. */
+	if (!strcmp(method, "PUT") && p->step != P_ABSENT)
+		x->src = (struct s3d_xfer_src){ .fd = p->fd, .off = 0, .len = 1 };
 	return s3d_s3_build(s3d_ctx_s3(p->ctx), method, p->bucket, p->key,
 			    nq ? p->q : NULL, nq, nh ? p->h : NULL, nh,
 			    time(NULL), &x->req);
@@ -289,6 +287,15 @@ static int probe_prepare(struct s3d_xfer *x)
 static void probe_cleanup(struct caps_probe *p)
 {
 	probe_next(p, p->upload_id[0] ? P_MPU_ABORT : P_DELETE);
+}
+
+/* A DELETE of the probe's @key is over: a failure leaves it to the user. */
+static void probe_deleted(struct caps_probe *p, struct s3d_xfer *x, int err,
+			  const char *key)
+{
+	if (err && x->status != 404)
+		s3d_err("s3://%s/%s: the probe object could not be deleted (%s): delete it by hand",
+			p->bucket, key, strerror(-err));
 }
 
 static int probe_done(struct s3d_xfer *x)
@@ -355,9 +362,7 @@ static int probe_done(struct s3d_xfer *x)
 		}
 		return 0;
 	case P_COPY_DELETE:
-		if (err && x->status != 404)
-			s3d_err("s3://%s/%s: the probe's copy could not be deleted (%s): delete it by hand",
-				p->bucket, p->key2, strerror(-err));
+		probe_deleted(p, x, err, p->key2);
 		probe_next(p, P_MPU_CREATE);
 		return 0;
 	case P_MPU_CREATE:
@@ -394,9 +399,7 @@ static int probe_done(struct s3d_xfer *x)
 		probe_next(p, P_DELETE);
 		return 0;
 	case P_DELETE:
-		if (err && x->status != 404)
-			s3d_err("s3://%s/%s: the probe object could not be deleted (%s): delete it by hand",
-				p->bucket, p->key, strerror(-err));
+		probe_deleted(p, x, err, p->key);
 		probe_finish(p);
 		return 0;
 	}

@@ -14,9 +14,13 @@
 #include "lib/s3.h"
 #include "lib/xml.h"
 
-/* S3's limits: the smallest part but the last, the largest object. */
+/*
+ * S3's limits: the smallest part but the last, the largest object, the
+ * largest object one PutObject or CopyObject makes.
+ */
 #define S3D_PART_MIN		(5ULL << 20)
 #define S3D_OBJECT_MAX		(5ULL << 40)
+#define S3D_SINGLE_MAX		(5ULL << 30)
 
 /**
  * struct s3d_mpu_params - what one multipart upload puts where

@@ -39,10 +39,9 @@
 #include "lib/s3.h"
 #include "lib/util.h"
 #include "lib/xml.h"
+#include "mpu.h"
 #include "op_common.h"
 
-/* Largest object one CopyObject copies. */
-#define NS_COPY_MAX	(5ULL << 30)
 
 enum ns_step {
 	NS_MARKER,	/* MKDIR: PUT the marker */
@@ -341,7 +340,7 @@ static int ns_start(struct ns_op *op)
 		if (!r->path2 || !*r->path || !*r->path2 ||
 		    !s3d_path_valid(r->path2) || !r->etag || !*r->etag)
 			return -EINVAL;
-		if (r->size > NS_COPY_MAX)
+		if (r->size > S3D_SINGLE_MAX)
 			return -EXDEV;
 		op->key = s3d_key_of(pfx, r->path, NULL);
 		op->key2 = s3d_key_of(pfx, r->path2, NULL);

@@ -64,9 +64,6 @@ struct upload_op {
 	struct s3d_xfer x;
 };
 
-/* One PutObject takes up to 5 GiB. */
-#define UPLOAD_PUT_MAX	(5ULL << 30)
-
 /**
  * s3d_op_upload_set_parts() - how big files go up
  * @size: files above this many bytes are multipart uploads with parts of
@@ -371,7 +368,7 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	 */
 	if (r->size > part_size &&
 	    (!s3d_caps_of(m->bucket)->complete_ignores ||
-	     r->size > UPLOAD_PUT_MAX)) {
+	     r->size > S3D_SINGLE_MAX)) {
 		struct s3d_mpu_params p = {
 			.ctx = ctx, .bucket = m->bucket, .key = op->key,
 			.fd = op->fd, .rootfd = m->rootfd, .size = r->size,
