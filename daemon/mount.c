@@ -116,6 +116,7 @@ void s3d_mount_start(struct s3d_req *r)
 	s3d_list_init(&m->ahead);
 	m->id = r->mount_id;
 	m->chunk = r->chunk;
+	m->posix = r->flags & S3CFS_MOUNT_POSIX;
 	m->bucket = strdup(r->bucket);
 	m->prefix = strdup(r->prefix);
 	m->cache_dir = strdup(r->cache_dir);

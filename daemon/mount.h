@@ -6,6 +6,7 @@
 #ifndef S3D_MOUNT_H
 #define S3D_MOUNT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lib/base.h"
@@ -29,6 +30,8 @@ struct s3d_mount {
 	char *prefix;
 	char *cache_dir;
 	uint32_t chunk;
+	bool posix;		/* S3CFS_MOUNT_POSIX: LOOKUP records the
+				 * x-amz-meta-* POSIX attributes */
 	int rootfd;		/* O_PATH */
 	struct s3d_cache *cache;	/* usage and eviction (NULL: untracked) */
 	struct s3d_strset whole;	/* paths whose GET got the whole object */

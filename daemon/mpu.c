@@ -55,6 +55,9 @@ struct s3d_mpu {
 	char *key;
 	char *if_match;
 	bool if_none_match;
+	bool has_posix;			/* x-amz-meta-* on the create */
+	struct s3cfs_posix posix;
+	struct s3d_posix_hdrs posix_hdrs;	/* ... their values */
 	int fd;
 	uint64_t size;
 	uint64_t part;			/* part size in use */
@@ -73,7 +76,7 @@ struct s3d_mpu {
 	char want[S3D_ETAG_MAX + 1];	/* ... as our parts make it */
 	struct s3d_buf body;		/* Complete's XML */
 	char clen[24];
-	struct s3d_kv h[3];
+	struct s3d_kv h[S3D_MAX(3, S3D_POSIX_NF)];
 	int err;			/* the first failure */
 	int conflict;			/* Complete's failed condition, checked */
 	bool detached;			/* cancelled: nobody to tell */
@@ -576,9 +579,12 @@ static int create_prepare(struct s3d_xfer *x)
 {
 	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
 	static const struct s3d_kv q[] = { { "uploads", NULL } };
+	size_t nh = 0;
 
+	if (u->has_posix)
+		nh = s3d_posix_headers(&u->posix, &u->posix_hdrs, u->h);
 	return s3d_s3_build(s3d_ctx_s3(u->ctx), "POST", u->bucket, u->key,
-			    q, 1, NULL, 0, time(NULL), &x->req);
+			    q, 1, u->h, nh, time(NULL), &x->req);
 }
 
 static int create_done(struct s3d_xfer *x)
@@ -650,6 +656,9 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 	u->nparts = (unsigned int)((p->size + u->part - 1) / u->part);
 	u->parallel = S3D_MIN(p->parallel, u->nparts);
 	u->if_none_match = p->if_none_match;
+	u->has_posix = p->posix;
+	if (p->posix)
+		u->posix = *p->posix;
 	u->done = p->done;
 	u->arg = p->arg;
 	u->if_match = p->if_match ? strdup(p->if_match) : NULL;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ctx.h"
+#include "lib/posix.h"
 #include "lib/s3.h"
 #include "lib/xml.h"
 
@@ -36,6 +37,8 @@
  * @parallel: parts in flight at most
  * @if_match: Complete's If-Match (the base ETag), or NULL
  * @if_none_match: Complete's If-None-Match: *
+ * @posix: the object's POSIX attributes (copied; sent as x-amz-meta-* with
+ *	the CreateMultipartUpload), or NULL
  * @done: called once with 0 and the object's ETag, or -errno (-EEXIST,
  *	-ESTALE, -ENOENT: the condition failed) once nothing is left in S3
  * @arg: for @done
@@ -51,6 +54,7 @@ struct s3d_mpu_params {
 	unsigned int parallel;
 	const char *if_match;
 	bool if_none_match;
+	const struct s3cfs_posix *posix;
 	void (*done)(void *arg, int err, const char *etag);
 	void *arg;
 };

@@ -106,6 +106,8 @@ static struct nla_policy policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_FLAGS] = { .type = NLA_U32 },
 	[S3CFS_A_INO] = { .type = NLA_U64 },
 	[S3CFS_A_PATH2] = { .type = NLA_STRING, .maxlen = S3CFS_PATH_MAX + 1 },
+	/* Binary, its length checked exactly by s3d_nl_parse_req(). */
+	[S3CFS_A_POSIX] = { .type = NLA_UNSPEC },
 };
 
 /* Which attributes each request must carry. */
@@ -132,6 +134,8 @@ static const struct {
 		A(NAME) | A(FLAGS) },
 	{ S3CFS_CMD_RENAME, "RENAME", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
 		A(PATH2) | A(ETAG) | A(SIZE) },
+	{ S3CFS_CMD_SETMETA, "SETMETA", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
+		A(ETAG) | A(SIZE) | A(POSIX) },
 #undef A
 };
 
@@ -155,6 +159,18 @@ static int get_str(struct nlattr **tb, int type, char **out)
 		return -EINVAL;
 	*out = strdup(nla_data(tb[type]));
 	return *out ? 0 : -ENOMEM;
+}
+
+/* The POSIX attribute: exactly one struct s3cfs_posix, or invalid. */
+static int get_posix(struct nlattr **tb, struct s3d_req *r)
+{
+	if (!tb[S3CFS_A_POSIX])
+		return 0;
+	if (nla_len(tb[S3CFS_A_POSIX]) != sizeof(r->posix))
+		return -EINVAL;
+	memcpy(&r->posix, nla_data(tb[S3CFS_A_POSIX]), sizeof(r->posix));
+	r->has_posix = true;
+	return 0;
 }
 
 /**
@@ -213,6 +229,12 @@ int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out)
 	err = err ?: get_str(tb, S3CFS_A_PREFIX, &r->prefix);
 	err = err ?: get_str(tb, S3CFS_A_CACHE_DIR, &r->cache_dir);
 	err = err ?: get_str(tb, S3CFS_A_PATH2, &r->path2);
+	if (!err && get_posix(tb, r)) {
+		s3d_err("%s request %llu: POSIX attribute of %d bytes, not %zu",
+			cmd_name(r->cmd), (unsigned long long)r->id,
+			nla_len(tb[S3CFS_A_POSIX]), sizeof(r->posix));
+		err = -EINVAL;
+	}
 	for (i = 0; i < S3D_ARRAY_SIZE(cmds); i++)
 		if (cmds[i].cmd == r->cmd)
 			need = cmds[i].need;
@@ -259,8 +281,8 @@ struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,
 	    (nla_put_u64(msg, S3CFS_A_OFFSET, r->off) < 0 ||
 	     nla_put_u64(msg, S3CFS_A_LENGTH, r->len) < 0))
 		goto fail;
-	if ((r->cmd == S3CFS_CMD_UPLOAD || r->cmd == S3CFS_CMD_RENAME) &&
-	    !status && r->reply_etag &&
+	if ((r->cmd == S3CFS_CMD_UPLOAD || r->cmd == S3CFS_CMD_RENAME ||
+	     r->cmd == S3CFS_CMD_SETMETA) && !status && r->reply_etag &&
 	    nla_put_string(msg, S3CFS_A_ETAG, r->reply_etag) < 0)
 		goto fail;
 	/* Version 1 kernels refuse attributes they do not know. */

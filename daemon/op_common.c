@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the operations (op_list.c, op_lookup.c, op_fetch.c) share: the S3
- * requests they build for a mount, and their early failure.
+ * What the operations (op_list.c, op_lookup.c, op_fetch.c, op_ns.c,
+ * op_setmeta.c) share: the S3 requests they build for a mount, the pieces
+ * of a CopyObject, and their early failure.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "lib/s3.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
+#include "lib/xml.h"
 #include "mount.h"
 #include "op_common.h"
 #include "req.h"
@@ -93,5 +95,75 @@ int s3d_op_head_meta(const struct s3d_xfer *x, struct s3d_meta *meta)
 	meta->etag = x->etag;
 	meta->size = (uint64_t)x->content_length;
 	meta->mtime = x->last_modified;
+	meta->posix = NULL;	/* a LOOKUP on a posix_meta mount adds it */
 	return 0;
+}
+
+/**
+ * s3d_op_copy_source() - x-amz-copy-source for @key of @bucket
+ * @b: set to "/BUCKET/KEY", the key url-encoded but for its slashes
+ *	(s3d_buf_free() it)
+ * @bucket: the bucket
+ * @key: the key
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int s3d_op_copy_source(struct s3d_buf *b, const char *bucket, const char *key)
+{
+	s3d_buf_init(b, 0);
+	s3d_buf_addf(b, "/%s/", bucket);
+	s3d_uri_encode(b, key, strlen(key), false);
+	s3d_buf_str(b);
+	return b->err ? -ENOMEM : 0;
+}
+
+/**
+ * s3d_op_copy_result() - the outcome of a CopyObject answered 2xx
+ * @x: its transfer, done (s3d_xfer_errno() said 0)
+ * @bucket: the bucket
+ * @key: the destination, for the log
+ * @etag: set to the copy's ETag on success
+ * @n: its room
+ *
+ * S3 answers 200 before it copies, and reports a failure while copying as
+ * an <Error> in that 200's body.
+ *
+ * Return: 0, -errno of the S3 error inside, or -EIO (logged).
+ */
+int s3d_op_copy_result(struct s3d_xfer *x, const char *bucket,
+		       const char *key, char *etag, size_t n)
+{
+	struct s3d_s3error e;
+	char why[160];
+	int err;
+
+	memset(&e, 0, sizeof(e));
+	err = s3d_xml_parse_copy(s3d_buf_str(&x->resp), x->resp.len, etag, n,
+				 &e, why, sizeof(why));
+	if (err == -EREMOTEIO)
+		return s3d_s3_errno(500, e.code);
+	if (err)
+		s3d_err("COPY s3://%s/%s: unusable answer: %s", bucket, key,
+			why);
+	return err;
+}
+
+/* s3fs's directory markers of old, "DIR_$folder$": never files. */
+#define FOLDER_SUFFIX	"_$folder$"
+
+/**
+ * s3d_op_hidden_obj() - is the object @name (@len bytes) not a file here?
+ * @m: the mount
+ * @name: one name
+ * @len: its length
+ *
+ * Return: true on a posix_meta mount for s3fs's legacy directory markers.
+ */
+bool s3d_op_hidden_obj(const struct s3d_mount *m, const char *name,
+		       size_t len)
+{
+	size_t sl = strlen(FOLDER_SUFFIX);
+
+	return m->posix && len >= sl &&
+	       !memcmp(name + len - sl, FOLDER_SUFFIX, sl);
 }

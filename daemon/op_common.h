@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The operations on kernel requests (op_list.c, op_lookup.c, op_fetch.c,
- * op_upload.c, op_ns.c)
+ * op_upload.c, op_ns.c, op_setmeta.c)
  * and what they share (op_common.c). Each request becomes an operation
  * that owns one or two S3 transfers and finishes by answering the request
  * exactly once. Requests may be repeated (the kernel re-sends pending ones
@@ -36,6 +36,8 @@ void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_upload_set_parts(unsigned int size, unsigned int parallel);
 void s3d_op_ns(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
+void s3d_op_setmeta(struct s3d_req *r, struct s3d_mount *m,
+		    struct s3d_ctx *ctx);
 
 void s3d_op_done(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx,
 		 int err);
@@ -48,5 +50,11 @@ int s3d_op_list_prepare(struct s3d_xfer *x, struct s3d_ctx *ctx,
 int s3d_op_head_prepare(struct s3d_xfer *x, struct s3d_ctx *ctx,
 			const struct s3d_mount *m, const char *key);
 int s3d_op_head_meta(const struct s3d_xfer *x, struct s3d_meta *meta);
+int s3d_op_copy_source(struct s3d_buf *b, const char *bucket,
+		       const char *key);
+int s3d_op_copy_result(struct s3d_xfer *x, const char *bucket,
+		       const char *key, char *etag, size_t n);
+bool s3d_op_hidden_obj(const struct s3d_mount *m, const char *name,
+		       size_t len);
 
 #endif /* S3D_OP_COMMON_H */

@@ -202,7 +202,7 @@ static int defer_file(struct list_op *op, const char *name,
 
 static int list_file(struct list_op *op, const struct s3d_obj *o)
 {
-	struct s3d_meta meta = { o->etag, o->size, o->mtime };
+	struct s3d_meta meta = { o->etag, o->size, o->mtime, NULL };
 	const char *p;
 	size_t len;
 	int seen, err;
@@ -210,6 +210,9 @@ static int list_file(struct list_op *op, const struct s3d_obj *o)
 	if (!strcmp(o->key, op->lp))
 		return 0;	/* the "dir/" marker object itself */
 	p = s3d_list_name(op->lp, o->key, false, &len);
+	/* s3fs's "DIR_$folder$" on a posix_meta mount: not a file. */
+	if (p && s3d_op_hidden_obj(op->m, p, len))
+		return 0;
 	if (!p || !s3d_name_valid(p, len, op->at_root)) {
 		s3d_op_log_skip(op->m, o->key, "key is not a usable file name; skipped");
 		return 0;
@@ -262,7 +265,8 @@ static int list_deferred(struct list_op *op)
 	int seen, err;
 
 	for (d = op->deferred; d; d = d->next) {
-		struct s3d_meta meta = { d->obj.etag, d->obj.size, d->obj.mtime };
+		struct s3d_meta meta = { d->obj.etag, d->obj.size,
+					 d->obj.mtime, NULL };
 
 		if (!s3d_strset_get(&op->seen, d->name, &seen) ||
 		    seen != SEEN_FILE)

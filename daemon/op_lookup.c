@@ -3,6 +3,11 @@
  * LOOKUP: HEAD key (or, for a name new to the cache, GET its first bytes:
  * a small object arrives whole) and LIST key/ (max-keys 1) at once; make
  * the lower entry a file, a directory, or nothing.
+ *
+ * On a posix_meta mount the file also gets what the response's
+ * x-amz-meta-mode, -uid, -gid and -mtime say (S3CFS_XATTR_POSIX, flags 0
+ * for none: the kernel then knows the object was asked about), and
+ * s3fs's legacy directory markers ("DIR_$folder$") are not files.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +22,7 @@
 #include "lib/base.h"
 #include "lib/log.h"
 #include "lib/path.h"
+#include "lib/posix.h"
 #include "lib/prio.h"
 #include "lib/s3.h"
 #include "lib/util.h"
@@ -236,6 +242,7 @@ static int lookup_obj_meta(struct lookup_op *op, struct s3d_meta *meta,
 		return s3d_op_head_meta(x, meta);
 	meta->etag = x->etag;
 	meta->mtime = x->last_modified;
+	meta->posix = NULL;
 	if (op->empty) {
 		meta->size = 0;
 	} else if (op->cut) {
@@ -284,8 +291,29 @@ static const char *lookup_get_vet(struct lookup_op *op)
 	return NULL;
 }
 
+/* The object's POSIX attributes from @op's response; one warning if bad. */
+static void lookup_posix(struct lookup_op *op, struct s3cfs_posix *p)
+{
+	const struct s3d_posix_hdrs *t = &op->obj.posix;
+	uint32_t bad = s3d_posix_parse(t, p);
+	char esc[S3D_POSIX_NF][2 * S3D_POSIX_VAL_MAX];
+	int i;
+
+	if (!bad)
+		return;
+	for (i = 0; i < S3D_POSIX_NF; i++)
+		s3d_escape(t->v[i], esc[i], sizeof(esc[i]));
+	s3d_warn("s3://%s/%s: unusable x-amz-meta-* ignored: mode '%s' uid '%s' gid '%s' mtime '%s'%s%s%s%s",
+		 op->m->bucket, op->key, esc[0], esc[1], esc[2], esc[3],
+		 (bad & S3CFS_POSIX_MODE) ? " (mode bad)" : "",
+		 (bad & S3CFS_POSIX_UID) ? " (uid bad)" : "",
+		 (bad & S3CFS_POSIX_GID) ? " (gid bad)" : "",
+		 (bad & S3CFS_POSIX_MTIME) ? " (mtime bad)" : "");
+}
+
 static void lookup_decide(struct lookup_op *op)
 {
+	struct s3cfs_posix posix;
 	struct s3d_meta meta;
 	const void *data;
 	bool found;
@@ -302,6 +330,10 @@ static void lookup_decide(struct lookup_op *op)
 		s3d_xfer_ok(&op->obj);
 	if (found) {
 		err = lookup_obj_meta(op, &meta, &data);
+		if (!err && op->m->posix) {
+			lookup_posix(op, &posix);
+			meta.posix = &posix;
+		}
 		if (err)
 			s3d_err("HEAD s3://%s/%s: response without ETag or Content-Length",
 				op->m->bucket, op->key);
@@ -412,7 +444,8 @@ void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	struct lookup_op *op;
 	size_t n;
 
-	if (!r->name || !s3d_name_valid(r->name, strlen(r->name), !*r->path)) {
+	if (!r->name || !s3d_name_valid(r->name, strlen(r->name), !*r->path) ||
+	    s3d_op_hidden_obj(m, r->name, strlen(r->name))) {
 		/* Names we never map do not exist as far as anyone can see. */
 		s3d_op_done(r, m, ctx, -ENOENT);
 		return;

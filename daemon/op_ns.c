@@ -4,8 +4,9 @@
  * before the kernel makes them in the cache directory.
  *
  *   MKDIR   PUT "KEY/" (empty, Content-Type application/x-directory, the
- *           S3 console's and s3fs's marker) with If-None-Match: *, then the
- *           lower directory, empty and listed now.
+ *           S3 console's and s3fs's marker; the POSIX attributes as
+ *           x-amz-meta-* when the kernel sends them) with If-None-Match: *,
+ *           then the lower directory, empty and listed now.
  *   DELETE  a file: DeleteObject KEY (the kernel removes its lower file).
  *           A directory: ListObjectsV2 "KEY/" (delimiter, max-keys 2)
  *           must show nothing but the marker; the lower directory is
@@ -35,6 +36,7 @@
 #include "caps.h"
 #include "lib/log.h"
 #include "lib/path.h"
+#include "lib/posix.h"
 #include "lib/prio.h"
 #include "lib/s3.h"
 #include "lib/util.h"
@@ -68,7 +70,8 @@ struct ns_op {
 	struct s3d_buf src;	/* RENAME: x-amz-copy-source */
 	char etag[S3D_ETAG_MAX + 1];	/* RENAME: the copy's ETag */
 	char if_match[S3D_ETAG_MAX + 3];	/* RENAME: as the server takes it */
-	struct s3d_kv h[4];
+	struct s3d_posix_hdrs posix;	/* MKDIR: its x-amz-meta-* values */
+	struct s3d_kv h[3 + S3D_POSIX_NF];
 	struct s3d_xfer x;
 };
 
@@ -143,6 +146,9 @@ static int ns_prepare(struct s3d_xfer *x)
 		op->h[nh++] = (struct s3d_kv){ "Content-Type",
 					       "application/x-directory" };
 		op->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
+		if (op->r->has_posix)
+			nh += s3d_posix_headers(&op->r->posix, &op->posix,
+						op->h + nh);
 		return s3d_s3_build(s3, "PUT", bucket, op->key, NULL, 0, op->h,
 				    nh, time(NULL), &x->req);
 	case NS_CHECK:
@@ -245,8 +251,6 @@ static int ns_done(struct s3d_xfer *x)
 {
 	struct ns_op *op = s3d_container_of(x, struct ns_op, x);
 	int err = s3d_xfer_errno(x, op->m->bucket);
-	struct s3d_s3error e;
-	char why[160];
 
 	switch (op->step) {
 	case NS_MARKER:
@@ -271,18 +275,8 @@ static int ns_done(struct s3d_xfer *x)
 			ns_submit(op, NS_VERIFY, "HEAD", op->key2);
 			return 0;
 		}
-		if (!err) {
-			memset(&e, 0, sizeof(e));
-			err = s3d_xml_parse_copy(s3d_buf_str(&x->resp),
-						 x->resp.len, op->etag,
-						 sizeof(op->etag), &e, why,
-						 sizeof(why));
-			if (err == -EREMOTEIO)
-				err = s3d_s3_errno(500, e.code);
-			else if (err)
-				s3d_err("COPY s3://%s/%s: unusable answer: %s",
-					op->m->bucket, op->key2, why);
-		}
+		err = err ?: s3d_op_copy_result(x, op->m->bucket, op->key2,
+						op->etag, sizeof(op->etag));
 		if (err)
 			ns_finish(op, err);
 		else
@@ -320,16 +314,6 @@ static const struct s3d_xfer_ops ns_ops = {
 	.done = ns_done,
 };
 
-/* "/BUCKET/KEY", the key url-encoded but for its slashes. */
-static int ns_copy_source(struct ns_op *op)
-{
-	s3d_buf_init(&op->src, 0);
-	s3d_buf_addf(&op->src, "/%s/", op->m->bucket);
-	s3d_uri_encode(&op->src, op->key, strlen(op->key), false);
-	s3d_buf_str(&op->src);
-	return op->src.err ? -ENOMEM : 0;
-}
-
 /* Keys and the first step of @op. Return: 0 or -errno. */
 static int ns_start(struct ns_op *op)
 {
@@ -344,7 +328,8 @@ static int ns_start(struct ns_op *op)
 			return -EXDEV;
 		op->key = s3d_key_of(pfx, r->path, NULL);
 		op->key2 = s3d_key_of(pfx, r->path2, NULL);
-		if (!op->key || !op->key2 || ns_copy_source(op))
+		if (!op->key || !op->key2 ||
+		    s3d_op_copy_source(&op->src, op->m->bucket, op->key))
 			return -ENOMEM;
 		s3d_timer_arm(&op->tick, NS_TICK_MS);
 		if (s3d_caps_of(op->m->bucket)->copy_ignores)

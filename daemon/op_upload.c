@@ -10,6 +10,8 @@
  * file must still be the one the kernel named (its inode number) and
  * still LOCAL. Up to part_size bytes go in one PUT; a larger file is a
  * multipart upload (mpu.c) with the same condition on its Complete.
+ * POSIX attributes, when the kernel sends them, go with the PUT or the
+ * CreateMultipartUpload as x-amz-meta-* (lib/posix.c).
  *
  * A PUT sent again after its answer was lost (a timeout, a reset, a
  * daemon that died) fails its own condition if the first one took effect:
@@ -32,6 +34,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/path.h"
+#include "lib/posix.h"
 #include "lib/prio.h"
 #include "lib/s3.h"
 #include "lib/util.h"
@@ -54,7 +57,8 @@ struct upload_op {
 	struct s3d_ctx *ctx;
 	char *key;
 	int fd;
-	struct s3d_kv h[2];
+	struct s3d_kv h[2 + S3D_POSIX_NF];
+	struct s3d_posix_hdrs posix;	/* the values of h[] */
 	char clen[24];
 	uint64_t sent;		/* body position at the last tick */
 	struct s3d_timer tick;
@@ -121,6 +125,8 @@ static int upload_prepare(struct s3d_xfer *x)
 		op->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
 	else
 		op->h[nh++] = (struct s3d_kv){ "If-Match", op->if_match };
+	if (op->r->has_posix)
+		nh += s3d_posix_headers(&op->r->posix, &op->posix, op->h + nh);
 	return s3d_s3_build(s3d_ctx_s3(op->ctx), "PUT", op->m->bucket, op->key,
 			    NULL, 0, op->h, nh, time(NULL), &x->req);
 }
@@ -376,6 +382,7 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 			.parallel = upload_parallel,
 			.if_match = (r->flags & S3CFS_UP_MATCH) ? op->if_match : NULL,
 			.if_none_match = r->flags & S3CFS_UP_NEW,
+			.posix = r->has_posix ? &r->posix : NULL,
 			.done = upload_mpu_done, .arg = op,
 		};
 

@@ -15,6 +15,8 @@
  *           condition it names (If-None-Match: * or If-Match).
  *   MKDIR, DELETE, RENAME  op_ns.c: a directory's marker object, a
  *           DeleteObject, a CopyObject and DeleteObject.
+ *   SETMETA op_setmeta.c: new POSIX attributes, a CopyObject of the key
+ *           onto itself.
  *
  * A request on a mount waits for its bucket's credentials (ctx.c) first.
  */
@@ -25,6 +27,7 @@
 #include "lib/config.h"
 #include "lib/log.h"
 #include "lib/path.h"
+#include "lib/posix.h"
 #include "mount.h"
 #include "op_common.h"
 #include "ops.h"
@@ -49,6 +52,8 @@ static void dispatch(void *arg, struct s3d_ctx *ctx, int err)
 	else if (r->cmd == S3CFS_CMD_MKDIR || r->cmd == S3CFS_CMD_DELETE ||
 		 r->cmd == S3CFS_CMD_RENAME)
 		s3d_op_ns(r, m, ctx);
+	else if (r->cmd == S3CFS_CMD_SETMETA)
+		s3d_op_setmeta(r, m, ctx);
 	else
 		s3d_op_list(r, m, ctx);
 }
@@ -86,6 +91,7 @@ void s3d_req_handle(struct s3d_req *r)
 	case S3CFS_CMD_MKDIR:
 	case S3CFS_CMD_DELETE:
 	case S3CFS_CMD_RENAME:
+	case S3CFS_CMD_SETMETA:
 		break;
 	default:
 		s3d_req_finish(r, -EOPNOTSUPP);
@@ -93,6 +99,13 @@ void s3d_req_handle(struct s3d_req *r)
 	}
 	if (!r->path || !s3d_path_valid(r->path)) {
 		s3d_err("request %llu: invalid path", (unsigned long long)r->id);
+		s3d_req_finish(r, -EINVAL);
+		return;
+	}
+	if (r->has_posix && !s3d_posix_valid(&r->posix)) {
+		s3d_err("request %llu: invalid POSIX attributes (flags %#x, mode %#o, nsec %u)",
+			(unsigned long long)r->id, r->posix.flags,
+			r->posix.mode, r->posix.mtime_nsec);
 		s3d_req_finish(r, -EINVAL);
 		return;
 	}

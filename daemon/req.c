@@ -107,10 +107,16 @@ static bool same_req(const struct s3d_req *a, const struct s3d_req *b)
 	 * Each names a snapshot of a file the kernel holds, or answers with
 	 * an ETag of its own: never shared.
 	 */
-	if (a->cmd == S3CFS_CMD_UPLOAD || a->cmd == S3CFS_CMD_RENAME)
+	if (a->cmd == S3CFS_CMD_UPLOAD || a->cmd == S3CFS_CMD_RENAME ||
+	    a->cmd == S3CFS_CMD_SETMETA)
 		return false;
-	if (a->cmd == S3CFS_CMD_LOOKUP || a->cmd == S3CFS_CMD_MKDIR)
+	if (a->cmd == S3CFS_CMD_LOOKUP)
 		return s3d_str_eq(a->name, b->name);
+	/* A marker with other attributes is another marker. */
+	if (a->cmd == S3CFS_CMD_MKDIR)
+		return s3d_str_eq(a->name, b->name) &&
+		       a->has_posix == b->has_posix &&
+		       !memcmp(&a->posix, &b->posix, sizeof(a->posix));
 	if (a->cmd == S3CFS_CMD_DELETE)
 		return s3d_str_eq(a->name, b->name) && a->flags == b->flags;
 	if (a->cmd == S3CFS_CMD_FETCH)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "lib/base.h"
+#include "uapi/s3cachefs.h"
 
 struct s3d_mount;
 
@@ -40,12 +41,15 @@ struct s3d_req {
 	uint64_t done;		/* FETCH: [off, off + done) is written */
 	uint32_t prio;		/* FETCH: enum s3cfs_prio (absent: SYNC) */
 	uint64_t ino;		/* UPLOAD: the lower file's inode number */
-	uint64_t size;		/* UPLOAD: bytes to put; RENAME: the source's */
+	uint64_t size;		/* UPLOAD: bytes to put; RENAME, SETMETA: the
+				 * object's */
 	uint32_t flags;		/* UPLOAD: S3CFS_UP_*; MOUNT: S3CFS_MOUNT_*;
 				 * DELETE: S3CFS_DEL_* */
 	char *path2;		/* RENAME: the destination */
-	char *reply_etag;	/* UPLOAD, RENAME: the new ETag, sent with the
-				 * answer */
+	bool has_posix;		/* UPLOAD, MKDIR, SETMETA: @posix is given */
+	struct s3cfs_posix posix;	/* ... the object's POSIX attributes */
+	char *reply_etag;	/* UPLOAD, RENAME, SETMETA: the new ETag, sent
+				 * with the answer */
 	bool ahead;		/* LIST: ours, ahead of a walk (not the kernel's) */
 	unsigned int ahead_levels;	/* ... of subdirectories to list too */
 	/* MOUNT */

@@ -18,9 +18,11 @@
 #include "lib/base.h"
 #include "lib/client.h"
 #include "lib/loop.h"
+#include "lib/posix.h"
 #include "lib/s3.h"
 #include "lib/xml.h"
 #include "metrics.h"
+#include "mount.h"
 #include "ops.h"
 #include "req.h"
 #include "selftest.h"
@@ -140,16 +142,42 @@ static char *etag_of(const char *dir, const char *path)
 }
 
 /*
+ * "posix=MODE/UID/GID/MTIME": the attributes as the x-amz-meta-* values
+ * would be written (an empty one: that field absent). Return: 0, -EINVAL.
+ */
+static int parse_posix(const char *spec, struct s3cfs_posix *p)
+{
+	struct s3d_posix_hdrs t = { 0 };
+	const char *v = spec + strlen("posix=");
+	int i;
+
+	for (i = 0; i < S3D_POSIX_NF; i++) {
+		size_t len = strcspn(v, "/");
+
+		if (len >= S3D_POSIX_VAL_MAX ||
+		    (i < S3D_POSIX_NF - 1 && !v[len]))
+			return -EINVAL;
+		memcpy(t.v[i], v, len);
+		v += len + (v[len] ? 1 : 0);
+	}
+	return *v || s3d_posix_parse(&t, p) ? -EINVAL : 0;
+}
+
+/*
  * "list:PATH" "lookup:PATH:NAME" "fetch:PATH:OFF:LEN[:ETAG]"
  * "upload:PATH:new" "upload:PATH:match:ETAG" "mkdir:PARENT:NAME"
- * "delete:PARENT:NAME[:dir]" "rename:SRC:DST:SIZE:ETAG" of mount 1,
- * or of mount N with a leading "@N:"; "mount:N:BUCKET:DIR[:writable]"
- * mounts BUCKET (prefix "") cached in DIR as mount N.
+ * "delete:PARENT:NAME[:dir]" "rename:SRC:DST:SIZE:ETAG"
+ * "setmeta:PATH:SIZE:ETAG:posix=..." of mount 1, or of mount N with a
+ * leading "@N:"; upload and mkdir take a last ":posix=..." too (see
+ * parse_posix()). "mount:N:BUCKET:DIR[:writable][:posix]" mounts BUCKET
+ * (prefix "") cached in DIR as mount N.
  */
 static struct s3d_req *parse_req(const char *spec, const char *dir)
 {
 	struct s3d_req *r = calloc(1, sizeof(*r));
-	char *s = strdup(spec), *f[6] = { 0 }, *save = NULL, *t = s;
+	char *s = strdup(spec), *f[8] = { 0 }, *save = NULL, *t = s;
+	char *mdir = NULL;
+	struct s3d_mount *m;
 	uint32_t mount_id = 1;
 	int n = 0;
 
@@ -160,14 +188,30 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		if (*t++ != ':')
 			goto syntax;
 	}
-	for (; n < 6; n++) {
+	for (; n < 8; n++) {
 		f[n] = strsep(&t, ":");
 		if (!t) {
 			n++;
 			break;
 		}
 	}
+	if (t)
+		goto syntax;	/* more fields than any request has */
+	if (n > 1 && !strncmp(f[n - 1], "posix=", 6)) {
+		if (parse_posix(f[n - 1], &r->posix))
+			goto syntax;
+		r->has_posix = true;
+		n--;
+	}
 	(void)save;
+	/* Files of another mount are in its own cache directory. */
+	m = mount_id != 1 ? s3d_mount_get(mount_id) : NULL;
+	if (m) {
+		dir = mdir = strdup(m->cache_dir);
+		s3d_mount_put(m);
+		if (!dir)
+			goto bad;
+	}
 	r->mount_id = mount_id;
 	r->id = (uint64_t)random();
 	r->priv = strdup(spec);
@@ -224,10 +268,21 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		r->path2 = strdup(f[2]);
 		r->size = strtoull(f[3], NULL, 0);
 		r->etag = strdup(f[4]);
-	} else if (!strcmp(f[0], "mount") &&
-		   (n == 4 || (n == 5 && !strcmp(f[4], "writable")))) {
-		if (n == 5)
-			r->flags = S3CFS_MOUNT_WRITABLE;
+	} else if (!strcmp(f[0], "setmeta") && n == 4 && r->has_posix) {
+		/* The object's size and ETag, as the kernel knows them. */
+		r->cmd = S3CFS_CMD_SETMETA;
+		r->path = strdup(f[1]);
+		r->size = strtoull(f[2], NULL, 0);
+		r->etag = strdup(f[3]);
+	} else if (!strcmp(f[0], "mount") && n >= 4) {
+		for (; n > 4; n--) {
+			if (!strcmp(f[n - 1], "writable"))
+				r->flags |= S3CFS_MOUNT_WRITABLE;
+			else if (!strcmp(f[n - 1], "posix"))
+				r->flags |= S3CFS_MOUNT_POSIX;
+			else
+				goto syntax;
+		}
 		r->cmd = S3CFS_CMD_MOUNT;
 		r->mount_id = (uint32_t)strtoul(f[1], NULL, 10);
 		r->bucket = strdup(f[2]);
@@ -244,9 +299,11 @@ syntax:
 		goto bad;
 	}
 	free(s);
+	free(mdir);
 	return r;
 bad:
 	free(s);
+	free(mdir);
 	if (r)
 		free(r->priv);
 	s3d_req_free(r);

@@ -22,6 +22,11 @@
  * per file, which counted against the cache limit and which eviction never
  * freed. Files in the older form are still read, and rewritten in the
  * compact form (migrate()) when a LOOKUP or LIST finds them current.
+ *
+ * On a posix_meta mount a LOOKUP also records the object's x-amz-meta-*
+ * (S3CFS_XATTR_POSIX): on a new file before its link, and on a file it
+ * keeps in place, under the same lock as a replacement (a chmod in S3
+ * keeps the ETag, so the attributes can change under a current file).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +44,7 @@
 #include "lib/base.h"
 #include "lib/log.h"
 #include "lib/path.h"
+#include "lib/posix.h"
 #include "lib/util.h"
 #include "store.h"
 #include "uapi/s3cachefs.h"
@@ -436,6 +442,19 @@ static int set_meta(int fd, const struct s3d_meta *m, bool raw)
 	if (n < 0)
 		return n;
 	return fsetxattr(fd, S3CFS_XATTR_META, v, (size_t)n, 0) ? -errno : 0;
+}
+
+/* S3CFS_XATTR_POSIX of @fd: @p; nothing written if it has that already. */
+static int set_posix(int fd, const struct s3cfs_posix *p)
+{
+	uint8_t v[S3CFS_POSIX_XATTR_LEN], have[S3CFS_POSIX_XATTR_LEN + 1];
+	ssize_t n;
+
+	s3d_posix_encode(p, v);
+	n = fgetxattr(fd, S3CFS_XATTR_POSIX, have, sizeof(have));
+	if (n == (ssize_t)sizeof(v) && !memcmp(have, v, sizeof(v)))
+		return 0;
+	return fsetxattr(fd, S3CFS_XATTR_POSIX, v, sizeof(v), 0) ? -errno : 0;
 }
 
 /**
@@ -905,6 +924,8 @@ static int new_file(int dirfd, const char *name, const struct s3d_meta *m,
 		goto out;
 	}
 	err = set_meta(fd, m, false);
+	if (!err && m->posix)
+		err = set_posix(fd, m->posix);
 	if (err)
 		goto out;
 	if (data && m->size)
@@ -998,6 +1019,39 @@ out:
 	return is;
 }
 
+/*
+ * The file @name of @m kept: give it @m->posix in place, under claim()'s
+ * lock and having checked under it that it is still @m's (never a LOCAL
+ * file: the kernel's own attributes are on it).
+ *
+ * Return: 0 (set, or a LOCAL or held file left alone), -EAGAIN (another
+ * file is at the name now: look again), or -errno.
+ */
+static int posix_in_place(int dirfd, const char *name,
+			  const struct s3d_meta *m)
+{
+	char etag[S3CFS_ETAG_MAX + 1];
+	uint64_t size;
+	int64_t mtime;
+	int fd, err;
+
+	fd = claim(dirfd, name);
+	if (fd == -EBUSY) {
+		s3d_dbg("%s: written here or held by the kernel: its attributes are the kernel's",
+			name);
+		return 0;
+	}
+	if (fd < 0)
+		return -EAGAIN;
+	err = get_meta(fd, etag, &size, &mtime);
+	if (err || !s3d_etag_eq(etag, m->etag) || size != m->size)
+		err = -EAGAIN;
+	else
+		err = set_posix(fd, m->posix);
+	unclaim(fd);
+	return err;
+}
+
 /**
  * s3d_store_ensure_file() - make @name a lower file for the object @m
  * @dirfd: the directory
@@ -1009,7 +1063,9 @@ out:
  * A regular file that already carries @m->etag (compared by s3d_etag_eq():
  * quotes and W/ aside) and @m->size is left untouched, ETag included (it
  * may hold cached chunks); anything else is replaced by a new file, which
- * holds @data where given (else it is sparse: every chunk missing).
+ * holds @data where given (else it is sparse: every chunk missing). With
+ * @m->posix, a new file and a kept one (unless LOCAL) get it as
+ * S3CFS_XATTR_POSIX.
  *
  * Return: 0 if kept, 1 if (re)created sparse, 2 if created with @data in
  * it, -EEXIST if a directory holding files written here (LOCAL) is in the
@@ -1026,8 +1082,13 @@ int s3d_store_ensure_file(int dirfd, const char *name,
 again:
 	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (S_ISREG(st.st_mode)) {
-			if (file_is(dirfd, name, m))
-				return 0;
+			if (file_is(dirfd, name, m)) {
+				err = m->posix ?
+				      posix_in_place(dirfd, name, m) : 0;
+				if (err == -EAGAIN && ++tries < 4)
+					goto again;
+				return err == -EAGAIN ? -EBUSY : err;
+			}
 			fd = claim(dirfd, name);
 			/* Written here: kept, whatever S3 has. */
 			if (fd == -EBUSY) {

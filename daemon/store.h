@@ -11,10 +11,17 @@
 #include <stdint.h>
 #include <time.h>
 
+struct s3cfs_posix;
+
+/*
+ * @posix: NULL, or (a LOOKUP on a posix_meta mount) what the object's
+ *	HEAD said, stored as S3CFS_XATTR_POSIX
+ */
 struct s3d_meta {
 	const char *etag;
 	uint64_t size;
 	time_t mtime;
+	const struct s3cfs_posix *posix;
 };
 
 int s3d_store_open_root(const char *dir, int *rootfd);

@@ -213,6 +213,10 @@ fi
 # a lost Complete answer), host only.
 [ -f daemon/s3cachefsd ] &&
 	host_suite "tests/host/upload_smoke.sh" "$logs/upload_smoke.log" timeout 300 bash tests/host/upload_smoke.sh
+# POSIX attributes (protocol 5): the x-amz-meta-* of UPLOAD, MKDIR and
+# SETMETA, and what LOOKUP records on a posix_meta mount, host only.
+[ -f daemon/s3cachefsd ] &&
+	host_suite "tests/host/posix_smoke.sh" "$logs/posix_smoke.log" timeout 300 bash tests/host/posix_smoke.sh
 # A bucket whose credential endpoint hangs or fails holds up no other
 # (credentials resolved on the loop, failures backed off), host only.
 [ -f daemon/s3cachefsd ] &&

@@ -37,6 +37,13 @@
  *       Namespace changes: MKDIR, DELETE and RENAME (kernel -> daemon),
  *       attribute PATH2, ETAG in RENAME's answer; the kernel sends them
  *       only to a daemon of version 4 (EPERM before).
+ *   5 - POSIX attributes (the s3fs-fuse convention of x-amz-meta-mode,
+ *       -uid, -gid, -mtime): attribute POSIX in UPLOAD and MKDIR (the
+ *       headers to send; a daemon of version 3 or 4 ignores it and sends
+ *       none), SETMETA (kernel -> daemon, sent only to version 5), MOUNT
+ *       flag S3CFS_MOUNT_POSIX (the daemon records what a LOOKUP's HEAD
+ *       says in S3CFS_XATTR_POSIX). A mount with posix_meta needs a daemon
+ *       of version 5.
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
@@ -90,7 +97,7 @@
 #include <linux/types.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
-#define S3CFS_GENL_VERSION	4
+#define S3CFS_GENL_VERSION	5
 #define S3CFS_GENL_VERSION_MIN	1	/* oldest daemon protocol accepted */
 
 /**
@@ -157,6 +164,16 @@
  *	Answer 0 with ETAG, the destination's; -ESTALE: the source is another
  *	version or gone; -EXDEV: larger than one CopyObject takes (5 GiB); -EIO
  *	(a failed delete leaves both keys), -EACCES.
+ * @S3CFS_CMD_SETMETA: kernel -> daemon (version 5). Attrs: REQ_ID,
+ *	MOUNT_ID, PATH, ETAG, SIZE, POSIX. Give the object new POSIX
+ *	attributes: CopyObject of the key onto itself with
+ *	x-amz-metadata-directive: REPLACE, x-amz-copy-source-if-match: ETAG
+ *	and the x-amz-meta-* headers of POSIX (as s3fs-fuse's chmod does).
+ *	The daemon does not touch the lower file. Answer 0 with ETAG, the
+ *	object's ETag after the copy (it can differ: a multipart object
+ *	copied whole gets a plain one); -ESTALE: the object is another
+ *	version or gone; -EXDEV: larger than one CopyObject takes; -EACCES,
+ *	-EIO.
  * @__S3CFS_CMD_MAX: number of commands
  */
 enum s3cfs_cmd {
@@ -173,6 +190,7 @@ enum s3cfs_cmd {
 	S3CFS_CMD_MKDIR,
 	S3CFS_CMD_DELETE,
 	S3CFS_CMD_RENAME,
+	S3CFS_CMD_SETMETA,
 	__S3CFS_CMD_MAX,
 };
 #define S3CFS_CMD_MAX (__S3CFS_CMD_MAX - 1)
@@ -207,6 +225,8 @@ enum s3cfs_cmd {
  *	S3CFS_DEL_*
  * @S3CFS_A_INO: u64, UPLOAD: inode number of the lower file
  * @S3CFS_A_PATH2: string, RENAME: the destination, as PATH
+ * @S3CFS_A_POSIX: binary struct s3cfs_posix (host byte order), UPLOAD,
+ *	MKDIR, SETMETA: the POSIX attributes to store with the object
  * @__S3CFS_A_MAX: number of attributes
  */
 enum s3cfs_attr {
@@ -231,6 +251,7 @@ enum s3cfs_attr {
 	S3CFS_A_FLAGS,
 	S3CFS_A_INO,
 	S3CFS_A_PATH2,
+	S3CFS_A_POSIX,
 	__S3CFS_A_MAX,
 };
 #define S3CFS_A_MAX (__S3CFS_A_MAX - 1)
@@ -257,6 +278,33 @@ enum s3cfs_prio {
 
 /* MOUNT flags. */
 #define S3CFS_MOUNT_WRITABLE	0x01	/* the mount may create LOCAL files */
+#define S3CFS_MOUNT_POSIX	0x02	/* record x-amz-meta-* (S3CFS_XATTR_POSIX) */
+
+/**
+ * struct s3cfs_posix - POSIX attributes of an object (S3CFS_A_POSIX)
+ * @flags: which of the others are set (S3CFS_POSIX_*)
+ * @mode: st_mode with its type bits (S_IFREG, S_IFLNK or S_IFDIR), as
+ *	s3fs-fuse's x-amz-meta-mode (decimal)
+ * @uid: x-amz-meta-uid
+ * @gid: x-amz-meta-gid
+ * @mtime_nsec: nanoseconds of @mtime
+ * @mtime: x-amz-meta-mtime, seconds since the epoch ("SEC" or "SEC.NSEC")
+ */
+struct s3cfs_posix {
+	__u32 flags;
+	__u32 mode;
+	__u32 uid;
+	__u32 gid;
+	__u32 mtime_nsec;
+	__u32 pad;
+	__s64 mtime;
+};
+
+#define S3CFS_POSIX_MODE	0x01
+#define S3CFS_POSIX_UID		0x02
+#define S3CFS_POSIX_GID		0x04
+#define S3CFS_POSIX_MTIME	0x08
+#define S3CFS_POSIX_ALL		0x0f
 
 /* Limits, checked by both sides. Lengths exclude the terminating NUL. */
 #define S3CFS_BUCKET_MAX	63
@@ -336,6 +384,24 @@ enum s3cfs_prio {
  * adds it (i_size equal to S3's size) or renews the file (not equal).
  */
 #define S3CFS_XATTR_SIZE	"trusted.s3cachefs.size"
+/*
+ * Files, on mounts with posix_meta (S3CFS_MOUNT_POSIX): the object's
+ * x-amz-meta-mode, -uid, -gid and -mtime as a HEAD found them, or as the
+ * kernel uploaded or set them. 24 bytes, little endian:
+ *   [0]      S3CFS_POSIX_VERSION
+ *   [1]      S3CFS_POSIX_* flags: which fields the object has (none: it
+ *            has no such headers; the mount's defaults apply)
+ *   [2..3]   0
+ *   [4..7]   mode   [8..11] uid   [12..15] gid
+ *   [16..23] mtime, s64 seconds; the nanoseconds are not kept
+ * The daemon sets it on a file it makes at LOOKUP (before the link) and
+ * on an existing file of the same ETag whose HEAD it checked (in place: a
+ * chmod elsewhere keeps the ETag). A file without it has not been HEADed:
+ * on a posix_meta mount the kernel asks LOOKUP about it before use.
+ */
+#define S3CFS_XATTR_POSIX	"trusted.s3cachefs.posix"
+#define S3CFS_POSIX_VERSION	1
+#define S3CFS_POSIX_XATTR_LEN	24
 /* Directories: decimal seconds (CLOCK_REALTIME) of the last full listing. */
 #define S3CFS_XATTR_LISTED	"trusted.s3cachefs.listed"
 #define S3CFS_META_DIR		".s3cachefs"	/* at the cache root: format marker, daemon state */

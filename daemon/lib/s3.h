@@ -68,8 +68,9 @@ struct s3d_s3 {
  * Headers of one request: ours (Host, x-amz-date, x-amz-content-sha256,
  * x-amz-security-token, Authorization) and the caller's (a write's
  * conditions, Content-Length and -Type, x-amz-meta-* and copy source).
+ * Room for a SETMETA's copy, which sends again what an object has.
  */
-#define S3D_HDR_MAX	24
+#define S3D_HDR_MAX	40
 struct s3d_http_req {
 	const char *method;
 	char *url;

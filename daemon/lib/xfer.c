@@ -117,6 +117,9 @@ static void reset_outcome(struct s3d_xfer *x)
 	x->content_length = -1;
 	x->range_start = x->range_end = x->range_total = -1;
 	x->last_modified = 0;
+	memset(&x->posix, 0, sizeof(x->posix));
+	if (x->hdrs)
+		s3d_buf_reset(x->hdrs);
 	x->request_id[0] = '\0';
 	x->body_bytes = 0;
 	x->err = 0;
@@ -151,6 +154,43 @@ static bool header_value(const char *buf, size_t len, const char *name,
 	return true;
 }
 
+/* "Name: value\r\n" appended to @b as "Name\0value\0" (value trimmed). */
+static void keep_header(struct s3d_buf *b, const char *buf, size_t len)
+{
+	const char *colon = memchr(buf, ':', len), *v, *end = buf + len;
+
+	if (!colon || colon == buf)
+		return;
+	v = colon + 1;
+	while (v < end && (*v == ' ' || *v == '\t'))
+		v++;
+	while (end > v && (end[-1] == '\r' || end[-1] == '\n' ||
+			   end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	s3d_buf_add(b, buf, (size_t)(colon - buf));
+	s3d_buf_addc(b, '\0');
+	s3d_buf_add(b, v, (size_t)(end - v));
+	s3d_buf_addc(b, '\0');
+}
+
+/* One of x-amz-meta-mode, -uid, -gid, -mtime: its value, as text. */
+static void posix_header(struct s3d_xfer *x, const char *buf, size_t len)
+{
+	const char *colon = memchr(buf, ':', len);
+	char v[S3D_POSIX_VAL_MAX];
+	int f;
+
+	if (!colon)
+		return;
+	f = s3d_posix_field_of(buf, (size_t)(colon - buf));
+	if (f < 0)
+		return;
+	/* Too long to be ours: kept as a value no parser takes. */
+	if (!header_value(buf, len, s3d_posix_names[f], v, sizeof(v)))
+		strcpy(v, "!");
+	strcpy(x->posix.v[f], v);
+}
+
 static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 {
 	struct s3d_xfer *x = ud;
@@ -172,8 +212,18 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 		x->content_length = -1;
 		x->range_start = x->range_end = x->range_total = -1;
 		x->last_modified = 0;
+		memset(&x->posix, 0, sizeof(x->posix));
+		if (x->hdrs)
+			s3d_buf_reset(x->hdrs);
 		x->request_id[0] = '\0';
 		x->retry_after_ms = -1;
+		return len;
+	}
+	if (x->hdrs)
+		keep_header(x->hdrs, buf, len);
+	/* Cheap first test: most responses have no user metadata. */
+	if (len > 11 && !strncasecmp(buf, "x-amz-meta-", 11)) {
+		posix_header(x, buf, len);
 		return len;
 	}
 	if (header_value(buf, len, "ETag", v, sizeof(v))) {

@@ -16,6 +16,7 @@
 
 #include "base.h"
 #include "loop.h"
+#include "posix.h"
 #include "retry.h"
 #include "s3.h"
 #include "util.h"
@@ -85,6 +86,9 @@ struct s3d_xfer {
 					 * spaces): stalled only when no byte
 					 * came for S3D_TRICKLE_STALLS stall
 					 * times, not below min_rate */
+	struct s3d_buf *hdrs;		/* the caller's, or NULL: every header
+					 * of the final response, appended as
+					 * "name\0value\0" */
 	struct s3d_http_req req;
 	struct s3d_xfer_src src;	/* the request's body, if any */
 
@@ -99,6 +103,7 @@ struct s3d_xfer {
 	int64_t range_end;		/* ... last byte, or -1 */
 	int64_t range_total;		/* ... object size, or -1 ("*") */
 	time_t last_modified;
+	struct s3d_posix_hdrs posix;	/* x-amz-meta-mode, -uid, -gid, -mtime */
 	char request_id[128];
 	struct s3d_buf resp;		/* body (XML) or error body */
 	uint64_t body_bytes;

@@ -13,7 +13,12 @@
 # DELETE; the multipart upload (POST ?uploads, PUT ?partNumber&uploadId,
 # POST ?uploadId with S3's checks and its "MD5 of the parts' MD5s-N" ETag,
 # DELETE ?uploadId; faults: /_ctl below). Written objects are served by GET and HEAD, before
-# the generated ones. A request with a body logs its length and MD5.
+# the generated ones, and listed with them. A request with a body logs its length and MD5.
+# Metadata (posix_smoke.sh): a PUT or CreateMultipartUpload keeps the
+# object's x-amz-meta-* and system headers (Content-Type...), which GET and
+# HEAD return; CopyObject (PUT with x-amz-copy-source) honours
+# x-amz-copy-source-if-match and x-amz-metadata-directive COPY/REPLACE, and
+# refuses a copy onto itself without REPLACE, as S3 does.
 #
 #   fake_s3.py PORT LOGFILE       (PORT 0: any free port, printed as
 #                                  "ready PORT")
@@ -122,6 +127,13 @@ FAULTS = {"fail": 0, "fail_status": 503, "complete_error": None,
 # Written objects: key -> (bytes, etag); uploads: id -> (key, {n: (bytes, etag)}).
 STORE = {}
 UPLOADS = {}
+# Their metadata: key (or upload id) -> {header name, lower case: value}.
+META = {}
+UPLOAD_META = {}
+# The headers S3 keeps with an object besides x-amz-meta-*.
+SYSTEM_META = ("content-type", "content-encoding", "content-disposition",
+               "content-language", "cache-control", "expires",
+               "x-amz-storage-class", "x-amz-website-redirect-location")
 MIN_PART = 5 * MIB
 TRICKLE_S = float(os.environ.get("FAKE_TRICKLE_S", "20"))
 lock = threading.Lock()
@@ -132,6 +144,12 @@ def error_xml(code, msg, rid):
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s</Code>'
             '<Message>%s</Message><RequestId>%s</RequestId></Error>'
             % (code, msg, rid)).encode()
+
+
+def stored_meta(headers):
+    """The metadata a write's headers give the object."""
+    return {k.lower(): v for k, v in headers.items()
+            if k.lower().startswith("x-amz-meta-") or k.lower() in SYSTEM_META}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -195,10 +213,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                "<IsTruncated>false</IsTruncated>"]
         if url:
             out.append("<EncodingType>url</EncodingType>")
-        for k in sorted(OBJECTS):
+        with lock:
+            stored = {k: (len(v[0]), v[1], "normal") for k, v in STORE.items()}
+        objs = dict(OBJECTS)
+        objs.update({k: v for k, v in stored.items() if k not in OBJECTS})
+        for k in sorted(objs):
             if not k.startswith(prefix) or "/" in k[len(prefix):]:
                 continue
-            size, etag, how = OBJECTS[k]
+            size, etag, how = objs[k]
             if how == "listed unquoted":
                 etag = etag.strip('"')
             elif how == "listed weak":
@@ -221,7 +243,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             stored = STORE.get(key)
         if stored:
-            return self.send(200, b"", {"ETag": stored[1]}, length=len(stored[0]))
+            hdrs = dict(META.get(key, {}))
+            hdrs["ETag"] = stored[1]
+            return self.send(200, b"", hdrs, length=len(stored[0]))
         if key not in OBJECTS:
             return self.send(404)
         size, etag, _ = OBJECTS[key]
@@ -280,7 +304,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             stored = STORE.get(key)
         if stored:
-            return self.send_stored(*stored)
+            return self.send_stored(*stored, META.get(key, {}))
         if key not in OBJECTS:
             return self.send(404, error_xml("NoSuchKey", "nope", "RID404"))
         size, etag, how = OBJECTS[key]
@@ -379,17 +403,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send(st, error_xml(code, "injected", "RIDFAIL"))
         return True
 
-    def send_stored(self, data, etag):
+    def send_stored(self, data, etag, meta):
         rng = self.headers.get("Range")
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", rng or "")
+        hdrs = dict(meta)
+        hdrs["ETag"] = etag
         if not m:
-            return self.send(200, data, {"ETag": etag})
+            return self.send(200, data, hdrs)
         a = int(m.group(1))
         b = min(int(m.group(2)) if m.group(2) else len(data) - 1, len(data) - 1)
         if a >= len(data):
             return self.send(416, error_xml("InvalidRange", rng, "RID416"))
-        return self.send(206, data[a:b + 1], {
-            "ETag": etag, "Content-Range": "bytes %d-%d/%d" % (a, b, len(data))})
+        hdrs["Content-Range"] = "bytes %d-%d/%d" % (a, b, len(data))
+        return self.send(206, data[a:b + 1], hdrs)
 
     def precondition(self, key):
         """S3's conditional write: an answer (status, code) or None."""
@@ -440,17 +466,49 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 code = "AccessDenied" if pst == 403 else "InternalError"
                 return self.send(pst, error_xml(code, "injected", "RIDPART"))
             return self.send(200, b"", {"ETag": etag})
+        if "x-amz-copy-source" in self.headers:
+            return self.copy(key)
         bad = self.precondition(key)
         if bad:
             return self.send(bad[0], error_xml(bad[1], "condition", "RIDCOND"))
         with lock:
             STORE[key] = (data, etag)
+            META[key] = stored_meta(self.headers)
             lost = FAULTS["put_lost"] > 0
             if lost:
                 FAULTS["put_lost"] -= 1
         if lost:
             return self.send(500, error_xml("InternalError", "answer lost", "RIDLOST"))
         return self.send(200, b"", {"ETag": etag})
+
+    def copy(self, key):
+        """CopyObject: the source's bytes, its metadata or the request's."""
+        src = urllib.parse.unquote(self.headers["x-amz-copy-source"])
+        src = src[1:] if src.startswith("/") else src
+        bucket, _, skey = src.partition("/")
+        with lock:
+            have = STORE.get(skey)
+            meta = dict(META.get(skey, {}))
+            check = FAULTS["conditions"]
+        if have is None and skey in OBJECTS:
+            size, setag, _ = OBJECTS[skey]
+            have = (body_of(skey, size), setag)
+        if bucket != "fake" or have is None:
+            return self.send(404, error_xml("NoSuchKey", "no source", "RIDCPY404"))
+        im = self.headers.get("x-amz-copy-source-if-match")
+        if check and im is not None and im.strip().strip('"') != have[1].strip('"'):
+            return self.send(412, error_xml("PreconditionFailed", "copy source", "RIDCPY412"))
+        replace = self.headers.get("x-amz-metadata-directive", "COPY") == "REPLACE"
+        if skey == key and not replace:
+            return self.send(400, error_xml("InvalidRequest", "copy onto itself", "RIDCPY400"))
+        etag = '"%s"' % hashlib.md5(have[0]).hexdigest()
+        with lock:
+            STORE[key] = (have[0], etag)
+            META[key] = stored_meta(self.headers) if replace else meta
+        return self.send(200, (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            "<CopyObjectResult><LastModified>2009-10-12T17:50:30.000Z</LastModified>"
+            "<ETag>%s</ETag></CopyObjectResult>" % escape(etag, {'"': "&quot;"})).encode())
 
     def do_DELETE(self):
         if not self.read_body() or self.failed():
@@ -464,6 +522,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(204)
         with lock:
             STORE.pop(key, None)
+            META.pop(key, None)
         return self.send(204)
 
     def do_POST(self):
@@ -474,6 +533,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with lock:
                 uid = "up.%d_%s~+/=" % (len(UPLOADS) + 1, key.replace("/", "-"))
                 UPLOADS[uid] = (key, {})
+                UPLOAD_META[uid] = stored_meta(self.headers)
             return self.send(200, (
                 '<?xml version="1.0" encoding="UTF-8"?>\n'
                 '<InitiateMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
@@ -519,6 +579,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         etag = '"%s-%d"' % (hashlib.md5(md5s).hexdigest(), len(parts))
         with lock:
             STORE[key] = (data, etag)
+            META[key] = UPLOAD_META.pop(uid, {})
             UPLOADS.pop(uid, None)
             lost = FAULTS["complete_lost"] > 0
             if lost:

@@ -269,6 +269,24 @@ cache "$work/c5" many/ list: >/dev/null
 t1=$(date +%s%N)
 diag "relisting it (nothing changed) took $(( (t1 - t0) / 1000000 )) ms"
 
+# --- POSIX attributes (protocol 5): s3rver keeps x-amz-meta-* and honours --
+# --- REPLACE on a copy onto the key (the VM tests' chmod relies on both) ----
+printf 'posix!' >"$work/m.txt"
+etag=$(wr put bkt w/meta.txt "$work/m.txt" 0 6 --type text/plain --meta note=keep --meta mode=33188)
+etag=${etag#ETAG }
+mkdir -p "$work/c7" "$work/c7p"
+out=$(cache "$work/c7" "" "mount:2:bkt:$work/c7p:posix" "@2:setmeta:w/meta.txt:6:$etag:posix=33261//5/" \
+	"@2:setmeta:w/meta.txt:6:\"0123\":posix=384///" "@2:lookup:w:meta.txt" | grep -v '^REPLY mount')
+is "$out" "REPLY @2:setmeta:w/meta.txt:6:$etag:posix=33261//5/ -> 0 etag $etag
+REPLY @2:setmeta:w/meta.txt:6:\"0123\":posix=384/// -> -116 Stale file handle
+REPLY @2:lookup:w:meta.txt -> 0" "SETMETA: done (same ETag); another version: ESTALE; LOOKUP"
+is "$(curl -sfI "$S3_ENDPOINT/bkt/w/meta.txt" | tr -d '\r' | grep -iE '^(content-type|x-amz-meta-[a-z]*):' | tr 'A-Z' 'a-z' | sort | tr '\n' ' ')" \
+	"content-type: text/plain x-amz-meta-gid: 5 x-amz-meta-mode: 33261 x-amz-meta-note: keep " \
+	"SETMETA: s3rver replaced mode, added gid, kept Content-Type and note"
+is "$(python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "trusted.s3cachefs.posix").hex())' "$work/c7p/w/meta.txt")" \
+	"01050000ed81000000000000050000000000000000000000" \
+	"LOOKUP on a posix_meta mount: the attributes s3rver returns"
+
 echo "1..$n"
 [ $failed = 0 ] || { echo "# $failed failed; daemon log:"; tail -n 30 "$work/log" | sed 's/^/# /'; }
 [ $failed = 0 ]

@@ -164,6 +164,74 @@ static void test_parse(void)
 	ok(err == -EINVAL, "parse: short integer attribute refused");
 	s3d_req_free(r);
 
+	/* Protocol 5: POSIX in UPLOAD, MKDIR, SETMETA; exactly one struct. */
+	{
+		struct s3cfs_posix px = { .flags = S3CFS_POSIX_MODE |
+					  S3CFS_POSIX_MTIME, .mode = 0100600,
+					  .mtime = 1700000000, .mtime_nsec = 9 };
+		char longer[sizeof(px) + 4] = { 0 };
+
+		m = kmsg(S3CFS_CMD_SETMETA);
+		put_u64_padded(m, S3CFS_A_REQ_ID, 21);
+		nla_put_u32(m, S3CFS_A_MOUNT_ID, 3);
+		nla_put_string(m, S3CFS_A_PATH, "d/f");
+		nla_put_string(m, S3CFS_A_ETAG, "\"e1\"");
+		put_u64_padded(m, S3CFS_A_SIZE, 42);
+		nla_put(m, S3CFS_A_POSIX, sizeof(px), &px);
+		r = parse(m, &err);
+		ok(!err && r && r->cmd == S3CFS_CMD_SETMETA && r->has_posix &&
+		   !memcmp(&r->posix, &px, sizeof(px)) && r->size == 42 &&
+		   !strcmp(r->etag, "\"e1\"") && !strcmp(r->path, "d/f"),
+		   "parse: SETMETA with POSIX (protocol 5)");
+		s3d_req_free(r);
+
+		m = kmsg(S3CFS_CMD_SETMETA);
+		put_u64_padded(m, S3CFS_A_REQ_ID, 22);
+		nla_put_u32(m, S3CFS_A_MOUNT_ID, 3);
+		nla_put_string(m, S3CFS_A_PATH, "d/f");
+		nla_put_string(m, S3CFS_A_ETAG, "\"e1\"");
+		put_u64_padded(m, S3CFS_A_SIZE, 42);
+		r = parse(m, &err);
+		ok(err == -EINVAL && r && r->id == 22,
+		   "parse: SETMETA without POSIX is answered -EINVAL");
+		s3d_req_free(r);
+
+		m = kmsg(S3CFS_CMD_MKDIR);
+		put_u64_padded(m, S3CFS_A_REQ_ID, 23);
+		nla_put_u32(m, S3CFS_A_MOUNT_ID, 3);
+		nla_put_string(m, S3CFS_A_PATH, "d");
+		nla_put_string(m, S3CFS_A_NAME, "sub");
+		nla_put(m, S3CFS_A_POSIX, sizeof(px) - 1, &px);
+		r = parse(m, &err);
+		ok(err == -EINVAL && r && r->id == 23,
+		   "parse: a short POSIX is answered -EINVAL");
+		s3d_req_free(r);
+
+		memcpy(longer, &px, sizeof(px));
+		m = kmsg(S3CFS_CMD_UPLOAD);
+		put_u64_padded(m, S3CFS_A_REQ_ID, 24);
+		nla_put_u32(m, S3CFS_A_MOUNT_ID, 3);
+		nla_put_string(m, S3CFS_A_PATH, "d/f");
+		put_u64_padded(m, S3CFS_A_INO, 5);
+		put_u64_padded(m, S3CFS_A_SIZE, 1);
+		nla_put_u32(m, S3CFS_A_FLAGS, S3CFS_UP_NEW);
+		nla_put(m, S3CFS_A_POSIX, sizeof(longer), longer);
+		r = parse(m, &err);
+		ok(err == -EINVAL && r && r->id == 24,
+		   "parse: a long POSIX is answered -EINVAL");
+		s3d_req_free(r);
+
+		m = kmsg(S3CFS_CMD_MKDIR);
+		put_u64_padded(m, S3CFS_A_REQ_ID, 25);
+		nla_put_u32(m, S3CFS_A_MOUNT_ID, 3);
+		nla_put_string(m, S3CFS_A_PATH, "d");
+		nla_put_string(m, S3CFS_A_NAME, "sub");
+		r = parse(m, &err);
+		ok(!err && r && !r->has_posix,
+		   "parse: MKDIR without POSIX (an older kernel) has none");
+		s3d_req_free(r);
+	}
+
 	{
 		char big[S3CFS_ETAG_MAX + 2];
 
@@ -242,6 +310,12 @@ static void test_reply(void)
 	genlmsg_parse(nlmsg_hdr(m), 0, tb, S3CFS_A_MAX, NULL);
 	ok(!tb[S3CFS_A_ETAG], "reply: a failed UPLOAD carries none");
 	nlmsg_free(m);
+	r.cmd = S3CFS_CMD_SETMETA;
+	m = s3d_nl_build_reply(&r, 0, FAMILY);
+	genlmsg_parse(nlmsg_hdr(m), 0, tb, S3CFS_A_MAX, NULL);
+	ok(tb[S3CFS_A_ETAG] && !strcmp(nla_get_string(tb[S3CFS_A_ETAG]), "\"new\""),
+	   "reply: SETMETA carries the new ETag");
+	nlmsg_free(m);
 	r.reply_etag = NULL;
 }
 
@@ -294,6 +368,26 @@ static int do_mount(uint32_t id, const char *bucket, const char *prefix,
 	return replies == before + 1 ? last_status : 1000;
 }
 
+/* A SETMETA of @size bytes with @px (NULL: without POSIX). */
+static int setmeta(uint64_t size, const struct s3cfs_posix *px)
+{
+	struct s3d_req *r = calloc(1, sizeof(*r));
+	int before = replies;
+
+	r->cmd = S3CFS_CMD_SETMETA;
+	r->id = 78;
+	r->mount_id = 1;
+	r->path = strdup("obj");
+	r->etag = strdup("\"new\"");
+	r->size = size;
+	r->has_posix = px;
+	if (px)
+		r->posix = *px;
+	r->reply = capture;
+	s3d_req_handle(r);
+	return replies == before + 1 ? last_status : 1000;
+}
+
 static void test_ops(void)
 {
 	char dir[] = "/tmp/s3d-test-nl-XXXXXX", file[600], other[600];
@@ -340,6 +434,24 @@ static void test_ops(void)
 	       "ops: LOOKUP of ..: ENOENT");
 	is_int(handle(99, 1, "", NULL, NULL, 0, 0), -EOPNOTSUPP,
 	       "ops: unknown command");
+	{
+		struct s3cfs_posix px = { .flags = S3CFS_POSIX_MODE,
+					  .mode = 0200000 };
+
+		is_int(setmeta(1, &px), -EINVAL,
+		       "ops: SETMETA with a mode out of range: EINVAL, no S3");
+		px.flags = S3CFS_POSIX_MTIME;
+		px.mtime_nsec = 1000000000;
+		is_int(setmeta(1, &px), -EINVAL,
+		       "ops: ... nanoseconds out of range: EINVAL");
+		px.flags = 0x20;
+		is_int(setmeta(1, &px), -EINVAL, "ops: ... unknown flags: EINVAL");
+		is_int(setmeta(1, NULL), -EINVAL,
+		       "ops: SETMETA without POSIX: EINVAL");
+		px.flags = S3CFS_POSIX_UID;
+		is_int(setmeta((5ULL << 30) + 1, &px), -EXDEV,
+		       "ops: SETMETA of more than 5 GiB: EXDEV, no S3");
+	}
 
 	snprintf(file, sizeof(file), "%s/obj", dir);
 	fd = open(file, O_CREAT | O_WRONLY, 0644);

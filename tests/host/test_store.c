@@ -16,6 +16,7 @@
 #include <sys/xattr.h>
 
 #include "lib/log.h"
+#include "lib/posix.h"
 #include "store.h"
 #include "uapi/s3cachefs.h"
 #include "tap.h"
@@ -189,8 +190,8 @@ static void test_dirs(void)
 
 static void test_files(void)
 {
-	struct s3d_meta m1 = { "\"etag-1\"", 3 << 20, 1700000000 };
-	struct s3d_meta m2 = { "\"etag-2\"", 5000, 1700000001 };
+	struct s3d_meta m1 = { "\"etag-1\"", 3 << 20, 1700000000, NULL };
+	struct s3d_meta m2 = { "\"etag-2\"", 5000, 1700000001, NULL };
 	char buf[4096] = "cached!", back[16] = "";
 	int dfd, fd, old;
 	ino_t i1;
@@ -275,9 +276,9 @@ static void test_files(void)
 static void test_data(void)
 {
 	static char obj[100 * 1024 + 3], back[sizeof(obj) + 16];
-	struct s3d_meta m = { "\"etag-d\"", sizeof(obj), 1700000000 };
-	struct s3d_meta e = { "\"etag-e\"", 0, 1700000000 };
-	struct s3d_meta m2 = { "\"etag-d2\"", sizeof(obj), 1700000001 };
+	struct s3d_meta m = { "\"etag-d\"", sizeof(obj), 1700000000, NULL };
+	struct s3d_meta e = { "\"etag-e\"", 0, 1700000000, NULL };
+	struct s3d_meta m2 = { "\"etag-d2\"", sizeof(obj), 1700000001, NULL };
 	int dfd, fd;
 	ino_t i1;
 	size_t i;
@@ -321,7 +322,7 @@ static void test_data(void)
 
 static void test_sizes(void)
 {
-	struct s3d_meta m = { "\"etag-s\"", 10000, 1700000000 };
+	struct s3d_meta m = { "\"etag-s\"", 10000, 1700000000, NULL };
 	uint64_t size = 0;
 	int dfd, fd;
 	ino_t i1;
@@ -372,7 +373,7 @@ static void test_meta(void)
 {
 	static const char md5[] = "\"0123456789abcdef0123456789abcdef\"";
 	static const char mp[] = "\"0123456789abcdef0123456789abcdef-1234\"";
-	struct s3d_meta m = { md5, 1ULL << 40, -5 };
+	struct s3d_meta m = { md5, 1ULL << 40, -5, NULL };
 	char etag[S3CFS_ETAG_MAX + 1], long_etag[S3CFS_ETAG_MAX + 2];
 	uint8_t v[S3CFS_META_MAX];
 	uint64_t size;
@@ -422,7 +423,7 @@ static void test_meta(void)
 	       "meta: a NUL inside the ETag refused");
 
 	/* An older file whose tags S3 still agrees with is rewritten. */
-	m = (struct s3d_meta){ md5, 4096, 1700000000 };
+	m = (struct s3d_meta){ md5, 4096, 1700000000, NULL };
 	s3d_store_open_dir(rootfd, "m", true, &dfd);
 	is_int(s3d_store_ensure_file(dfd, "obj", &m, NULL, false), 1, "meta: created");
 	i1 = ino("m/obj");
@@ -527,7 +528,7 @@ static void make_local(const char *rel, const char *data)
 static void test_local(void)
 {
 	static const char *const none[] = { NULL };
-	struct s3d_meta m = { "\"0123456789abcdef0123456789abcdef\"", 5, 1700000000 };
+	struct s3d_meta m = { "\"0123456789abcdef0123456789abcdef\"", 5, 1700000000, NULL };
 	int dfd, fd;
 
 	s3d_store_open_dir(rootfd, "loc/sub", true, &dfd);
@@ -585,8 +586,8 @@ static void test_local(void)
 static void test_held(void)
 {
 	static const char *const none[] = { NULL };
-	struct s3d_meta m1 = { "\"0123456789abcdef0123456789abcdef\"", 5, 1700000000 };
-	struct s3d_meta m2 = { "\"fedcba9876543210fedcba9876543210\"", 7, 1700000001 };
+	struct s3d_meta m1 = { "\"0123456789abcdef0123456789abcdef\"", 5, 1700000000, NULL };
+	struct s3d_meta m2 = { "\"fedcba9876543210fedcba9876543210\"", 7, 1700000001, NULL };
 	int dfd, held, fd;
 	ino_t before;
 
@@ -661,6 +662,72 @@ static void test_checked(void)
 	close(dfd);
 }
 
+/* The S3CFS_XATTR_POSIX of @rel decoded; -errno without a usable one. */
+static int posix_of(const char *rel, struct s3cfs_posix *p)
+{
+	uint8_t v[64];
+	ssize_t n = getxattr(at(rel), S3CFS_XATTR_POSIX, v, sizeof(v));
+
+	return n < 0 ? -errno : s3d_posix_decode(v, (size_t)n, p);
+}
+
+/*
+ * A LOOKUP on a posix_meta mount (@m->posix): a new file has the object's
+ * attributes before its link, a kept one gets them in place (same inode),
+ * a held or LOCAL one never; without @m->posix nothing is written.
+ */
+static void test_posix(void)
+{
+	struct s3cfs_posix a = { .flags = S3CFS_POSIX_ALL, .mode = 0100640,
+				 .uid = 7, .gid = 8, .mtime = 1700000000 };
+	struct s3cfs_posix b = { .flags = S3CFS_POSIX_MODE, .mode = 0100600 };
+	struct s3cfs_posix none = { 0 }, got;
+	struct s3d_meta m = { "\"0123456789abcdef0123456789abcdef\"", 5,
+			      1700000000, &a };
+	struct s3d_meta plain = m;
+	int dfd, held;
+	ino_t before;
+
+	plain.posix = NULL;
+	s3d_store_open_dir(rootfd, "px", true, &dfd);
+	is_int(s3d_store_ensure_file(dfd, "f", &m, NULL, false), 1,
+	       "posix: a new file");
+	ok(!posix_of("px/f", &got) && got.flags == S3CFS_POSIX_ALL &&
+	   got.mode == 0100640 && got.uid == 7 && got.gid == 8 &&
+	   got.mtime == 1700000000, "posix: ... carries the attributes");
+	before = ino("px/f");
+	m.posix = &b;
+	is_int(s3d_store_ensure_file(dfd, "f", &m, NULL, false), 0,
+	       "posix: the same version, other attributes: kept");
+	ok(ino("px/f") == before && !posix_of("px/f", &got) &&
+	   got.flags == S3CFS_POSIX_MODE && got.mode == 0100600 && !got.uid,
+	   "posix: ... the same file, its attributes replaced in place");
+	is_int(s3d_store_ensure_file(dfd, "f", &plain, NULL, false), 0,
+	       "posix: without posix_meta: kept");
+	ok(!posix_of("px/f", &got) && got.mode == 0100600,
+	   "posix: ... and its attributes left alone");
+	held = open(at("px/f"), O_RDONLY);
+	ok(held >= 0 && !flock(held, LOCK_SH | LOCK_NB), "posix: the kernel's LOCK_SH taken");
+	m.posix = &none;
+	is_int(s3d_store_ensure_file(dfd, "f", &m, NULL, false), 0,
+	       "posix: a held file: kept");
+	ok(!posix_of("px/f", &got) && got.mode == 0100600,
+	   "posix: ... its attributes not touched under the kernel's lock");
+	if (held >= 0)
+		close(held);
+	is_int(s3d_store_ensure_file(dfd, "f", &m, NULL, false), 0,
+	       "posix: released: an object without attributes");
+	ok(!posix_of("px/f", &got) && got.flags == 0, "posix: ... flags 0");
+	make_local("px/loc", "ours");
+	is_int(s3d_store_ensure_file(dfd, "loc", &m, NULL, false), 0,
+	       "posix: a LOCAL file: kept");
+	is_int(posix_of("px/loc", &got), -ENODATA, "posix: ... never gets attributes");
+	is_int(s3d_store_ensure_file(dfd, "g", &plain, NULL, false), 1,
+	       "posix: a new file without posix_meta");
+	is_int(posix_of("px/g", &got), -ENODATA, "posix: ... has none");
+	close(dfd);
+}
+
 int main(void)
 {
 	s3d_log_level = -1;
@@ -688,6 +755,7 @@ int main(void)
 	test_checked();
 	test_local();
 	test_held();
+	test_posix();
 	close(rootfd);
 	rm_rf(root);
 	return tap_done();
