@@ -14,9 +14,17 @@
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 
-/* Link the tagged temporary file @tmp as @name in the lower directory. */
-static struct dentry *s3cfs_link_lower(struct dentry *ldir, struct file *tmp,
-				       const struct qstr *name)
+/**
+ * s3cfs_link_lower() - link a tagged temporary lower file under its name
+ * @ldir: the lower directory
+ * @tmp: the O_TMPFILE, tagged
+ * @name: the name
+ *
+ * Return: the new positive lower dentry, or ERR_PTR(-EEXIST) (a listing
+ * put an object there) or another error.
+ */
+struct dentry *s3cfs_link_lower(struct dentry *ldir, struct file *tmp,
+				const struct qstr *name)
 {
 	struct inode *ldi = d_inode(ldir);
 	struct dentry *lower;
@@ -43,7 +51,7 @@ out:
  * @dir: the upper parent
  * @dentry: the negative upper dentry
  * @mode: the mode asked for (only S_IFREG reaches us; the permission
- *	bits are the mount's file_mode, as for every file)
+ *	bits are the mount's file_mode, or with posix_meta these)
  * @excl: O_EXCL (the VFS has checked the name is negative)
  *
  * Return: 0 or a negative errno.
@@ -54,6 +62,7 @@ int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
 	struct s3cfs_inode_info *dsi = S3CFS_I(dir);
 	const struct cred *old_cred;
+	struct s3cfs_posix p = { .flags = S3CFS_POSIX_ALL };
 	struct dentry *lower = NULL;
 	struct s3cfs_meta *m;
 	struct inode *inode;
@@ -70,6 +79,11 @@ int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 		return -ENOMEM;
 	m->flags = S3CFS_META_LOCAL;
 	m->mtime = ktime_get_real_seconds();
+	/* The mode asked for and the creator, as s3fs keeps them. */
+	p.mode = S_IFREG | (mode & S_IALLUGO);
+	p.uid = from_kuid_munged(i_user_ns(dir), current_fsuid());
+	p.gid = from_kgid_munged(i_user_ns(dir), current_fsgid());
+	p.mtime = m->mtime;
 
 	old_cred = override_creds(sbi->creds);
 	tmp = s3cfs_tmpfile_open(&dsi->lower, S_IFREG | 0600,
@@ -79,6 +93,8 @@ int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 		goto out;
 	}
 	err = s3cfs_meta_set(tmp->f_path.dentry, m);
+	if (!err && sbi->opts.posix_meta)
+		err = s3cfs_posix_set(tmp->f_path.dentry, &p);
 	if (!err) {
 		lower = s3cfs_link_lower(dsi->lower.dentry, tmp,
 					 &dentry->d_name);

@@ -17,11 +17,13 @@
  * @ctx: what the lower filesystem fills
  * @caller: the upper readdir's context
  * @in_root: the directory is the mount's root
+ * @posix: a posix_meta mount: a file may be a symlink (posix.c)
  */
 struct s3cfs_dir_ctx {
 	struct dir_context ctx;
 	struct dir_context *caller;
 	bool in_root;
+	bool posix;
 };
 
 static bool s3cfs_filldir(struct dir_context *ctx, const char *name,
@@ -34,6 +36,9 @@ static bool s3cfs_filldir(struct dir_context *ctx, const char *name,
 		return true;
 	if (d_type != DT_DIR && d_type != DT_REG && d_type != DT_UNKNOWN)
 		return true;
+	/* Which files are symlinks only their lookup says (find -type l). */
+	if (dc->posix && d_type == DT_REG)
+		d_type = DT_UNKNOWN;
 	return dc->caller->actor(dc->caller, name, namelen, offset, ino,
 				 d_type);
 }
@@ -80,6 +85,7 @@ static int s3cfs_iterate(struct file *file, struct dir_context *ctx)
 		.ctx.actor = s3cfs_filldir,
 		.caller = ctx,
 		.in_root = IS_ROOT(file->f_path.dentry),
+		.posix = S3CFS_SB(file_inode(file)->i_sb)->opts.posix_meta,
 	};
 	const struct cred *old_cred;
 	int err;

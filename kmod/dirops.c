@@ -25,6 +25,7 @@
 #include "s3cachefs.h"
 #include <linux/namei.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 
 /* A name in @dir the daemon would never give: a cache-internal one. */
 static int s3cfs_name_check(struct dentry *dentry)
@@ -47,9 +48,10 @@ static int s3cfs_ns_ready(struct s3cfs_sb_info *sbi)
 	return 0;
 }
 
-/* MKDIR or DELETE of @dentry's name in its parent. */
+/* MKDIR (with the marker's @posix) or DELETE of @dentry's name. */
 static int s3cfs_ns_upcall(struct s3cfs_sb_info *sbi, u8 cmd,
-			   struct dentry *dentry, u32 flags)
+			   struct dentry *dentry, u32 flags,
+			   const struct s3cfs_posix *posix)
 {
 	struct s3cfs_req *req;
 	int err = -ENOMEM;
@@ -61,6 +63,8 @@ static int s3cfs_ns_upcall(struct s3cfs_sb_info *sbi, u8 cmd,
 	req->name = kstrndup(dentry->d_name.name, dentry->d_name.len,
 			     GFP_KERNEL);
 	req->up_flags = flags;
+	if (posix)
+		req->posix = *posix;
 	if (req->path && req->name)
 		err = s3cfs_upcall_req(req);
 	s3cfs_req_put(req);
@@ -99,7 +103,9 @@ out:
  * s3cfs_mkdir() - ->mkdir: a directory, with its marker object in S3
  * @dir: the upper parent
  * @dentry: the negative dentry
- * @mode: ignored: modes are the mount's (dir_mode=)
+ * @mode: with posix_meta, stored on the marker and recorded on the lower
+ *	directory, so this cache shows it (S3 lists no marker's headers:
+ *	directories made elsewhere show the mount's dir_mode=)
  *
  * Return: 0 or a negative errno (-EEXIST: the marker exists in S3).
  */
@@ -108,6 +114,7 @@ int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
 	struct dentry *ldir = S3CFS_I(dir)->lower.dentry, *lower, *alias;
+	struct s3cfs_posix posix = { .flags = S3CFS_POSIX_ALL };
 	const struct cred *old_cred;
 	struct inode *inode;
 	int err;
@@ -115,7 +122,17 @@ int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	err = s3cfs_ns_ready(sbi) ?: s3cfs_name_check(dentry);
 	if (err)
 		return err;
-	err = s3cfs_ns_upcall(sbi, S3CFS_CMD_MKDIR, dentry, 0);
+	/* The marker's headers, for s3fs: what a directory here shows. */
+	posix.mode = S_IFDIR | sbi->opts.dir_mode;
+	posix.uid = from_kuid_munged(i_user_ns(dir), sbi->opts.uid);
+	posix.gid = from_kgid_munged(i_user_ns(dir), sbi->opts.gid);
+	if (sbi->opts.posix_meta) {
+		posix.mode = S_IFDIR | (mode & S_IALLUGO);
+		posix.uid = from_kuid_munged(i_user_ns(dir), current_fsuid());
+		posix.gid = from_kgid_munged(i_user_ns(dir), current_fsgid());
+	}
+	posix.mtime = ktime_get_real_seconds();
+	err = s3cfs_ns_upcall(sbi, S3CFS_CMD_MKDIR, dentry, 0, &posix);
 	if (err)
 		return err;
 	/* The daemon made the lower directory, empty and listed. */
@@ -128,6 +145,14 @@ int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	err = -EIO;
 	if (!d_is_dir(lower))
 		goto out;
+	if (sbi->opts.posix_meta) {
+		old_cred = override_creds(sbi->creds);
+		err = s3cfs_posix_set(lower, &posix);
+		revert_creds(old_cred);
+		if (err)
+			pr_warn_ratelimited("%pd: recording the mode of a new directory: %d\n",
+					    lower, err);
+	}
 	inode = s3cfs_iget(dir->i_sb, lower);
 	err = PTR_ERR_OR_ZERO(inode);
 	if (err)
@@ -171,7 +196,8 @@ int s3cfs_rmdir(struct inode *dir, struct dentry *dentry)
 		return err;
 	if (!sbi->opts.allow_delete)
 		return -EPERM;
-	err = s3cfs_ns_upcall(sbi, S3CFS_CMD_DELETE, dentry, S3CFS_DEL_DIR);
+	err = s3cfs_ns_upcall(sbi, S3CFS_CMD_DELETE, dentry, S3CFS_DEL_DIR,
+			      NULL);
 	if (err)
 		return err;
 	old_cred = override_creds(sbi->creds);
@@ -212,7 +238,7 @@ int s3cfs_unlink(struct inode *dir, struct dentry *dentry)
 			return err;
 		if (!sbi->opts.allow_delete)
 			return -EPERM;
-		err = s3cfs_ns_upcall(sbi, S3CFS_CMD_DELETE, dentry, 0);
+		err = s3cfs_ns_upcall(sbi, S3CFS_CMD_DELETE, dentry, 0, NULL);
 		if (err)
 			return err;
 	}

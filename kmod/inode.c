@@ -11,7 +11,9 @@
  * last reference. Attributes come from the lower file and the daemon's
  * xattr on it (S3CFS_XATTR_META; in an older cache, one xattr each): size =
  * the object's size (not the lower i_size, which can be longer), mtime =
- * the object's Last-Modified, owner and mode from the mount options.
+ * the object's Last-Modified, owner and mode from the mount options (with
+ * posix_meta, from the object's x-amz-meta-* headers where it has them:
+ * posix.c; such an object can be a symlink: symlink.c).
  */
 #include "s3cachefs.h"
 #include <linux/slab.h>
@@ -245,8 +247,10 @@ struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower)
 			     s3cfs_inode_set, linode);
 	if (!inode)
 		return ERR_PTR(-ENOMEM);
-	if (!(inode->i_state & I_NEW))
+	if (!(inode->i_state & I_NEW)) {
+		s3cfs_posix_refresh(inode);
 		return inode;
+	}
 
 	si = S3CFS_I(inode);
 	si->lower.dentry = dget(lower);
@@ -259,20 +263,30 @@ struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower)
 		inode->i_op = &s3cfs_dir_iops;
 		inode->i_fop = &s3cfs_dir_fops;
 		set_nlink(inode, 2);
+		s3cfs_inode_load_meta(inode);
+		s3cfs_posix_load(inode, lower);
+		unlock_new_inode(inode);
+		return inode;
+	}
+	inode->i_mode = S_IFREG | sbi->opts.file_mode;
+	inode->i_mapping->a_ops = &s3cfs_aops;
+	set_nlink(inode, 1);
+	s3cfs_inode_load_meta(inode);
+	if (s3cfs_posix_load(inode, lower) == S_IFLNK) {
+		/* The target is the object's bytes, read by page_get_link(). */
+		inode->i_mode = S_IFLNK | 0777;
+		inode->i_op = &s3cfs_symlink_iops;
+		inode_nohighmem(inode);
 	} else {
-		inode->i_mode = S_IFREG | sbi->opts.file_mode;
 		inode->i_op = &s3cfs_file_iops;
 		inode->i_fop = &s3cfs_file_fops;
-		inode->i_mapping->a_ops = &s3cfs_aops;
 		/*
 		 * Large folios: fewer, bigger page cache entries per MiB read,
 		 * so readahead, the copy to user space and the lower direct
 		 * reads all work in bigger pieces (as xfs and afs do).
 		 */
 		mapping_set_large_folios(inode->i_mapping);
-		set_nlink(inode, 1);
 	}
-	s3cfs_inode_load_meta(inode);
 	unlock_new_inode(inode);
 	return inode;
 }
@@ -385,6 +399,7 @@ const struct inode_operations s3cfs_dir_iops = {
 	.rmdir		= s3cfs_rmdir,
 	.unlink		= s3cfs_unlink,
 	.rename		= s3cfs_rename,
+	.symlink	= s3cfs_symlink,
 	.getattr	= s3cfs_getattr,
 	.setattr	= s3cfs_setattr,
 };

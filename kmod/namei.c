@@ -152,16 +152,21 @@ static struct dentry *s3cfs_lower_lookup(struct dentry *parent,
 	struct dentry *lower_dir = S3CFS_I(dir)->lower.dentry;
 	unsigned int ttl = READ_ONCE(sbi->opts.meta_ttl_ms);
 	struct dentry *lower;
+	bool unknown;
 	int err;
 
 	*checked = jiffies;
 	lower = lookup_one_len_unlocked(name->name, lower_dir, name->len);
-	if (IS_ERR(lower) || s3cfs_dir_listed_at(dir, checked))
+	if (IS_ERR(lower))
+		return lower;
+	/* Listed, never HEADed: its mode and type are not known (posix.c). */
+	unknown = s3cfs_posix_unknown(sbi, lower);
+	if (!unknown && s3cfs_dir_listed_at(dir, checked))
 		return lower;
 	if (d_is_positive(lower)) {
 		/* Written here: what S3 has is not the file (yet). */
-		if (s3cfs_lower_checked(lower, ttl, checked) ||
-		    s3cfs_lower_local(lower))
+		if (!unknown && (s3cfs_lower_checked(lower, ttl, checked) ||
+				 s3cfs_lower_local(lower)))
 			return lower;
 		if (!s3cfs_daemon_present())
 			return lower;
@@ -260,10 +265,12 @@ static int s3cfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	valid = !IS_ERR(lower) && d_inode(lower) == S3CFS_I(inode)->lower_inode;
 	if (!IS_ERR(lower))
 		dput(lower);
-	if (valid)
+	if (valid) {
 		dentry->d_time = checked;
-	else
+		s3cfs_posix_refresh(inode);
+	} else {
 		s3cfs_inode_set_stale(inode);
+	}
 	return valid;
 }
 

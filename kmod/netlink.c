@@ -158,6 +158,7 @@ static const struct genl_ops s3cfs_genl_ops[] = {
 	S3CFS_REPLY_OP(S3CFS_CMD_MKDIR),
 	S3CFS_REPLY_OP(S3CFS_CMD_DELETE),
 	S3CFS_REPLY_OP(S3CFS_CMD_RENAME),
+	S3CFS_REPLY_OP(S3CFS_CMD_SETMETA),
 	{
 		.cmd = S3CFS_CMD_EVICT,
 		.doit = s3cfs_nl_evict,
@@ -200,6 +201,16 @@ static struct sk_buff *s3cfs_nl_new(u8 cmd, size_t payload, void **hdr)
 	return skb;
 }
 
+/* MOUNT's FLAGS: none for a read-only mount (what version 1 knows). */
+static int s3cfs_nl_put_mount_flags(struct sk_buff *skb,
+				    const struct s3cfs_mount_opts *o)
+{
+	u32 flags = (o->writable ? S3CFS_MOUNT_WRITABLE : 0) |
+		    (o->posix_meta ? S3CFS_MOUNT_POSIX : 0);
+
+	return flags ? nla_put_u32(skb, S3CFS_A_FLAGS, flags) : 0;
+}
+
 /**
  * s3cfs_nl_send_mount() - send a MOUNT request or announcement
  * @sbi: the mount
@@ -224,8 +235,7 @@ int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid)
 	    nla_put_string(skb, S3CFS_A_PREFIX, sbi->prefix) ||
 	    nla_put_string(skb, S3CFS_A_CACHE_DIR, sbi->cache_path) ||
 	    nla_put_u32(skb, S3CFS_A_CHUNK_SIZE, sbi->opts.chunk_size) ||
-	    (sbi->opts.writable &&
-	     nla_put_u32(skb, S3CFS_A_FLAGS, S3CFS_MOUNT_WRITABLE))) {
+	    s3cfs_nl_put_mount_flags(skb, &sbi->opts)) {
 		nlmsg_free(skb);
 		return -EMSGSIZE;
 	}
@@ -294,7 +304,8 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 	skb = s3cfs_nl_new(req->cmd, s3cfs_str_size(req->path) +
 			   s3cfs_str_size(req->name) +
 			   s3cfs_str_size(req->etag) +
-			   s3cfs_str_size(req->path2), &hdr);
+			   s3cfs_str_size(req->path2) +
+			   nla_total_size(sizeof(req->posix)), &hdr);
 	if (!skb)
 		return -ENOMEM;
 	if (nla_put_u64_64bit(skb, S3CFS_A_REQ_ID, req->id, S3CFS_A_PAD) ||
@@ -316,6 +327,14 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 		goto too_big;
 	if (req->cmd == S3CFS_CMD_DELETE &&
 	    nla_put_u32(skb, S3CFS_A_FLAGS, req->up_flags))
+		goto too_big;
+	if (req->cmd == S3CFS_CMD_SETMETA &&
+	    (nla_put_string(skb, S3CFS_A_ETAG, req->etag) ||
+	     nla_put_u64_64bit(skb, S3CFS_A_SIZE, req->size, S3CFS_A_PAD)))
+		goto too_big;
+	/* Older daemons would ignore it: sent to those that know it. */
+	if (req->posix.flags && s3cfs_daemon_version() >= 5 &&
+	    nla_put(skb, S3CFS_A_POSIX, sizeof(req->posix), &req->posix))
 		goto too_big;
 	if (req->cmd == S3CFS_CMD_RENAME &&
 	    (nla_put_string(skb, S3CFS_A_PATH2, req->path2) ||

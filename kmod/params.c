@@ -4,13 +4,16 @@
  *
  *   mount -t s3cachefs -o cache=DIR[,chunk=1M][,uid=,gid=,file_mode=,
  *         dir_mode=][,fetch_timeout=S][,meta_ttl=S][,readahead=KiB]
- *         [,writable[,allow_delete]] BUCKET[:PREFIX] MOUNTPOINT
+ *         [,writable[,allow_delete]][,posix_meta] BUCKET[:PREFIX] MOUNTPOINT
  *
  * writable: files may be created, written and uploaded (upload.c),
  * directories made (dirops.c). allow_delete: what deletes an object that
  * is in S3 (unlink, rmdir, the source of a rename) is allowed too.
  * Without it the mount is read-only whatever mount(8) asks for, so an
- * existing fstab line never starts writing to a bucket.
+ * existing fstab line never starts writing to a bucket. posix_meta:
+ * each object's mode, owner and mtime are s3fs-fuse's x-amz-meta-*
+ * headers (a HEAD per object at its first lookup), symlinks are
+ * objects, and chmod, chown and utimes change the headers in S3.
  *
  * Defaults for the knobs come from module parameters. Bad options fail the
  * mount with a message in the fs_context log (dmesg with mount(2)).
@@ -52,6 +55,7 @@ enum s3cfs_param {
 	Opt_readahead,
 	Opt_writable,
 	Opt_allow_delete,
+	Opt_posix_meta,
 };
 
 const struct fs_parameter_spec s3cfs_fs_parameters[] = {
@@ -66,6 +70,7 @@ const struct fs_parameter_spec s3cfs_fs_parameters[] = {
 	fsparam_u32("readahead", Opt_readahead),
 	fsparam_flag("writable", Opt_writable),
 	fsparam_flag("allow_delete", Opt_allow_delete),
+	fsparam_flag("posix_meta", Opt_posix_meta),
 	{}
 };
 
@@ -146,6 +151,9 @@ static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		break;
 	case Opt_allow_delete:
 		o->allow_delete = true;
+		break;
+	case Opt_posix_meta:
+		o->posix_meta = true;
 		break;
 	case Opt_readahead:
 		if (result.uint_32 > S3CFS_RA_MAX)
@@ -241,7 +249,8 @@ static bool s3cfs_fixed_opts_changed(struct s3cfs_fs_ctx *ctx,
 	       ((ctx->set & BIT(Opt_file_mode)) && n->file_mode != o->file_mode) ||
 	       ((ctx->set & BIT(Opt_dir_mode)) && n->dir_mode != o->dir_mode) ||
 	       ((ctx->set & BIT(Opt_writable)) && !o->writable) ||
-	       ((ctx->set & BIT(Opt_allow_delete)) && !o->allow_delete);
+	       ((ctx->set & BIT(Opt_allow_delete)) && !o->allow_delete) ||
+	       ((ctx->set & BIT(Opt_posix_meta)) && !o->posix_meta);
 }
 
 /* Remount may change the knobs, nothing that shapes the cache. */

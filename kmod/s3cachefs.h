@@ -96,6 +96,8 @@ struct s3cfs_stats {
  *	the life of the mount
  * @allow_delete: objects in S3 may be deleted: unlink, rmdir, rename's
  *	source (allow_delete, with writable); fixed for the life of the mount
+ * @posix_meta: modes, owners, mtimes and symlinks are the objects'
+ *	x-amz-meta-* headers (posix_meta); fixed for the life of the mount
  */
 struct s3cfs_mount_opts {
 	char *cache;
@@ -109,6 +111,7 @@ struct s3cfs_mount_opts {
 	unsigned int readahead_kb;
 	bool writable;
 	bool allow_delete;
+	bool posix_meta;
 };
 
 /**
@@ -314,7 +317,8 @@ struct s3cfs_req {
 	u64 size;		/* UPLOAD, RENAME: SIZE */
 	u32 up_flags;		/* UPLOAD: FLAGS (S3CFS_UP_*); DELETE: S3CFS_DEL_* */
 	char *path2;		/* RENAME: PATH2 */
-	char *reply_etag;	/* UPLOAD, RENAME: the answer's ETAG (kmalloc'ed) */
+	char *reply_etag;	/* UPLOAD, RENAME, SETMETA: the answer's ETAG (kmalloc'ed) */
+	struct s3cfs_posix posix;	/* UPLOAD, MKDIR, SETMETA: POSIX */
 };
 
 #define S3CFS_REQ_DONE		0	/* answered, cancelled or flushed */
@@ -384,7 +388,23 @@ void s3cfs_name_refresh(struct s3cfs_sb_info *sbi, const char *path);
 /* dir.c */
 extern const struct file_operations s3cfs_dir_fops;
 
+/* posix.c */
+int s3cfs_posix_get(struct dentry *lower, struct s3cfs_posix *p);
+int s3cfs_posix_set(struct dentry *lower, const struct s3cfs_posix *p);
+void s3cfs_posix_of(struct inode *inode, struct s3cfs_posix *p);
+umode_t s3cfs_posix_load(struct inode *inode, struct dentry *lower);
+void s3cfs_posix_refresh(struct inode *inode);
+bool s3cfs_posix_unknown(struct s3cfs_sb_info *sbi, struct dentry *lower);
+int s3cfs_posix_setattr(struct dentry *dentry, struct iattr *attr);
+
+/* symlink.c */
+extern const struct inode_operations s3cfs_symlink_iops;
+int s3cfs_symlink(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
+		  const char *target);
+
 /* create.c */
+struct dentry *s3cfs_link_lower(struct dentry *ldir, struct file *tmp,
+				const struct qstr *name);
 int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 		 umode_t mode, bool excl);
 
@@ -425,6 +445,8 @@ int s3cfs_writepages(struct address_space *mapping,
 
 /* upload.c */
 int s3cfs_upload(struct file *file, bool closing);
+int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
+		       struct file *file, bool closing);
 
 /**
  * struct s3cfs_file - an open regular file

@@ -119,6 +119,8 @@ static int s3cfs_show_options(struct seq_file *m, struct dentry *root)
 		seq_puts(m, ",writable");
 	if (o->allow_delete)
 		seq_puts(m, ",allow_delete");
+	if (o->posix_meta)
+		seq_puts(m, ",posix_meta");
 	return 0;
 }
 
@@ -247,6 +249,11 @@ static int s3cfs_register_mount(struct fs_context *fc,
 	}
 	if (sbi->opts.writable && s3cfs_daemon_version() < 3) {
 		errorfc(fc, "writable: s3cachefsd is too old (protocol %u, writes need 3)",
+			s3cfs_daemon_version());
+		return -EPROTONOSUPPORT;
+	}
+	if (sbi->opts.posix_meta && s3cfs_daemon_version() < 5) {
+		errorfc(fc, "posix_meta: s3cachefsd is too old (protocol %u, needs 5)",
 			s3cfs_daemon_version());
 		return -EPROTONOSUPPORT;
 	}

@@ -581,8 +581,9 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 		s3cfs_req_put(req);
 		return 0;
 	}
-	/* An ETag comes with (and only with) a successful UPLOAD or RENAME. */
-	answers_etag = r->cmd == S3CFS_CMD_UPLOAD || r->cmd == S3CFS_CMD_RENAME;
+	/* An ETag comes with (and only with) a successful UPLOAD, RENAME, SETMETA. */
+	answers_etag = r->cmd == S3CFS_CMD_UPLOAD || r->cmd == S3CFS_CMD_RENAME ||
+		       r->cmd == S3CFS_CMD_SETMETA;
 	if (!status && answers_etag ? !r->etag : !!r->etag) {
 		xa_unlock(&s3cfs_reqs);
 		return -EINVAL;

@@ -162,6 +162,13 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 	old_cred = override_creds(sbi->creds);
 	err = s3cfs_meta_tag(inode, last_writer ? 0 : S3CFS_META_LOCAL,
 			     i_size_read(inode), etag);
+	/* What S3 now has, so no lookup needs to ask (posix_meta). */
+	if (!err && sbi->opts.posix_meta) {
+		struct s3cfs_posix p;
+
+		s3cfs_posix_of(inode, &p);
+		err = s3cfs_posix_set(si->lower.dentry, &p);
+	}
 	revert_creds(old_cred);
 	if (err)
 		return err;
@@ -207,6 +214,7 @@ static int s3cfs_upload_send(struct inode *inode, const char *path,
 		goto out;
 	req->ino = si->lower_inode->i_ino;
 	req->size = size;
+	s3cfs_posix_of(inode, &req->posix);
 	if (si->etag[0]) {
 		req->up_flags = S3CFS_UP_MATCH;
 		req->etag = kstrdup(si->etag, GFP_KERNEL);
@@ -234,18 +242,25 @@ out:
 	return err;
 }
 
-/* No writer but @file (if it is one and @closing) has the inode open. */
-static bool s3cfs_last_writer(struct file *file, bool closing)
+/*
+ * No writer but @file (if it is one and @closing) has @inode open; with
+ * no @file, no writer at all.
+ */
+static bool s3cfs_last_writer(struct inode *inode, struct file *file,
+			      bool closing)
 {
-	int mine = closing && (file->f_mode & FMODE_WRITE) ? 1 : 0;
+	int mine = file && closing && (file->f_mode & FMODE_WRITE) ? 1 : 0;
 
-	return atomic_read(&S3CFS_I(file_inode(file))->nr_writers) <= mine;
+	return atomic_read(&S3CFS_I(inode)->nr_writers) <= mine;
 }
 
 /**
- * s3cfs_upload() - put a LOCAL file's content to S3 (close, fsync)
- * @file: an open file of the inode
- * @closing: the last close of @file (->flush), not an fsync
+ * s3cfs_upload_inode() - put a LOCAL file's content to S3
+ * @inode: upper inode
+ * @dentry: a name of it (may be negative: a symlink not yet instantiated)
+ * @file: the open file of @inode that asks (close, fsync), or NULL
+ * @closing: the last close of @file (->flush), not an fsync; with no
+ *	@file, whether the file is committed if no writer has it open
  *
  * Nothing is sent unless the file is LOCAL with changes S3 has not had.
  * An unchanged LOCAL file whose last writer closes is committed as the
@@ -255,9 +270,9 @@ static bool s3cfs_last_writer(struct file *file, bool closing)
  * writeback or the upload (the file stays LOCAL and changed: the next
  * close or fsync tries again).
  */
-int s3cfs_upload(struct file *file, bool closing)
+int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
+		       struct file *file, bool closing)
 {
-	struct inode *inode = file_inode(file);
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	char *buf = NULL, *path, *etag = NULL;
@@ -293,12 +308,13 @@ int s3cfs_upload(struct file *file, bool closing)
 			goto out;
 		s3cfs_reserve_forget(si);
 	}
-	err = s3cfs_inode_path(file->f_path.dentry, &buf, &path);
+	err = s3cfs_inode_path(dentry, &buf, &path);
 	if (err)
 		goto out;
 	if (!dirty) {
 		/* Uploaded by an fsync, unchanged since: just commit. */
-		if (si->etag[0] && closing && s3cfs_last_writer(file, closing))
+		if (si->etag[0] && closing &&
+		    s3cfs_last_writer(inode, file, closing))
 			err = s3cfs_upload_commit(inode, si->etag, true);
 		goto out;
 	}
@@ -315,7 +331,7 @@ int s3cfs_upload(struct file *file, bool closing)
 	} else {
 		dirty = false;
 		err = s3cfs_upload_commit(inode, etag,
-					  s3cfs_last_writer(file, closing));
+					  s3cfs_last_writer(inode, file, closing));
 		if (err)
 			pr_err("s3://%s/%s%s uploaded as %s, but its cache file could not be tagged (%d)\n",
 			       sbi->bucket, sbi->prefix, path, etag, err);
@@ -328,4 +344,17 @@ out:
 		__putname(buf);
 	inode_unlock(inode);
 	return err;
+}
+
+/**
+ * s3cfs_upload() - put a LOCAL file's content to S3 (close, fsync)
+ * @file: an open file of the inode
+ * @closing: the last close of @file (->flush), not an fsync
+ *
+ * Return: as s3cfs_upload_inode().
+ */
+int s3cfs_upload(struct file *file, bool closing)
+{
+	return s3cfs_upload_inode(file_inode(file), file->f_path.dentry, file,
+				  closing);
 }

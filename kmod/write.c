@@ -305,7 +305,8 @@ int s3cfs_truncate_lower(struct inode *inode, loff_t size)
  * @attr: what to change
  *
  * Owners and modes come from the mount options and are not changed
- * (EPERM), nor is anything of a file that is not LOCAL. A request for
+ * (EPERM), nor is anything of a file that is not LOCAL; on a posix_meta
+ * mount, a file's are its object's (s3cfs_posix_setattr()). A request for
  * the mode, owner or size a file already has changes nothing and
  * succeeds, whatever the file (cp -p, Python's shutil.copymode and
  * scripts set what is already so). Called with i_rwsem held.
@@ -320,6 +321,12 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	err = setattr_prepare(S3CFS_IDMAP_NOP, dentry, attr);
 	if (err)
 		return err;
+	if ((attr->ia_valid & ATTR_SIZE) && attr->ia_size == i_size_read(inode))
+		attr->ia_valid &= ~ATTR_SIZE;
+	/* Modes, owners and mtimes kept in S3 (posix.c). */
+	if (S3CFS_SB(inode->i_sb)->opts.posix_meta && S_ISREG(inode->i_mode) &&
+	    !(attr->ia_valid & ATTR_SIZE))
+		return s3cfs_posix_setattr(dentry, attr);
 	if ((attr->ia_valid & ATTR_MODE) &&
 	    (attr->ia_mode & S_IALLUGO) != (inode->i_mode & S_IALLUGO))
 		return -EPERM;
@@ -329,8 +336,6 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	if ((attr->ia_valid & ATTR_GID) &&
 	    !vfsgid_eq_kgid(attr->ia_vfsgid, inode->i_gid))
 		return -EPERM;
-	if ((attr->ia_valid & ATTR_SIZE) && attr->ia_size == i_size_read(inode))
-		attr->ia_valid &= ~ATTR_SIZE;
 	attr->ia_valid &= ~(ATTR_MODE | ATTR_UID | ATTR_GID);
 	if (S_ISDIR(inode->i_mode)) {
 		/* S3 has no directory times: ours are this node's, as shown. */

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * s3cachefs: POSIX attributes in S3 (mount option posix_meta).
+ *
+ * S3 keeps no mode, owner or mtime of its own. s3fs-fuse stores them as
+ * x-amz-meta-mode, -uid, -gid and -mtime, and so do we: every upload and
+ * directory marker carries them (upload.c, dirops.c), and on a posix_meta
+ * mount they are what a file shows. A listing carries no user metadata,
+ * so the daemon records what a LOOKUP's HEAD found on the lower file
+ * (S3CFS_XATTR_POSIX) and a file without that record is looked up before
+ * it is used (namei.c). chmod, chown and utimes of a file S3 has become a
+ * SETMETA (a copy of the object onto itself with the new headers); of a
+ * LOCAL file they go with its next upload. Objects without the headers
+ * keep the mount's uid=, gid= and file_mode=; directories show dir_mode=
+ * unless made here (a listing carries no marker's headers).
+ */
+#include "s3cachefs.h"
+#include <linux/slab.h>
+#include <linux/xattr.h>
+
+/* Decode an S3CFS_XATTR_POSIX value (layout: uapi/s3cachefs.h). */
+static int s3cfs_posix_decode(const u8 *v, size_t n, struct s3cfs_posix *p)
+{
+	if (n != S3CFS_POSIX_XATTR_LEN || v[0] != S3CFS_POSIX_VERSION ||
+	    (v[1] & ~S3CFS_POSIX_ALL))
+		return -EINVAL;
+	memset(p, 0, sizeof(*p));
+	p->flags = v[1];
+	p->mode = get_unaligned_le32(v + 4);
+	p->uid = get_unaligned_le32(v + 8);
+	p->gid = get_unaligned_le32(v + 12);
+	p->mtime = (s64)get_unaligned_le64(v + 16);
+	return 0;
+}
+
+/**
+ * s3cfs_posix_get() - the POSIX attributes recorded on a lower file
+ * @lower: a positive lower dentry
+ * @p: filled in
+ *
+ * Return: 0, -ENODATA (not recorded: the object was not HEADed), or
+ * another negative errno (logged).
+ */
+int s3cfs_posix_get(struct dentry *lower, struct s3cfs_posix *p)
+{
+	u8 v[S3CFS_POSIX_XATTR_LEN + 1];
+	ssize_t n;
+	int err;
+
+	n = __vfs_getxattr(lower, d_inode(lower), S3CFS_XATTR_POSIX, v,
+			   sizeof(v));
+	err = n < 0 ? (int)n : s3cfs_posix_decode(v, n, p);
+	if (err && err != -ENODATA)
+		pr_warn_ratelimited("%pd: bad %s (%d)\n", lower,
+				    S3CFS_XATTR_POSIX, err);
+	return err;
+}
+
+/**
+ * s3cfs_posix_set() - record POSIX attributes on a lower file
+ * @lower: a positive lower dentry (LOCAL, or the kernel's after a commit)
+ * @p: what to record
+ *
+ * Call with the mounter's credentials (trusted.* needs CAP_SYS_ADMIN).
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_posix_set(struct dentry *lower, const struct s3cfs_posix *p)
+{
+	u8 v[S3CFS_POSIX_XATTR_LEN] = { S3CFS_POSIX_VERSION };
+
+	v[1] = p->flags & S3CFS_POSIX_ALL;
+	put_unaligned_le32(p->mode, v + 4);
+	put_unaligned_le32(p->uid, v + 8);
+	put_unaligned_le32(p->gid, v + 12);
+	put_unaligned_le64((u64)p->mtime, v + 16);
+	return vfs_setxattr(S3CFS_IDMAP_NOP, lower, S3CFS_XATTR_POSIX, v,
+			    sizeof(v), 0);
+}
+
+/**
+ * s3cfs_posix_of() - the POSIX attributes of an inode, to store in S3
+ * @inode: upper inode
+ * @p: filled in, every field set
+ */
+void s3cfs_posix_of(struct inode *inode, struct s3cfs_posix *p)
+{
+	struct timespec64 mt = s3cfs_inode_get_mtime(inode);
+
+	memset(p, 0, sizeof(*p));
+	p->flags = S3CFS_POSIX_ALL;
+	p->mode = inode->i_mode;
+	p->uid = from_kuid_munged(i_user_ns(inode), inode->i_uid);
+	p->gid = from_kgid_munged(i_user_ns(inode), inode->i_gid);
+	p->mtime = mt.tv_sec;
+	p->mtime_nsec = mt.tv_nsec;
+}
+
+/*
+ * Show what @p has on @inode: permission bits (never the type), owner,
+ * mtime. Owners that do not map into the mount's namespace are left.
+ */
+static void s3cfs_posix_apply(struct inode *inode, const struct s3cfs_posix *p)
+{
+	kuid_t uid = make_kuid(i_user_ns(inode), p->uid);
+	kgid_t gid = make_kgid(i_user_ns(inode), p->gid);
+
+	spin_lock(&inode->i_lock);
+	if (p->flags & S3CFS_POSIX_MODE)
+		inode->i_mode = (inode->i_mode & S_IFMT) | (p->mode & S_IALLUGO);
+	if ((p->flags & S3CFS_POSIX_UID) && uid_valid(uid))
+		inode->i_uid = uid;
+	if ((p->flags & S3CFS_POSIX_GID) && gid_valid(gid))
+		inode->i_gid = gid;
+	spin_unlock(&inode->i_lock);
+	if (p->flags & S3CFS_POSIX_MTIME) {
+		struct timespec64 ts = { .tv_sec = p->mtime };
+
+		s3cfs_inode_set_times(inode, ts);
+	}
+}
+
+/**
+ * s3cfs_posix_load() - the POSIX attributes of a new inode (s3cfs_iget)
+ * @inode: upper inode being set up (I_NEW): its type, size and times set
+ * @lower: its lower dentry
+ *
+ * A regular file's record is what its object's headers said; a
+ * directory's is what mkdir here was asked for (s3cfs_mkdir()).
+ *
+ * Return: the type the inode stands for: S_IFLNK for an s3fs-style
+ * symlink (mode S_IFLNK, a body shorter than PATH_MAX), else its own.
+ */
+umode_t s3cfs_posix_load(struct inode *inode, struct dentry *lower)
+{
+	umode_t type = inode->i_mode & S_IFMT;
+	struct s3cfs_posix p;
+
+	if (!S3CFS_SB(inode->i_sb)->opts.posix_meta ||
+	    s3cfs_posix_get(lower, &p))
+		return type;
+	s3cfs_posix_apply(inode, &p);
+	if (type == S_IFREG && (p.flags & S3CFS_POSIX_MODE) &&
+	    S_ISLNK(p.mode) && i_size_read(inode) < PATH_MAX)
+		return S_IFLNK;
+	return type;
+}
+
+/**
+ * s3cfs_posix_refresh() - show what the daemon last found in S3
+ * @inode: upper inode whose lower file a lookup just confirmed
+ *
+ * A chmod elsewhere changes an object's headers, not its ETag (and so not
+ * its lower file): the daemon rewrites the record in place, and the inode
+ * shows it from the next lookup on. Not for LOCAL files: theirs is ours.
+ */
+void s3cfs_posix_refresh(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct s3cfs_posix p;
+
+	if (!S3CFS_SB(inode->i_sb)->opts.posix_meta || S_ISDIR(inode->i_mode) ||
+	    s3cfs_inode_local(inode))
+		return;
+	if (!s3cfs_posix_get(si->lower.dentry, &p))
+		s3cfs_posix_apply(inode, &p);
+}
+
+/**
+ * s3cfs_posix_unknown() - must this lower file be HEADed before use?
+ * @sbi: the mount
+ * @lower: a lower dentry (may be negative)
+ *
+ * Return: true on a posix_meta mount for a regular file the daemon made
+ * from a listing (no S3CFS_XATTR_POSIX) that is not LOCAL.
+ */
+bool s3cfs_posix_unknown(struct s3cfs_sb_info *sbi, struct dentry *lower)
+{
+	struct s3cfs_posix p;
+
+	if (!sbi->opts.posix_meta || !d_is_reg(lower))
+		return false;
+	return s3cfs_posix_get(lower, &p) == -ENODATA &&
+	       !s3cfs_lower_local(lower);
+}
+
+/* Does @attr change what S3 keeps of @inode (mode, owner, mtime)? */
+static bool s3cfs_posix_changes(struct inode *inode, const struct iattr *attr)
+{
+	return ((attr->ia_valid & ATTR_MODE) &&
+		(attr->ia_mode & S_IALLUGO) != (inode->i_mode & S_IALLUGO)) ||
+	       ((attr->ia_valid & ATTR_UID) &&
+		!vfsuid_eq_kuid(attr->ia_vfsuid, inode->i_uid)) ||
+	       ((attr->ia_valid & ATTR_GID) &&
+		!vfsgid_eq_kgid(attr->ia_vfsgid, inode->i_gid)) ||
+	       (attr->ia_valid & ATTR_MTIME);
+}
+
+/*
+ * SETMETA: give the object @inode stands for the attributes @p; on
+ * success the lower file is retagged with the object's new ETag and
+ * records @p. -ESTALE: S3 has another version (the inode goes stale).
+ */
+static int s3cfs_posix_setmeta(struct dentry *dentry, const struct s3cfs_posix *p)
+{
+	struct inode *inode = d_inode(dentry);
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	unsigned long timeout =
+		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
+	const struct cred *old_cred;
+	struct s3cfs_req *req;
+	int err;
+
+	if (s3cfs_daemon_version() < 5)
+		return s3cfs_daemon_present() ? -EPROTO : -EIO;
+	req = s3cfs_req_alloc(sbi, S3CFS_CMD_SETMETA);
+	if (!req)
+		return -ENOMEM;
+	req->path = s3cfs_path_dup(dentry);
+	req->etag = s3cfs_inode_etag(inode);
+	err = -ENOMEM;
+	if (!req->path || !req->etag)
+		goto out;
+	req->size = i_size_read(inode);
+	req->posix = *p;
+	atomic_set(&req->waiters, 1);
+	err = s3cfs_req_submit(req, false);
+	if (err)
+		goto out;
+	err = s3cfs_req_wait(req, jiffies + timeout, timeout, NULL, NULL);
+	if (err == -ETIMEDOUT || err == -ECANCELED)
+		err = -EIO;
+	if (!err && !req->reply_etag)
+		err = -EIO;
+	if (err == -ESTALE) {
+		s3cfs_inode_set_stale(inode);
+		s3cfs_name_refresh(sbi, req->path);
+		goto out;
+	}
+	if (err)
+		goto out;
+	/* Same bytes, a new version: the lower file stands for it now. */
+	s3cfs_inode_set_etag(inode, req->reply_etag);
+	old_cred = override_creds(sbi->creds);
+	err = s3cfs_meta_tag(inode, 0, i_size_read(inode), req->reply_etag);
+	if (!err)
+		err = s3cfs_posix_set(si->lower.dentry, p);
+	revert_creds(old_cred);
+	if (err)
+		pr_err("s3://%s/%s%s has new attributes as %s, but its cache file could not be tagged (%d)\n",
+		       sbi->bucket, sbi->prefix, req->path, req->reply_etag, err);
+out:
+	s3cfs_req_put(req);
+	return err;
+}
+
+/**
+ * s3cfs_posix_setattr() - chmod, chown, utimes on a posix_meta mount
+ * @dentry: a regular file
+ * @attr: what to change (setattr_prepare() passed); no size change
+ *
+ * A LOCAL file takes them at once and sends them with its next upload
+ * (it is marked changed). A file S3 has gets them in S3 first (SETMETA),
+ * then here. An atime alone is this node's only. Called with i_rwsem held.
+ *
+ * Return: 0 or a negative errno.
+ */
+int s3cfs_posix_setattr(struct dentry *dentry, struct iattr *attr)
+{
+	struct inode *inode = d_inode(dentry);
+	struct s3cfs_posix p;
+	int err;
+
+	if (s3cfs_inode_stale(inode))
+		return -ESTALE;
+	if (!s3cfs_posix_changes(inode, attr)) {
+		setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
+		return 0;
+	}
+	if (s3cfs_inode_local(inode)) {
+		setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
+		set_bit(S3CFS_I_DIRTY, &S3CFS_I(inode)->flags);
+		return 0;
+	}
+	/* What the inode will be, as S3 will keep it. */
+	s3cfs_posix_of(inode, &p);
+	if (attr->ia_valid & ATTR_MODE)
+		p.mode = (inode->i_mode & S_IFMT) | (attr->ia_mode & S_IALLUGO);
+	if (attr->ia_valid & ATTR_UID)
+		p.uid = from_kuid_munged(i_user_ns(inode),
+					 vfsuid_into_kuid(attr->ia_vfsuid));
+	if (attr->ia_valid & ATTR_GID)
+		p.gid = from_kgid_munged(i_user_ns(inode),
+					 vfsgid_into_kgid(attr->ia_vfsgid));
+	if (attr->ia_valid & ATTR_MTIME) {
+		p.mtime = attr->ia_mtime.tv_sec;
+		p.mtime_nsec = attr->ia_mtime.tv_nsec;
+	}
+	err = s3cfs_posix_setmeta(dentry, &p);
+	if (err)
+		return err;
+	setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
+	return 0;
+}
