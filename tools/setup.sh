@@ -39,7 +39,7 @@ PKGS=(
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs util-linux iproute2
 	dkms fio sparse
 	s3fs rclone gnuplot-nox nginx-light curl jq
-	fdisk file xz-utils zstd python3 python3-numpy nodejs
+	fdisk file xz-utils zstd python3 python3-numpy python3-torch nodejs
 	ceph-mon ceph-osd radosgw ceph-common
 )
 
