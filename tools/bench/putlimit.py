@@ -48,6 +48,7 @@ def upload(port, bucket, key, path, part, parallel, errors):
         c = conn(port)
         _, data = call(c, "POST", "/%s/%s?uploads" % (bucket, key))
         uid = re.search(rb"<UploadId>([^<]+)</UploadId>", data).group(1).decode()
+        c.close()
         nparts = max(1, -(-size // part))
         etags = [None] * nparts
         nxt = [0]
@@ -80,6 +81,10 @@ def upload(port, bucket, key, path, part, parallel, errors):
         xml = "<CompleteMultipartUpload>%s</CompleteMultipartUpload>" % "".join(
             "<Part><PartNumber>%d</PartNumber><ETag>%s</ETag></Part>" % (i + 1, e)
             for i, e in enumerate(etags))
+        # A new connection: the server closes one idle for its keep-alive
+        # timeout (node's 5 s) while the parts go up, and a request on it
+        # then fails with a broken pipe.
+        c = conn(port)
         call(c, "POST", "/%s/%s?uploadId=%s" % (bucket, key, uid), xml.encode())
         c.close()
     except Exception as e:  # noqa: BLE001
