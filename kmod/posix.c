@@ -97,8 +97,15 @@ void s3cfs_posix_of(struct inode *inode, struct s3cfs_posix *p)
 }
 
 /*
- * Show what @p has on @inode: permission bits (never the type), owner,
- * mtime. Owners that do not map into the mount's namespace are left.
+ * What of a mode S3 may set: no set-user-ID or set-group-ID bit, so that
+ * whoever can put objects in the bucket cannot plant setuid programs.
+ */
+#define S3CFS_POSIX_PERM	(S_IRWXUGO | S_ISVTX)
+
+/*
+ * Show what @p has on @inode: permission bits (never the type, never
+ * setuid/setgid), owner, mtime. Owners that do not map into the mount's
+ * namespace are left.
  */
 static void s3cfs_posix_apply(struct inode *inode, const struct s3cfs_posix *p)
 {
@@ -107,7 +114,7 @@ static void s3cfs_posix_apply(struct inode *inode, const struct s3cfs_posix *p)
 
 	spin_lock(&inode->i_lock);
 	if (p->flags & S3CFS_POSIX_MODE)
-		inode->i_mode = (inode->i_mode & S_IFMT) | (p->mode & S_IALLUGO);
+		inode->i_mode = (inode->i_mode & S_IFMT) | (p->mode & S3CFS_POSIX_PERM);
 	if ((p->flags & S3CFS_POSIX_UID) && uid_valid(uid))
 		inode->i_uid = uid;
 	if ((p->flags & S3CFS_POSIX_GID) && gid_valid(gid))
@@ -240,13 +247,27 @@ static int s3cfs_posix_setmeta(struct dentry *dentry, const struct s3cfs_posix *
 	}
 	if (err)
 		goto out;
-	/* Same bytes, a new version: the lower file stands for it now. */
-	s3cfs_inode_set_etag(inode, req->reply_etag);
+	/*
+	 * Same bytes, a new version: the lower file stands for it now. The
+	 * tag changes under the pin, tag first, as s3cfs_local_retag()
+	 * does: the daemon's writers check the tag under their lock.
+	 */
+	err = s3cfs_open_lower(inode);
+	if (err)
+		goto tagged;
 	old_cred = override_creds(sbi->creds);
-	err = s3cfs_meta_tag(inode, 0, i_size_read(inode), req->reply_etag);
-	if (!err)
-		err = s3cfs_posix_set(si->lower.dentry, p);
+	err = s3cfs_lower_pin(si->lower_file);
+	if (!err) {
+		err = s3cfs_meta_tag(inode, 0, i_size_read(inode),
+				     req->reply_etag);
+		if (!err)
+			s3cfs_inode_set_etag(inode, req->reply_etag);
+		if (!err)
+			err = s3cfs_posix_set(si->lower.dentry, p);
+		s3cfs_lower_unpin(si->lower_file);
+	}
 	revert_creds(old_cred);
+tagged:
 	if (err)
 		pr_err("s3://%s/%s%s has new attributes as %s, but its cache file could not be tagged (%d)\n",
 		       sbi->bucket, sbi->prefix, req->path, req->reply_etag, err);
@@ -260,8 +281,8 @@ out:
  * @dentry: a regular file
  * @attr: what to change (setattr_prepare() passed); no size change
  *
- * A LOCAL file takes them at once and sends them with its next upload
- * (it is marked changed). A file S3 has gets them in S3 first (SETMETA),
+ * A LOCAL file takes them at once, records them on its lower file and
+ * sends them with its next upload (it is marked changed). A file S3 has gets them in S3 first (SETMETA),
  * then here. An atime alone is this node's only. Called with i_rwsem held.
  *
  * Return: 0 or a negative errno.
@@ -274,15 +295,29 @@ int s3cfs_posix_setattr(struct dentry *dentry, struct iattr *attr)
 
 	if (s3cfs_inode_stale(inode))
 		return -ESTALE;
+	/* Never shown from S3 (S3CFS_POSIX_PERM): not kept either. */
+	if ((attr->ia_valid & ATTR_MODE) && (attr->ia_mode & (S_ISUID | S_ISGID)))
+		return -EPERM;
 	if (!s3cfs_posix_changes(inode, attr)) {
 		setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
 		return 0;
 	}
 	if (s3cfs_inode_local(inode)) {
+		struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+		const struct cred *old_cred;
+
+		/* Recorded, so that an inode read back shows it too. */
 		setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
+		s3cfs_posix_of(inode, &p);
+		old_cred = override_creds(sbi->creds);
+		err = s3cfs_posix_set(S3CFS_I(inode)->lower.dentry, &p);
+		revert_creds(old_cred);
 		set_bit(S3CFS_I_DIRTY, &S3CFS_I(inode)->flags);
-		return 0;
+		return err;
 	}
+	/* Unlinked or replaced: its name's object is another file's now. */
+	if (!inode->i_nlink)
+		return -ESTALE;
 	/* What the inode will be, as S3 will keep it. */
 	s3cfs_posix_of(inode, &p);
 	if (attr->ia_valid & ATTR_MODE)

@@ -168,6 +168,8 @@ int s3cfs_symlink(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	d_instantiate(dentry, inode);
 	return 0;
 put:
+	/* No name will reach it: let it go at once, lower file and all. */
+	s3cfs_inode_set_stale(inode);
 	iput(inode);
 undo:
 	if (err != -EEXIST)

@@ -94,7 +94,8 @@ size_t s3d_posix_headers(const struct s3cfs_posix *p,
 		snprintf(t->v[S3D_POSIX_UID], S3D_POSIX_VAL_MAX, "%u", p->uid);
 	if (p->flags & S3CFS_POSIX_GID)
 		snprintf(t->v[S3D_POSIX_GID], S3D_POSIX_VAL_MAX, "%u", p->gid);
-	if ((p->flags & S3CFS_POSIX_MTIME) && !p->mtime_nsec)
+	/* Before 1970 whole seconds: "-2.5" would read as -2 - 0.5. */
+	if ((p->flags & S3CFS_POSIX_MTIME) && (!p->mtime_nsec || p->mtime < 0))
 		snprintf(t->v[S3D_POSIX_MTIME], S3D_POSIX_VAL_MAX, "%" PRId64,
 			 (int64_t)p->mtime);
 	else if (p->flags & S3CFS_POSIX_MTIME)

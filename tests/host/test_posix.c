@@ -51,6 +51,10 @@ static void test_headers(void)
 	n = s3d_posix_headers(&p, &t, h);
 	is_str(hval(h, n, "x-amz-meta-mtime"), "-7",
 	       "headers: a time before 1970");
+	p.mtime_nsec = 500000000;
+	n = s3d_posix_headers(&p, &t, h);
+	is_str(hval(h, n, "x-amz-meta-mtime"), "-7",
+	       "headers: a time before 1970 with nanoseconds: whole seconds");
 	p.flags = S3CFS_POSIX_MODE | S3CFS_POSIX_GID;
 	n = s3d_posix_headers(&p, &t, h);
 	ok(n == 2 && hval(h, n, "x-amz-meta-mode") &&

@@ -13,7 +13,7 @@
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_posix
-plan 54
+plan 59
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600,writable,allow_delete"
 POPTS="$OPTS,posix_meta"
@@ -79,6 +79,19 @@ is "$(s3_head f.bin x-amz-meta-uid):$(s3_head f.bin x-amz-meta-gid)" "1234:5678"
 check "touch -d 2020-01-02 03:04:05 UTC" touch -d "2020-01-02 03:04:05 UTC" "$MNT/f.bin"
 is "$(s3_head f.bin x-amz-meta-mtime)" 1577934245 "... x-amz-meta-mtime in S3"
 is "$(st %Y "$MNT/f.bin")" 1577934245 "... and the file's mtime"
+# A LOCAL file's chmod is recorded on its cache file at once (an inode
+# read back shows it), a setuid or setgid bit is refused, and a file
+# unlinked while open is no longer its name's object.
+is "$(errname "
+fd = os.open('$MNT/loc.bin', os.O_CREAT | os.O_WRONLY, 0o644); os.write(fd, b'x'); os.fchmod(fd, 0o604)
+v = os.getxattr('$CACHE/loc.bin', 'trusted.s3cachefs.posix'); print(oct(int.from_bytes(v[4:8], 'little')), end=' ')
+os.close(fd)")" "0o100604 ok" "fchmod of a LOCAL file is recorded on its cache file"
+is "$(errname "os.chmod('$MNT/loc.bin', 0o4755)")" EPERM "chmod u+s: EPERM"
+exec 8<"$MNT/loc.bin"
+rm -f "$MNT/loc.bin"
+is "$(errname "os.fchmod(8, 0o600)")" ESTALE "fchmod of a file unlinked while open: ESTALE"
+exec 8<&-
+is "$(s3_body loc.bin)" "" "... and no object came back"
 is "$(errname "shutil.copy2('$MNT/f.bin', '$MNT/copy.bin')")" ok "shutil.copy2 (copy, then mode and times)"
 is "$(st %a:%Y "$MNT/copy.bin")" "600:1577934245" "... the copy has the mode and the mtime"
 is "$(s3_head copy.bin x-amz-meta-mtime)" 1577934245 "... in S3 too"
@@ -101,6 +114,8 @@ printf 'script\n' >"$WORK/script"
 s3_curl -o /dev/null -T "$WORK/script" -H "x-amz-meta-mode: $((0100751))" \
 	-H 'x-amz-meta-uid: 42' -H 'x-amz-meta-mtime: 1600000000.5' \
 	"$S3_ENDPOINT/$BUCKET/other.sh"
+s3_curl -o /dev/null -T "$WORK/script" -H "x-amz-meta-mode: $((0104755))" \
+	"$S3_ENDPOINT/$BUCKET/suid.sh"
 printf 'f.bin' >"$WORK/ltarget"
 s3_curl -o /dev/null -T "$WORK/ltarget" -H "x-amz-meta-mode: $((0120777))" \
 	"$S3_ENDPOINT/$BUCKET/otherlink"
@@ -111,6 +126,7 @@ is "$(st %a:%u:%g:%Y "$MNT/f.bin")" "600:1234:5678:1577934245" \
 is "$(st %F "$MNT/link"):$(readlink "$MNT/link")" "symbolic link:../target/path" \
 	"the symlink comes back from S3"
 is "$(st %a:%u:%Y "$MNT/other.sh")" "751:42:1600000000" "another writer's headers"
+is "$(st %a "$MNT/suid.sh")" 755 "a setuid mode in S3 is shown without the bit"
 is "$(readlink "$MNT/otherlink"):$(cat "$MNT/otherlink")" f.bin:data \
 	"another writer's symlink is followed"
 is "$(cd "$MNT" && find . -type l | sort | tr '\n' ' ')" "./link ./otherlink " \
