@@ -4,13 +4,18 @@
  *
  *   mount -t s3cachefs -o cache=DIR[,chunk=1M][,uid=,gid=,file_mode=,
  *         dir_mode=][,fetch_timeout=S][,meta_ttl=S][,readahead=KiB]
- *         [,writable[,allow_delete]][,posix_meta] BUCKET[:PREFIX] MOUNTPOINT
+ *         [,writable[,allow_delete][,dirty_ratio=PCT]][,posix_meta]
+ *         BUCKET[:PREFIX] MOUNTPOINT
  *
  * writable: files may be created, written and uploaded (upload.c),
  * directories made (dirops.c). allow_delete: what deletes an object that
  * is in S3 (unlink, rmdir, the source of a rename) is allowed too.
  * Without it the mount is read-only whatever mount(8) asks for, so an
- * existing fstab line never starts writing to a bucket. posix_meta:
+ * existing fstab line never starts writing to a bucket. dirty_ratio: the
+ * share (percent) of the system's dirty page threshold this mount's
+ * written-but-not-written-back pages may take; writers past it wait
+ * while writeback drains them to the cache device (a strict limit, as
+ * fuse has). posix_meta:
  * each object's mode, owner and mtime are s3fs-fuse's x-amz-meta-*
  * headers (a HEAD per object at its first lookup), symlinks are
  * objects, and chmod, chown and utimes change the headers in S3.
@@ -39,6 +44,10 @@ static unsigned int readahead_kb = 8192;
 module_param(readahead_kb, uint, 0644);
 MODULE_PARM_DESC(readahead_kb, "Default readahead window in KiB (8192)");
 
+static unsigned int dirty_ratio = 10;
+module_param(dirty_ratio, uint, 0644);
+MODULE_PARM_DESC(dirty_ratio, "Default percent of the dirty threshold a writable mount may hold (10)");
+
 #define S3CFS_TIMEOUT_MAX	3600		/* s */
 #define S3CFS_TTL_MAX		(30 * 86400)	/* s; in ms it must fit a u32 */
 #define S3CFS_RA_MAX		(1U << 20)	/* KiB */
@@ -56,6 +65,7 @@ enum s3cfs_param {
 	Opt_writable,
 	Opt_allow_delete,
 	Opt_posix_meta,
+	Opt_dirty_ratio,
 };
 
 const struct fs_parameter_spec s3cfs_fs_parameters[] = {
@@ -71,6 +81,7 @@ const struct fs_parameter_spec s3cfs_fs_parameters[] = {
 	fsparam_flag("writable", Opt_writable),
 	fsparam_flag("allow_delete", Opt_allow_delete),
 	fsparam_flag("posix_meta", Opt_posix_meta),
+	fsparam_u32("dirty_ratio", Opt_dirty_ratio),
 	{}
 };
 
@@ -160,6 +171,12 @@ static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 			return invalfc(fc, "readahead=%u: at most %u KiB",
 				       result.uint_32, S3CFS_RA_MAX);
 		o->readahead_kb = result.uint_32;
+		break;
+	case Opt_dirty_ratio:
+		if (!result.uint_32 || result.uint_32 > 100)
+			return invalfc(fc, "dirty_ratio=%u: a percent from 1 to 100",
+				       result.uint_32);
+		o->dirty_ratio = result.uint_32;
 		break;
 	}
 	return 0;
@@ -260,7 +277,7 @@ static int s3cfs_reconfigure(struct fs_context *fc)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(fc->root->d_sb);
 
 	if (s3cfs_fixed_opts_changed(ctx, sbi))
-		return invalfc(fc, "remount can change only fetch_timeout, meta_ttl, readahead");
+		return invalfc(fc, "remount can change only fetch_timeout, meta_ttl, readahead, dirty_ratio");
 	if ((fc->sb_flags_mask & SB_RDONLY) && !(fc->sb_flags & SB_RDONLY) &&
 	    !sbi->opts.writable) {
 		errorfc(fc, "s3cachefs is read-only without the writable option");
@@ -273,6 +290,15 @@ static int s3cfs_reconfigure(struct fs_context *fc)
 	if (ctx->set & BIT(Opt_readahead)) {
 		WRITE_ONCE(sbi->opts.readahead_kb, ctx->opts.readahead_kb);
 		sbi->sb->s_bdi->ra_pages = ctx->opts.readahead_kb >> (PAGE_SHIFT - 10);
+	}
+	if (ctx->set & BIT(Opt_dirty_ratio)) {
+		int err = bdi_set_max_ratio(sbi->sb->s_bdi,
+					    ctx->opts.dirty_ratio);
+
+		if (err)
+			return invalfc(fc, "dirty_ratio=%u: refused by the writeback code (%d)",
+				       ctx->opts.dirty_ratio, err);
+		WRITE_ONCE(sbi->opts.dirty_ratio, ctx->opts.dirty_ratio);
 	}
 	return 0;
 }
@@ -315,6 +341,7 @@ int s3cfs_init_fs_context(struct fs_context *fc)
 	ctx->opts.meta_ttl_ms = min_t(unsigned int, READ_ONCE(meta_ttl),
 				      S3CFS_TTL_MAX) * MSEC_PER_SEC;
 	ctx->opts.readahead_kb = min(READ_ONCE(readahead_kb), S3CFS_RA_MAX);
+	ctx->opts.dirty_ratio = clamp(READ_ONCE(dirty_ratio), 1U, 100U);
 	fc->fs_private = ctx;
 	fc->ops = &s3cfs_context_ops;
 	return 0;

@@ -92,6 +92,8 @@ struct s3cfs_stats {
  * @fetch_timeout_ms: how long a reader waits for the daemon (fetch_timeout=, s)
  * @meta_ttl_ms: how long listings and lookups are trusted (meta_ttl=, s)
  * @readahead_kb: readahead window (readahead=, KiB)
+ * @dirty_ratio: percent of the dirty threshold this mount's dirty pages
+ *	may take (dirty_ratio=; the bdi's max_ratio, strict on writable mounts)
  * @writable: new files may be created and written (writable); fixed for
  *	the life of the mount
  * @allow_delete: objects in S3 may be deleted: unlink, rmdir, rename's
@@ -109,6 +111,7 @@ struct s3cfs_mount_opts {
 	unsigned int fetch_timeout_ms;
 	unsigned int meta_ttl_ms;
 	unsigned int readahead_kb;
+	unsigned int dirty_ratio;
 	bool writable;
 	bool allow_delete;
 	bool posix_meta;

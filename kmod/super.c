@@ -119,6 +119,8 @@ static int s3cfs_show_options(struct seq_file *m, struct dentry *root)
 		seq_puts(m, ",writable");
 	if (o->allow_delete)
 		seq_puts(m, ",allow_delete");
+	if (o->writable)
+		seq_printf(m, ",dirty_ratio=%u", READ_ONCE(o->dirty_ratio));
 	if (o->posix_meta)
 		seq_puts(m, ",posix_meta");
 	return 0;
@@ -343,6 +345,18 @@ int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 		goto out;
 	sb->s_bdi->ra_pages = sbi->opts.readahead_kb >> (PAGE_SHIFT - 10);
 	sb->s_bdi->io_pages = sb->s_bdi->ra_pages;
+	/*
+	 * A writer's dirty pages are held to this mount's share of the dirty
+	 * threshold even while the system as a whole is under it, so one
+	 * big checkpoint does not fill memory with pages for the cache
+	 * device: the writer waits in balance_dirty_pages() instead.
+	 */
+	if (sbi->opts.writable) {
+		sb->s_bdi->capabilities |= BDI_CAP_STRICTLIMIT;
+		err = bdi_set_max_ratio(sb->s_bdi, sbi->opts.dirty_ratio);
+		if (err)
+			goto out;
+	}
 
 	root = s3cfs_iget(sb, sbi->lower_root.dentry);
 	if (IS_ERR(root)) {

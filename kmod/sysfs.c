@@ -104,6 +104,14 @@ static ssize_t mount_id_show(struct s3cfs_sb_info *sbi, char *buf)
 
 static struct s3cfs_sysfs_attr s3cfs_attr_mount_id = __ATTR_RO(mount_id);
 
+/* The mount's backing_dev_info: its /sys/class/bdi/ entry (max_ratio). */
+static ssize_t bdi_show(struct s3cfs_sb_info *sbi, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", bdi_dev_name(sbi->sb->s_bdi));
+}
+
+static struct s3cfs_sysfs_attr s3cfs_attr_bdi = __ATTR_RO(bdi);
+
 static ssize_t s3cfs_store_uint(const char *buf, size_t len, unsigned int min,
 				unsigned int max, unsigned int *val)
 {
@@ -188,6 +196,7 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_cache_dir.attr,
 	&s3cfs_attr_chunk_size.attr,
 	&s3cfs_attr_mount_id.attr,
+	&s3cfs_attr_bdi.attr,
 	&s3cfs_attr_fetch_timeout_ms.attr,
 	&s3cfs_attr_meta_ttl_ms.attr,
 	&s3cfs_attr_readahead_kb.attr,
