@@ -23,16 +23,9 @@ port=${1:-4632}
 work=$(mktemp -d "${TMPDIR:-/tmp}/s3d-credsasync.XXXXXX")
 daemon=${S3CFSD:-$repo/daemon/s3cachefsd}
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
-	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
-	return 0
-}
+. "$repo/tests/lib/tap.sh"
+# In this shell, unlike tap.sh's (a bounded bash -c).
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
-want: $2"; fi; }
 lt() { if awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; then ok "$3 ($1 < $2)"; else not_ok "$3" "got $1, want < $2"; fi; }
 ge() { if awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; then ok "$3 ($1 >= $2)"; else not_ok "$3" "got $1, want >= $2"; fi; }
 
@@ -146,6 +139,6 @@ is "$hits" 2 "STS asked twice"
 check "credentials from STS logged" \
 	grep -q "slowcreds: credentials from the web identity token (STS) (key id ASIASTS" "$work/recover.log"
 
-echo "1..$n"
-[ $failed = 0 ] || { echo "# $failed failed; daemon logs:"; tail -n 15 "$work"/*.log | sed 's/^/# /'; }
-[ $failed = 0 ]
+echo "1..$TAP_N"
+[ "$TAP_FAILED" = 0 ] || { echo "# $TAP_FAILED failed; daemon logs:"; tail -n 15 "$work"/*.log | sed 's/^/# /'; }
+[ "$TAP_FAILED" = 0 ]

@@ -22,17 +22,9 @@ reqlog=$work/requests.jsonl
 c=$work/cache
 MIB=1048576
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
-	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
-	return 0
-}
+. "$repo/tests/lib/tap.sh"
+# In this shell, unlike tap.sh's (a bounded bash -c).
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
-want: $2"; return 1; fi; }
-diag() { sed 's/^/# /' <<<"$*"; }
 
 srv=
 cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$work"; }
@@ -248,6 +240,6 @@ out=$(opts+=(--lookup-get-max 0); cache "lookup:lk:norange.bin")
 is "$out/$(reqs lk/norange.bin status | wc -l)/$(reqs lk/norange.bin status HEAD)" \
 	"REPLY lookup:lk:norange.bin -> 0/0/200" "LOOKUP GET: --lookup-get-max 0: a HEAD"
 
-echo "1..$n"
-[ $failed = 0 ] || { echo "# $failed failed; daemon log:"; tail -n 30 "$work/log" | sed 's/^/# /'; }
-[ $failed = 0 ]
+echo "1..$TAP_N"
+[ "$TAP_FAILED" = 0 ] || { echo "# $TAP_FAILED failed; daemon log:"; tail -n 30 "$work/log" | sed 's/^/# /'; }
+[ "$TAP_FAILED" = 0 ]

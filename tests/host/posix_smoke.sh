@@ -25,15 +25,7 @@ daemon=${S3CFSD:-$repo/daemon/s3cachefsd}
 reqlog=$work/requests.jsonl
 MIB=1048576
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
-	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
-	return 0
-}
-is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
-want: $2"; return 1; fi; }
+. "$repo/tests/lib/tap.sh"
 
 srv=
 cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"; }
@@ -257,5 +249,5 @@ is "$(ls "$pc/f" | tr '\n' ' ')" "x.txt " 'posix_meta: the "_$folder$" object is
 is "$(ls "$cache/f" | tr '\n' ' ')" 'old_$folder$ x.txt ' "... (without posix_meta it is a file as before)"
 is "$(pxattr "$pc/f/x.txt")" none "a file LIST makes gets no attributes (the kernel LOOKUPs it)"
 
-echo "1..$n"
-[ "$failed" = 0 ]
+echo "1..$TAP_N"
+[ "$TAP_FAILED" = 0 ]

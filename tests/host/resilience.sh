@@ -23,18 +23,10 @@ daemon=${S3CFSD:-$repo/daemon/s3cachefsd}
 reqlog=$work/requests.jsonl
 MIB=1048576
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
-	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
-	return 0
-}
+. "$repo/tests/lib/tap.sh"
+# In this shell, unlike tap.sh's (a bounded bash -c).
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
-want: $2"; return 1; fi; }
 le() { if [ "$1" -le "$2" ]; then ok "$3 ($1 <= $2)"; else not_ok "$3" "got $1, want <= $2"; fi; }
-diag() { sed 's/^/# /' <<<"$*"; }
 
 srv=
 cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"; }
@@ -237,6 +229,6 @@ is "$(grep -c -- '-> -5 Input/output error$' "$work/budget.out")" 40 "500 always
 le "$(nreqs '/always500.bin$')" 150 "500 always: the retry budget bounds the load (40 requests, 100 retries; 400 without a budget)"
 check "500 always: 'retry budget exhausted' logged" grep -q 'retry budget exhausted' "$work/budget.log"
 
-echo "1..$n"
-[ $failed = 0 ] || { echo "# $failed failed; daemon logs:"; tail -n 20 "$work"/*.log | sed 's/^/# /'; }
-[ $failed = 0 ]
+echo "1..$TAP_N"
+[ "$TAP_FAILED" = 0 ] || { echo "# $TAP_FAILED failed; daemon logs:"; tail -n 20 "$work"/*.log | sed 's/^/# /'; }
+[ "$TAP_FAILED" = 0 ]

@@ -23,17 +23,9 @@ export S3_PORT=$port S3_DATA=$work/s3data
 # shellcheck source=../lib/s3.sh
 . "$repo/tests/lib/s3.sh"	# clears AWS_* from the environment
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
-	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
-	return 0
-}
+. "$repo/tests/lib/tap.sh"
+# In this shell, unlike tap.sh's (a bounded bash -c).
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
-want: $2"; return 1; fi; }
-diag() { sed 's/^/# /' <<<"$*"; }
 
 cleanup() {
 	"$repo/tests/s3server/s3server.sh" stop "$S3_DATA" "$port" >/dev/null 2>&1
@@ -287,6 +279,6 @@ is "$(python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "trusted.s3cach
 	"01050000ed81000000000000050000000000000000000000" \
 	"LOOKUP on a posix_meta mount: the attributes s3rver returns"
 
-echo "1..$n"
-[ $failed = 0 ] || { echo "# $failed failed; daemon log:"; tail -n 30 "$work/log" | sed 's/^/# /'; }
-[ $failed = 0 ]
+echo "1..$TAP_N"
+[ "$TAP_FAILED" = 0 ] || { echo "# $TAP_FAILED failed; daemon log:"; tail -n 30 "$work/log" | sed 's/^/# /'; }
+[ "$TAP_FAILED" = 0 ]

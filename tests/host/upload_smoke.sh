@@ -26,15 +26,7 @@ daemon=${S3CFSD:-$repo/daemon/s3cachefsd}
 reqlog=$work/requests.jsonl
 MIB=1048576
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
-	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
-	return 0
-}
-is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
-want: $2"; return 1; fi; }
+. "$repo/tests/lib/tap.sh"
 
 srv=
 cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$work"; }
@@ -369,5 +361,5 @@ else
 	not_ok "... after the probe's 5 s wait" "took $((t1 - t0)) s; $(tail -3 "$work/log")"
 fi
 
-echo "1..$n"
-[ "$failed" = 0 ]
+echo "1..$TAP_N"
+[ "$TAP_FAILED" = 0 ]

@@ -17,16 +17,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/s3d-write.XXXXXX")
 reqlog=$work/requests.jsonl
 MIB=1048576
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
-	[ -n "${2:-}" ] && sed 's/^/# /' <<<"$2"
-	return 0
-}
+. "$here/../lib/tap.sh"
+# In this shell, unlike tap.sh's (a bounded bash -c).
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-is() { if [ "$1" == "$2" ]; then ok "$3"; else not_ok "$3" "got:  $1
-want: $2"; return 1; fi; }
 
 srv=
 cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$work"; }
@@ -216,6 +209,6 @@ is "$(call mpu-complete fake "w/mp u" "$up" "1=$e1" --if-none-match)" "ERR -17 E
 	"Complete with If-None-Match: * on an existing key: EEXIST"
 call mpu-abort fake "w/mp u" "$up" >/dev/null
 
-echo "1..$n"
-[ $failed = 0 ] || { echo "# $failed failed; client log:"; tail -n 30 "$work/log" | sed 's/^/# /'; }
-[ $failed = 0 ]
+echo "1..$TAP_N"
+[ "$TAP_FAILED" = 0 ] || { echo "# $TAP_FAILED failed; client log:"; tail -n 30 "$work/log" | sed 's/^/# /'; }
+[ "$TAP_FAILED" = 0 ]

@@ -14,7 +14,7 @@
 #   check_fails DESC CMD...  the same, but CMD must fail (and not time out)
 #   check_sh DESC CMD...     run CMD in this shell (no timeout of its own):
 #                       for commands that set shell state, like start_daemon
-#   is GOT WANT DESC    ok if the strings are equal
+#   is GOT WANT DESC    ok if the strings are equal (else not_ok, status 1)
 #   wait_until CMD...   run CMD in this shell every 0.2 s until it exits 0,
 #                       for at most $TAP_TIMEOUT seconds: 0 if it did
 #   tap_done            end of the test file: exit 1 if anything failed or
@@ -128,6 +128,7 @@ is() {
 	else
 		not_ok "$3" "got:  '$1'
 want: '$2'"
+		return 1
 	fi
 }
 
