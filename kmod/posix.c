@@ -100,7 +100,7 @@ void s3cfs_posix_of(struct inode *inode, struct s3cfs_posix *p)
  * What of a mode S3 may set: no set-user-ID or set-group-ID bit, so that
  * whoever can put objects in the bucket cannot plant setuid programs.
  */
-#define S3CFS_POSIX_PERM	(S_IRWXUGO | S_ISVTX)
+#define S3CFS_POSIX_PERM	01777	/* rwx for all, sticky */
 
 /*
  * Show what @p has on @inode: permission bits (never the type, never
@@ -282,8 +282,8 @@ out:
  * @attr: what to change (setattr_prepare() passed); no size change
  *
  * A LOCAL file takes them at once, records them on its lower file and
- * sends them with its next upload (it is marked changed). A file S3 has gets them in S3 first (SETMETA),
- * then here. An atime alone is this node's only. Called with i_rwsem held.
+ * sends them with its next upload (it is marked changed). A file S3 has
+ * gets them in S3 first (SETMETA), then here. An atime alone is this node's only. Called with i_rwsem held.
  *
  * Return: 0 or a negative errno.
  */
