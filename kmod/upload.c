@@ -160,15 +160,17 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 	/* The base of the next upload, whatever the tag below does. */
 	s3cfs_inode_set_etag(inode, etag);
 	old_cred = override_creds(sbi->creds);
-	err = s3cfs_meta_tag(inode, last_writer ? 0 : S3CFS_META_LOCAL,
-			     i_size_read(inode), etag);
+	err = 0;
 	/* What S3 now has, so no lookup needs to ask (posix_meta). */
-	if (!err && sbi->opts.posix_meta) {
+	if (sbi->opts.posix_meta) {
 		struct s3cfs_posix p;
 
 		s3cfs_posix_of(inode, &p);
 		err = s3cfs_posix_set(si->lower.dentry, &p);
 	}
+	if (!err)
+		err = s3cfs_meta_tag(inode, last_writer ? 0 : S3CFS_META_LOCAL,
+				     i_size_read(inode), etag);
 	revert_creds(old_cred);
 	if (err)
 		return err;
@@ -184,12 +186,20 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 	up_write(&si->data_sem);
 	kvfree(old);
 	err = s3cfs_chunks_load(inode);
-	if (!err) {
-		clear_bit(S3CFS_I_LOCAL, &si->flags);
-		/* EVICT may free its blocks from now on. */
-		s3cfs_reserve_forget(si);
+	if (err) {
+		/* Still LOCAL here: so on disk too, or the daemon may take it. */
+		old_cred = override_creds(sbi->creds);
+		if (s3cfs_meta_tag(inode, S3CFS_META_LOCAL, i_size_read(inode),
+				   etag))
+			pr_err("%pd: clean on disk but not here after a failed commit (%d)\n",
+			       si->lower.dentry, err);
+		revert_creds(old_cred);
+		return err;
 	}
-	return err;
+	clear_bit(S3CFS_I_LOCAL, &si->flags);
+	/* EVICT may free its blocks from now on. */
+	s3cfs_reserve_forget(si);
+	return 0;
 }
 
 /* Send the UPLOAD of @size bytes of @inode and wait for its answer. */
@@ -308,6 +318,14 @@ int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 			goto out;
 		s3cfs_reserve_forget(si);
 	}
+	/*
+	 * On the cache device before the commit tags the file as that
+	 * version: a power cut must not leave the tag without the bytes
+	 * (ext4 orders no data of blocks overwritten in place, xfs none).
+	 */
+	err = s3cfs_open_lower(inode) ?: vfs_fsync(si->lower_file, 0);
+	if (err)
+		goto out;
 	err = s3cfs_inode_path(dentry, &buf, &path);
 	if (err)
 		goto out;
