@@ -25,9 +25,11 @@ check_sh "daemon starts" start_daemon
 check "writable mount" mount_s3 "$BUCKET" "$MNT" "$OPTS"
 check "mkdir ckpt" mkdir "$MNT/ckpt"
 
-python3 "$CK" read "$MNT/ckpt" 25 >"$WORK/reader.out" 2>&1 &
+rm -f "$WORK/saved"
+python3 "$CK" read "$MNT/ckpt" 120 "$WORK/saved" >"$WORK/reader.out" 2>&1 &
 reader=$!
 check "8 checkpoints saved as tmp + rename" python3 "$CK" save "$MNT/ckpt" 8 "$WORK/ref.pt"
+touch "$WORK/saved"
 wait "$reader"
 rc=$?
 diag "reader: $(cat "$WORK/reader.out")"

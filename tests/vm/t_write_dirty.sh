@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # t_write_dirty: a writable mount's dirty pages are bounded (dirty_ratio=,
 # the percent of the system's dirty threshold its bdi may take, strictly).
-# A writer of 128 MiB on a mount with dirty_ratio=1 never has more than a
+# A writer of 64 MiB on a mount with dirty_ratio=1 never has more than a
 # few MiB dirty at once (it waits while writeback drains them to the cache
 # device), where with dirty_ratio=100 the same write leaves most of it
 # dirty; the file is uploaded whole either way. The limit shows as the
@@ -13,7 +13,7 @@ test_init write_dirty
 plan 14
 
 OPTS="cache=$CACHE,fetch_timeout=120,meta_ttl=3600,writable"
-SIZE_MB=128
+SIZE_MB=64
 export SIZE_MB
 
 # WRITE NAME: write SIZE_MB MiB of zeros to NAME, sampling the bdi's dirty

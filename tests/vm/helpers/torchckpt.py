@@ -7,10 +7,13 @@
                                  os.replace(tmp, DIR/model.pt); the last
                                  state dict is also saved to REF (local
                                  disk) for the comparison after a remount
-  torchckpt.py read DIR SECONDS  torch.load(DIR/model.pt) in a loop while
-                                 the saver runs: every load must succeed and
-                                 be one whole checkpoint (all tensors of one
-                                 step); prints "loads=K steps=a,b,..."
+  torchckpt.py read DIR SECONDS [STOP]
+                                 torch.load(DIR/model.pt) in a loop while
+                                 the saver runs, for SECONDS at most or
+                                 until the file STOP exists: every load must
+                                 succeed and be one whole checkpoint (all
+                                 tensors of one step); prints "loads=K
+                                 steps=a,b,..."
   torchckpt.py same DIR REF      DIR/model.pt equals REF, tensor by tensor
 
 Exit status 0 on success, 1 with a message on the first difference.
@@ -58,11 +61,11 @@ def save(d, n, ref):
     return 0
 
 
-def read(d, seconds):
+def read(d, seconds, stop=None):
     final = os.path.join(d, "model.pt")
     end = time.time() + seconds
     loads, steps = 0, set()
-    while time.time() < end:
+    while time.time() < end and not (stop and loads and os.path.exists(stop)):
         try:
             sd = torch.load(final)
         except FileNotFoundError:
@@ -97,8 +100,8 @@ def same(d, ref):
 def main(argv):
     if len(argv) == 5 and argv[1] == "save":
         return save(argv[2], int(argv[3]), argv[4])
-    if len(argv) == 4 and argv[1] == "read":
-        return read(argv[2], float(argv[3]))
+    if len(argv) in (4, 5) and argv[1] == "read":
+        return read(argv[2], float(argv[3]), argv[4] if len(argv) == 5 else None)
     if len(argv) == 4 and argv[1] == "same":
         return same(argv[2], argv[3])
     print(__doc__, file=sys.stderr)
