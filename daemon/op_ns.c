@@ -55,11 +55,7 @@ enum ns_step {
 	NS_VERIFY,	/* RENAME: HEAD key2 after the source was gone */
 };
 
-/* How often a running copy tells the kernel it goes on (no body moves). */
-#define NS_TICK_MS	1000
-
 struct ns_op {
-	struct s3d_timer tick;	/* RENAME: progress while S3 copies */
 	struct s3d_req *r;
 	struct s3d_mount *m;
 	struct s3d_ctx *ctx;
@@ -76,18 +72,6 @@ struct ns_op {
 };
 
 static const struct s3d_xfer_ops ns_ops;
-
-/*
- * S3 copies a large object for as long as a minute before it answers, and
- * no byte moves meanwhile: the kernel's wait must not run out.
- */
-static void ns_tick(struct s3d_timer *t)
-{
-	struct ns_op *op = s3d_container_of(t, struct ns_op, tick);
-
-	op->r->moved = true;
-	s3d_timer_arm(&op->tick, NS_TICK_MS);
-}
 
 static void ns_finish(struct ns_op *op, int err)
 {
@@ -110,7 +94,6 @@ static void ns_finish(struct ns_op *op, int err)
 			 op->key2, op->etag);
 	else
 		s3d_info("%s s3://%s/%s: done", what, m->bucket, op->key);
-	s3d_timer_cancel(&op->tick);
 	s3d_ctx_release(&op->x);
 	s3d_buf_free(&op->src);
 	free(op->key);
@@ -331,7 +314,11 @@ static int ns_start(struct ns_op *op)
 		if (!op->key || !op->key2 ||
 		    s3d_op_copy_source(&op->src, op->m->bucket, op->key))
 			return -ENOMEM;
-		s3d_timer_arm(&op->tick, NS_TICK_MS);
+		/*
+		 * S3 copies a large object for as long as a minute before
+		 * it answers, no byte moving: the kernel's wait goes on.
+		 */
+		r->server_busy = true;
 		if (s3d_caps_of(op->m->bucket)->copy_ignores)
 			ns_submit(op, NS_SRCHEAD, "HEAD", op->key);
 		else
@@ -380,8 +367,6 @@ void s3d_op_ns(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	op->r = r;
 	op->m = m;
 	op->ctx = ctx;
-	s3d_list_init(&op->tick.node);
-	op->tick.fn = ns_tick;
 	s3d_xfer_init(&op->x, &ns_ops, "", "");
 	err = ns_start(op);
 	if (err)

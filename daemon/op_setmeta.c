@@ -39,8 +39,6 @@ enum setmeta_step {
 	SM_COPY,	/* CopyObject key -> key, REPLACE */
 };
 
-/* How often a running copy tells the kernel it goes on (no body moves). */
-#define SM_TICK_MS	1000
 /* The HEAD's headers we keep to send again (S3 sends a few KiB at most). */
 #define SM_HDRS_MAX	(64 << 10)
 /* Ours on the copy: Content-Length, the source, its condition, REPLACE. */
@@ -48,7 +46,6 @@ enum setmeta_step {
 #define SM_KEEP_MAX	(S3D_HDR_MAX - 5 - SM_FIXED - S3D_POSIX_NF)
 
 struct setmeta_op {
-	struct s3d_timer tick;	/* progress while S3 copies */
 	struct s3d_req *r;
 	struct s3d_mount *m;
 	struct s3d_ctx *ctx;
@@ -81,14 +78,6 @@ static const char *const kept_headers[] = {
 
 static const struct s3d_xfer_ops setmeta_ops;
 
-static void setmeta_tick(struct s3d_timer *t)
-{
-	struct setmeta_op *op = s3d_container_of(t, struct setmeta_op, tick);
-
-	op->r->moved = true;
-	s3d_timer_arm(&op->tick, SM_TICK_MS);
-}
-
 static void setmeta_finish(struct setmeta_op *op, int err)
 {
 	struct s3d_req *r = op->r;
@@ -106,7 +95,6 @@ static void setmeta_finish(struct setmeta_op *op, int err)
 	else
 		s3d_info("SETMETA s3://%s/%s: ETag %s", m->bucket, op->key,
 			 op->etag);
-	s3d_timer_cancel(&op->tick);
 	s3d_ctx_release(&op->x);
 	s3d_buf_free(&op->src);
 	s3d_buf_free(&op->hdrs);
@@ -259,8 +247,6 @@ void s3d_op_setmeta(struct s3d_req *r, struct s3d_mount *m,
 	op->r = r;
 	op->m = m;
 	op->ctx = ctx;
-	s3d_list_init(&op->tick.node);
-	op->tick.fn = setmeta_tick;
 	s3d_buf_init(&op->hdrs, SM_HDRS_MAX);
 	s3d_xfer_init(&op->x, &setmeta_ops, "", "");
 	if (!*r->path || !r->etag || !*r->etag || !r->has_posix) {
@@ -276,6 +262,6 @@ void s3d_op_setmeta(struct s3d_req *r, struct s3d_mount *m,
 		setmeta_finish(op, -ENOMEM);
 		return;
 	}
-	s3d_timer_arm(&op->tick, SM_TICK_MS);
+	r->server_busy = true;	/* a copy sends nothing until it ends */
 	setmeta_submit(op, SM_HEAD, "HEAD");
 }

@@ -42,13 +42,15 @@ static void progress_tick(struct s3d_timer *t)
 		struct s3d_req *a = s3d_container_of(pos, struct s3d_req, active);
 
 		/*
-		 * Only while bytes move, or while it waits for a slot (the
-		 * daemon's own queue, not S3's fault): a transfer that is
-		 * stuck, or backing off, must not keep the kernel waiting past
-		 * fetch_timeout; the retry policy bounds it below that.
+		 * Only while bytes move, while S3 works on it without
+		 * sending any (a copy answers at its end), or while it waits
+		 * for a slot (the daemon's own queue, not S3's fault): a
+		 * transfer that is stuck, or backing off, must not keep the
+		 * kernel waiting past fetch_timeout; the retry policy bounds
+		 * it below that.
 		 */
 		if (now - a->reported_ms >= S3D_PROGRESS_MS &&
-		    (a->moved || !a->started)) {
+		    (a->moved || a->server_busy || !a->started)) {
 			a->moved = false;
 			s3d_req_progress(a);
 		}
