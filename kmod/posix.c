@@ -194,12 +194,7 @@ bool s3cfs_posix_unknown(struct s3cfs_sb_info *sbi, struct dentry *lower)
 /* Does @attr change what S3 keeps of @inode (mode, owner, mtime)? */
 static bool s3cfs_posix_changes(struct inode *inode, const struct iattr *attr)
 {
-	return ((attr->ia_valid & ATTR_MODE) &&
-		(attr->ia_mode & S_IALLUGO) != (inode->i_mode & S_IALLUGO)) ||
-	       ((attr->ia_valid & ATTR_UID) &&
-		!vfsuid_eq_kuid(attr->ia_vfsuid, inode->i_uid)) ||
-	       ((attr->ia_valid & ATTR_GID) &&
-		!vfsgid_eq_kgid(attr->ia_vfsgid, inode->i_gid)) ||
+	return s3cfs_attr_changes_ids(inode, attr) ||
 	       (attr->ia_valid & ATTR_MTIME);
 }
 
@@ -213,8 +208,6 @@ static int s3cfs_posix_setmeta(struct dentry *dentry, const struct s3cfs_posix *
 	struct inode *inode = d_inode(dentry);
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	unsigned long timeout =
-		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
 	const struct cred *old_cred;
 	struct s3cfs_req *req;
 	int err;
@@ -231,13 +224,7 @@ static int s3cfs_posix_setmeta(struct dentry *dentry, const struct s3cfs_posix *
 		goto out;
 	req->size = i_size_read(inode);
 	req->posix = *p;
-	atomic_set(&req->waiters, 1);
-	err = s3cfs_req_submit(req, false);
-	if (err)
-		goto out;
-	err = s3cfs_req_wait(req, jiffies + timeout, timeout, NULL, NULL);
-	if (err == -ETIMEDOUT || err == -ECANCELED)
-		err = -EIO;
+	err = s3cfs_upcall_req(req);
 	if (!err && !req->reply_etag)
 		err = -EIO;
 	if (err == -ESTALE) {

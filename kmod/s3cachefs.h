@@ -430,6 +430,7 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 /* write.c */
 int s3cfs_open_write(struct inode *inode, bool trunc);
 ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from);
+bool s3cfs_attr_changes_ids(struct inode *inode, const struct iattr *attr);
 int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr);
 int s3cfs_truncate_lower(struct inode *inode, loff_t size);
 void s3cfs_reserve_forget(struct s3cfs_inode_info *si);

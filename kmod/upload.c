@@ -208,8 +208,6 @@ static int s3cfs_upload_send(struct inode *inode, const char *path,
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	unsigned long timeout =
-		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
 	struct s3cfs_req *req;
 	int err;
 
@@ -233,14 +231,8 @@ static int s3cfs_upload_send(struct inode *inode, const char *path,
 	} else {
 		req->up_flags = S3CFS_UP_NEW;
 	}
-	atomic_set(&req->waiters, 1);
 	atomic64_inc(&sbi->stats.uploads);
-	err = s3cfs_req_submit(req, false);
-	if (err)
-		goto out;
-	err = s3cfs_req_wait(req, jiffies + timeout, timeout, NULL, NULL);
-	if (err == -ETIMEDOUT || err == -ECANCELED)
-		err = -EIO;
+	err = s3cfs_upcall_req(req);
 	if (!err && !req->reply_etag)
 		err = -EIO;
 	if (!err) {

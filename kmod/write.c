@@ -299,6 +299,24 @@ int s3cfs_truncate_lower(struct inode *inode, loff_t size)
 	return err;
 }
 
+/**
+ * s3cfs_attr_changes_ids() - does @attr change @inode's mode or owner?
+ * @inode: the inode
+ * @attr: a setattr request
+ *
+ * Return: true if it asks for permission bits, a uid or a gid other than
+ * the inode's (asking for what it has changes nothing).
+ */
+bool s3cfs_attr_changes_ids(struct inode *inode, const struct iattr *attr)
+{
+	return ((attr->ia_valid & ATTR_MODE) &&
+		(attr->ia_mode & S_IALLUGO) != (inode->i_mode & S_IALLUGO)) ||
+	       ((attr->ia_valid & ATTR_UID) &&
+		!vfsuid_eq_kuid(attr->ia_vfsuid, inode->i_uid)) ||
+	       ((attr->ia_valid & ATTR_GID) &&
+		!vfsgid_eq_kgid(attr->ia_vfsgid, inode->i_gid));
+}
+
 /*
  * s3cfs_setattr() - ->setattr: size and times of LOCAL files, directories' times
  * @dentry: the file
@@ -327,14 +345,7 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	if (S3CFS_SB(inode->i_sb)->opts.posix_meta && S_ISREG(inode->i_mode) &&
 	    !(attr->ia_valid & ATTR_SIZE))
 		return s3cfs_posix_setattr(dentry, attr);
-	if ((attr->ia_valid & ATTR_MODE) &&
-	    (attr->ia_mode & S_IALLUGO) != (inode->i_mode & S_IALLUGO))
-		return -EPERM;
-	if ((attr->ia_valid & ATTR_UID) &&
-	    !vfsuid_eq_kuid(attr->ia_vfsuid, inode->i_uid))
-		return -EPERM;
-	if ((attr->ia_valid & ATTR_GID) &&
-	    !vfsgid_eq_kgid(attr->ia_vfsgid, inode->i_gid))
+	if (s3cfs_attr_changes_ids(inode, attr))
 		return -EPERM;
 	attr->ia_valid &= ~(ATTR_MODE | ATTR_UID | ATTR_GID);
 	if (S_ISDIR(inode->i_mode)) {
