@@ -5,6 +5,10 @@
  * the file), CompleteMultipartUpload with the caller's condition, and
  * AbortMultipartUpload after any failure, a failed condition or a cancel,
  * before the caller hears of it: a failed upload leaves no parts behind.
+ * The abort waits for the answer of every part already sent: S3 stores a
+ * part it received whole even when its client hung up, and a part stored
+ * after the abort would stay. The upload reads its own descriptor of the
+ * file meanwhile.
  *
  * Once S3 has the upload, it is in the mount's journal (journal.c) until
  * S3 no longer has it: a daemon that dies mid-upload leaves the record,
@@ -58,7 +62,7 @@ struct s3d_mpu {
 	bool has_posix;			/* x-amz-meta-* on the create */
 	struct s3cfs_posix posix;
 	struct s3d_posix_hdrs posix_hdrs;	/* ... their values */
-	int fd;
+	int fd;				/* ours: a cancel does not wait */
 	uint64_t size;
 	uint64_t part;			/* part size in use */
 	unsigned int nparts;
@@ -69,6 +73,7 @@ struct s3d_mpu {
 	char **etags;			/* [nparts], each part's */
 	struct mpu_slot *slots;		/* [parallel] */
 	enum mpu_stage stage;
+	bool failing;			/* no new part: abort once none is out */
 	struct s3d_xfer ctl;		/* create, complete, HEAD, abort */
 	bool ctl_busy;
 	char upload_id[S3D_UPLOAD_ID_MAX + 1];
@@ -172,6 +177,8 @@ static void mpu_free(struct s3d_mpu *u)
 	s3d_ctx_put(u->ctx);
 	if (u->rootfd >= 0)
 		close(u->rootfd);
+	if (u->fd >= 0)
+		close(u->fd);
 	free(u->bucket);
 	free(u->key);
 	free(u->if_match);
@@ -229,17 +236,26 @@ static void ctl_release(struct s3d_mpu *u)
 	}
 }
 
-/* Stop every part in flight (they read the caller's file). */
-static void parts_stop(struct s3d_mpu *u)
+/*
+ * Send no more parts: drop those the server has not got (queued, backing
+ * off); those it has are left to answer. Return: how many are left.
+ */
+static unsigned int parts_stop(struct s3d_mpu *u)
 {
-	unsigned int i;
+	unsigned int i, out = 0;
 
+	u->failing = true;
 	for (i = 0; i < u->parallel; i++) {
 		if (!u->slots[i].number)
 			continue;
+		if (s3d_xfer_sent(&u->slots[i].x)) {
+			out++;
+			continue;
+		}
 		s3d_ctx_release(&u->slots[i].x);
 		u->slots[i].number = 0;
 	}
+	return out;
 }
 
 static void ctl_submit(struct s3d_mpu *u, enum mpu_stage stage,
@@ -293,18 +309,27 @@ static const struct s3d_xfer_ops abort_ops = {
 	.done = abort_done,
 };
 
-/* Fail with @err: stop the parts, abort the upload, then tell the caller. */
-static void mpu_fail(struct s3d_mpu *u, int err)
+/* No part is out any more: abort the upload, then tell the caller. */
+static void mpu_abort(struct s3d_mpu *u)
 {
-	if (!u->err)
-		u->err = err;
-	parts_stop(u);
-	ctl_release(u);
 	if (!u->upload_id[0]) {
 		mpu_finish(u);
 		return;
 	}
 	ctl_submit(u, MPU_ABORT, &abort_ops, "DELETE");
+}
+
+/* Fail with @err: stop the parts, and abort once they are answered. */
+static void mpu_fail(struct s3d_mpu *u, int err)
+{
+	if (!u->err)
+		u->err = err;
+	ctl_release(u);
+	if (parts_stop(u)) {
+		u->stage = MPU_PARTS;	/* the last part's end aborts */
+		return;
+	}
+	mpu_abort(u);
 }
 
 /* ---- verify: a Complete sent again found no upload ---- */
@@ -344,8 +369,7 @@ static int verify_done(struct s3d_xfer *x)
 	}
 	/* A failed condition left our upload open: abort it, whatever S3 has. */
 	if (u->conflict) {
-		parts_stop(u);
-		ctl_submit(u, MPU_ABORT, &abort_ops, "DELETE");
+		mpu_abort(u);
 		return 0;
 	}
 	mpu_gone(u);
@@ -501,6 +525,8 @@ static int part_prepare(struct s3d_xfer *x)
 	uint64_t off = (uint64_t)(s->number - 1) * u->part;
 	uint64_t len = S3D_MIN(u->part, u->size - off);
 
+	if (u->failing)
+		return -ECANCELED;	/* a retry of a part sent before */
 	x->src = (struct s3d_xfer_src){ .fd = u->fd, .off = off, .len = len };
 	snprintf(s->num, sizeof(s->num), "%u", s->number);
 	snprintf(s->clen, sizeof(s->clen), "%" PRIu64, len);
@@ -535,6 +561,11 @@ static int part_done(struct s3d_xfer *x)
 	}
 	s3d_ctx_release(&s->x);
 	s->number = 0;
+	if (u->failing) {
+		if (!parts_stop(u))
+			mpu_abort(u);
+		return 0;
+	}
 	if (err) {
 		/* No such upload for a part is the server's fault, not a conflict. */
 		s3d_err("UPLOAD s3://%s/%s: part %u of %u failed: %s",
@@ -650,7 +681,12 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 	u = mpu_new(p->ctx, p->bucket, p->key, p->rootfd);
 	if (!u)
 		return NULL;
-	u->fd = p->fd;
+	u->fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+	if (u->fd < 0) {
+		*err = -errno;
+		mpu_free(u);
+		return NULL;
+	}
 	u->size = p->size;
 	u->part = s3d_mpu_part_size(p->size, p->part_size);
 	u->nparts = (unsigned int)((p->size + u->part - 1) / u->part);
@@ -698,8 +734,9 @@ uint64_t s3d_mpu_sent(const struct s3d_mpu *u)
  * s3d_mpu_cancel() - the caller gives the upload up
  * @u: the upload
  *
- * The parts stop at once (the caller may close its file on return), and
- * the upload is aborted in the background; @done is not called.
+ * No more parts are sent (the caller may close its file on return), and
+ * the upload is aborted in the background once those sent are answered;
+ * @done is not called.
  */
 void s3d_mpu_cancel(struct s3d_mpu *u)
 {

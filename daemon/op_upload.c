@@ -287,7 +287,7 @@ static void upload_cancel(void *arg)
 	s3d_info("UPLOAD s3://%s/%s: given up by the kernel; stopped",
 		 op->m->bucket, op->key);
 	if (op->mpu) {
-		/* Its parts stop now; the upload is aborted in the background. */
+		/* No more parts go out; the upload is aborted in the background. */
 		s3d_mpu_cancel(op->mpu);
 		op->mpu = NULL;
 	}

@@ -137,6 +137,15 @@ struct s3d_xfer {
 	bool queued;
 };
 
+/*
+ * An attempt of @x is with the server: dropping it now does not undo it
+ * (S3 may still act on a request it received whole, a part included).
+ */
+static inline bool s3d_xfer_sent(const struct s3d_xfer *x)
+{
+	return x->easy != NULL;
+}
+
 /* What the engine counts per operation (metrics.c exposes it). */
 enum s3d_op {
 	S3D_OP_GET,

@@ -42,6 +42,7 @@ start_faultproxy() {
 	for ((i = 0; i < 150; i++)); do
 		if curl -sf -o /dev/null -m 2 "$FP_URL/__fault/stats"; then
 			S3_ENDPOINT=$FP_URL
+			export FP_URL FP_LOG	# for checks in a subshell
 			return 0
 		fi
 		kill -0 "$FP_PID" 2>/dev/null || break

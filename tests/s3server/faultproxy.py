@@ -44,7 +44,13 @@ not it applies to them; PUT /__fault/rules resets the counts. Faults:
                         then go on. "drip": S (after the head only): send
                         "drip_bytes" (64) body bytes every S seconds while
                         held, so that the client's low-speed timeout (curl:
-                        CURLOPT_LOW_SPEED_*) does not fire
+                        CURLOPT_LOW_SPEED_*) does not fire.
+                        "forward_if_gone": true (before-headers only):
+                        a client that hangs up while held does not end
+                        the request; it is forwarded when the hold ends
+                        and its answer dropped, as S3 acts on a request
+                        it received whole (a part dropped by its client
+                        lands later)
   trickle               forward the body at "rate" bytes/s (default 4096)
 
 A held response (stall after the head) is read whole from the server
@@ -254,10 +260,11 @@ def rst(writer):
     writer.transport.abort()
 
 
-async def stall(rule, client, drip):
+async def stall(rule, client, drip, forward_if_gone=False):
     """Hold for the rule's "seconds" or until released; every "drip" seconds
     call drip() (sends one body byte). A client that hangs up meanwhile ends
-    the request at once (it is no longer counted as held). Clients do not
+    the request at once (it is no longer counted as held), unless
+    @forward_if_gone: then the hold runs its course. Clients do not
     pipeline requests, so bytes from one while it is held end it too."""
     secs = rule.d.get("seconds")
     every = float(rule.d["drip"]) if drip and "drip" in rule.d else None
@@ -279,7 +286,9 @@ async def stall(rule, client, drip):
                 t = left if t is None else min(t, left)
             done, _ = await asyncio.wait({released, gone}, timeout=t,
                                          return_when=asyncio.FIRST_COMPLETED)
-            if gone in done:
+            if gone in done and forward_if_gone:
+                gone = asyncio.ensure_future(asyncio.Event().wait())
+            elif gone in done:
                 raise ConnectionError("the client left while held")
             if released in done:
                 return
@@ -379,7 +388,7 @@ async def proxy_one(head, body, reader, writer, up, rule, seq):
         return False, end
     if fault == "stall" and d.get("phase", "before-headers") == "before-headers" \
             and "after_bytes" not in d:
-        await stall(rule, reader, None)
+        await stall(rule, reader, None, bool(d.get("forward_if_gone")))
         fault = "pass"
 
     # A held response is read whole first, a few at a time: a slow server

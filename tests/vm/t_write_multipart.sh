@@ -13,7 +13,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
 test_init write_multipart
-plan 23
+plan 26
 
 PART=$((5 * 1048576))
 OPTS="cache=$CACHE,fetch_timeout=120,meta_ttl=3600,writable"
@@ -36,7 +36,23 @@ os.write(fd, open(sys.argv[1], 'rb').read())
 try: os.close(fd); print('ok')
 except OSError as e: print(errno.errorcode[e.errno])" "$1" "$2"
 }
-export -f s3_is
+part2_failed_first() {	# part 2's last refusal is logged before part 1's end
+	awk 'function seq() { match($0, /"seq": [0-9]+/); return substr($0, RSTART + 7, RLENGTH - 7) }
+	     /"method": "PUT"/ && /partNumber=1[&"]/ { p1 = seq() }
+	     /"method": "PUT"/ && /partNumber=2[&"]/ && /"fault": "500"/ { last2 = NR }
+	     /"end": / && p1 != "" && seq() == p1 { end1 = NR }
+	     END { exit !(last2 && end1 && last2 < end1) }' "$FP_LOG"
+}
+proxy_idle() {	# the proxy answers no request within 20 s
+	local i
+
+	for ((i = 0; i < 100; i++)); do
+		[ "$(fp_stat open)" = 0 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+export -f s3_is part2_failed_first proxy_idle
 
 check_sh "fault proxy starts" start_faultproxy 9461
 check "module loads" load_module
@@ -59,11 +75,18 @@ for spec in "one:$PART:PUT" "onep1:$((PART + 1)):2" "three7:$((3 * PART + 7)):4"
 done
 is "$(uploads_open)" 0 "no multipart upload is left open"
 
-# A part refused for good: EIO at close, the upload aborted.
-fp_rules '[{"method": "PUT", "query": "partNumber=2(&|$)", "fault": "500"}]'
+# A part refused for good: EIO at close, the upload aborted. Part 1 is
+# held by the server meanwhile, and lands even if the daemon hangs up on
+# it (as S3 stores a part it received whole): the abort must wait for its
+# answer, or the part lands after the abort and stays.
+fp_rules '[{"method": "PUT", "query": "partNumber=1(&|$)", "fault": "stall", "seconds": 4, "forward_if_gone": true},
+	{"method": "PUT", "query": "partNumber=2(&|$)", "fault": "500"}]'
 make_fixture "$WORK/bad" $((2 * PART + 3)) mp-bad >/dev/null
 is "$(write_close "$WORK/bad" "$MNT/bad.bin")" EIO "a part the server keeps refusing: close fails with EIO"
 check "part 2 was tried and refused" test "$(fp_count --method PUT --query 'partNumber=2(&|$)' --fault 500)" -ge 1
+check "part 1 was held by the server" test "$(fp_count --method PUT --query 'partNumber=1(&|$)' --fault stall)" = 1
+check "the proxy has answered everything" proxy_idle
+check "... part 2 was refused for good while part 1 was held" part2_failed_first
 is "$(uploads_open)" 0 "... and the upload was aborted (no parts left)"
 check "... no object was made" bash -c "! s3_get '$BUCKET' bad.bin '$WORK/got' 2>/dev/null"
 
