@@ -16,6 +16,7 @@
 #include "lib/log.h"
 #include "lib/path.h"
 #include "lib/util.h"
+#include "listlog.h"
 #include "mount.h"
 #include "mpu.h"
 #include "req.h"
@@ -207,6 +208,7 @@ static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
 	err = s3d_mpu_recover(ctx, m->bucket, m->rootfd);
 	if (err < 0)
 		s3d_warn("mount %u: upload journal: %s", m->id, strerror(-err));
+	s3d_listlog_clear(m->rootfd);
 	if (r->flags & S3CFS_MOUNT_WRITABLE) {
 		struct mount_caps *mc = malloc(sizeof(*mc));
 

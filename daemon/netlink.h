@@ -28,6 +28,7 @@ struct s3d_nl_hooks {
 };
 
 int s3d_nl_init(const struct s3d_nl_hooks *hooks);
+unsigned int s3d_nl_version(void);
 void s3d_nl_fini(void);
 int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out);
 struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,

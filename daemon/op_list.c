@@ -2,7 +2,16 @@
 /*
  * LIST: ListObjectsV2 (delimiter '/', all pages) into the lower directory;
  * then its subdirectories, listed ahead of a walk in the background.
+ *
+ * A kernel's listing is streamed: the names applied so far go into the
+ * listing's log (listlog.c) and each slice is reported (DONE), so a
+ * readdir returns them while later pages are on their way. A directory
+ * goes into the log once made. A file waits until the listing has passed
+ * "name/" (a common prefix of that name, on a later page, would replace
+ * it); at the end, every name in the lower directory not logged yet
+ * follows: files kept or made meanwhile, and names a later page changed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,7 +30,9 @@
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "lib/xml.h"
+#include "listlog.h"
 #include "mount.h"
+#include "netlink.h"
 #include "op_common.h"
 #include "req.h"
 #include "store.h"
@@ -53,7 +64,13 @@
 
 static unsigned int list_ahead = S3D_LIST_AHEAD_DEFAULT;
 
-enum { SEEN_FILE = 1, SEEN_DIR = 2 };
+enum { SEEN_FILE = 1, SEEN_DIR = 2, SEEN_TYPE = 3, SEEN_LOGGED = 4 };
+
+/* A file applied, not in the log yet. */
+struct held {
+	struct held *next;
+	char name[];
+};
 
 struct deferred {
 	struct deferred *next;
@@ -85,6 +102,9 @@ struct list_op {
 	unsigned int pages;
 	struct s3d_strset seen;
 	struct deferred *deferred;	/* files whose name is a dir on disk */
+	struct s3d_listlog log;		/* a kernel's listing: its log */
+	struct held *held;		/* files not logged yet */
+	char *passed;			/* the last key or prefix applied */
 	char **subdirs;			/* to list ahead when done */
 	size_t nsub, capsub;
 	unsigned int levels;		/* ... and this many levels below */
@@ -113,6 +133,14 @@ static void list_finish(struct list_op *op, int err)
 		s3d_list_page_free(&p->pg);
 		free(p);
 	}
+	while (op->held) {
+		struct held *h = op->held;
+
+		op->held = h->next;
+		free(h);
+	}
+	s3d_listlog_close(&op->log);
+	free(op->passed);
 	while (op->nsub)
 		free(op->subdirs[--op->nsub]);
 	free(op->subdirs);
@@ -153,6 +181,162 @@ static int remember_subdir(struct list_op *op, const char *name)
 	return 0;
 }
 
+/* The listing gives @name as @type (SEEN_FILE, SEEN_DIR); logged stays. */
+static int see(struct list_op *op, const char *name, int type)
+{
+	int was = 0;
+
+	s3d_strset_get(&op->seen, name, &was);
+	return s3d_strset_put(&op->seen, name, type | (was & SEEN_LOGGED));
+}
+
+/* Put @name into the log as the lower directory has it now. */
+static int log_entry(struct list_op *op, const char *name, int seen)
+{
+	struct stat st;
+	int was;
+
+	/* Once only, should a server list a name twice or out of order. */
+	if (op->log.fd < 0 || (s3d_strset_get(&op->seen, name, &was) &&
+			       (was & SEEN_LOGGED)))
+		return 0;
+	/* Gone or changed meanwhile: the scan at the end decides. */
+	if (fstatat(op->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) ||
+	    !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) ||
+	    S_ISDIR(st.st_mode) != (seen == SEEN_DIR))
+		return 0;
+	if (s3d_strset_put(&op->seen, name, seen | SEEN_LOGGED) < 0)
+		return -ENOMEM;
+	return s3d_listlog_add(&op->log, name, S_ISDIR(st.st_mode) ? DT_DIR :
+			       DT_REG, (uint64_t)st.st_ino);
+}
+
+/* A file applied: logged once the listing passes "name/". */
+static int hold_file(struct list_op *op, const char *name)
+{
+	struct held *h;
+
+	if (op->log.fd < 0)
+		return 0;
+	h = malloc(sizeof(*h) + strlen(name) + 1);
+	if (!h)
+		return -ENOMEM;
+	strcpy(h->name, name);
+	h->next = op->held;
+	op->held = h;
+	return 0;
+}
+
+/* Is "@name/" at or before @op->passed (relative to the listing prefix)? */
+static bool passed_dir_of(const struct list_op *op, const char *name)
+{
+	const char *pos = op->passed + strlen(op->lp);
+	size_t len = strlen(name);
+	int c = strncmp(name, pos, len);
+
+	if (c)
+		return c < 0;
+	return (unsigned char)pos[len] >= '/';
+}
+
+/* Log the held files no later page can replace any more. */
+static int release_held(struct list_op *op)
+{
+	struct held **pp = &op->held, *h;
+	int seen, err;
+
+	while ((h = *pp)) {
+		if (!passed_dir_of(op, h->name)) {
+			pp = &h->next;
+			continue;
+		}
+		*pp = h->next;
+		err = 0;
+		if (s3d_strset_get(&op->seen, h->name, &seen) &&
+		    seen == SEEN_FILE)
+			err = log_entry(op, h->name, SEEN_FILE);
+		free(h);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* @pg is applied: the listing has passed its last key or prefix. */
+static int page_applied(struct list_op *op, const struct s3d_list_page *pg)
+{
+	const char *last = NULL;
+	char *copy;
+
+	if (pg->nobjs)
+		last = pg->objs[pg->nobjs - 1].key;
+	if (pg->nprefixes && (!last ||
+			      strcmp(pg->prefixes[pg->nprefixes - 1], last) > 0))
+		last = pg->prefixes[pg->nprefixes - 1];
+	if (!last || op->log.fd < 0 || strncmp(last, op->lp, strlen(op->lp)))
+		return 0;
+	copy = strdup(last);
+	if (!copy)
+		return -ENOMEM;
+	free(op->passed);
+	op->passed = copy;
+	return release_held(op);
+}
+
+/* At the end: every name of the lower directory not in the log yet. */
+static int log_rest(struct list_op *op)
+{
+	struct dirent *de;
+	int fd, seen, err = 0;
+	DIR *d;
+
+	if (op->log.fd < 0)
+		return 0;
+	fd = openat(op->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while (!err && (de = readdir(d))) {
+		const char *nm = de->d_name;
+		unsigned int type = de->d_type;
+		struct stat st;
+
+		if (!s3d_name_valid(nm, strlen(nm), op->at_root) ||
+		    (s3d_strset_get(&op->seen, nm, &seen) && (seen & SEEN_LOGGED)))
+			continue;
+		if (type == DT_UNKNOWN) {
+			if (fstatat(op->dirfd, nm, &st, AT_SYMLINK_NOFOLLOW))
+				continue;
+			type = S_ISDIR(st.st_mode) ? DT_DIR :
+			       S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+		}
+		if (type == DT_DIR || type == DT_REG)
+			err = s3d_listlog_add(&op->log, nm, type,
+					      (uint64_t)de->d_ino);
+	}
+	closedir(d);
+	return err;
+}
+
+/* Write what the log gathered and tell the kernel (and riders). */
+static void log_report(struct list_op *op)
+{
+	uint64_t done;
+
+	if (op->log.fd < 0)
+		return;
+	done = s3d_listlog_flush(&op->log);
+	if (done == op->r->done)
+		return;
+	op->r->done = done;
+	op->r->ino = op->log.ino;
+	s3d_req_progress(op->r);
+}
+
 static int list_dir(struct list_op *op, const char *cp)
 {
 	char name[256];
@@ -166,7 +350,7 @@ static int list_dir(struct list_op *op, const char *cp)
 	}
 	memcpy(name, p, len);
 	name[len] = '\0';
-	if (s3d_strset_put(&op->seen, name, SEEN_DIR) < 0)
+	if (see(op, name, SEEN_DIR) < 0)
 		return -ENOMEM;
 	err = s3d_store_ensure_dir(op->dirfd, name, true);
 	if (err == -EEXIST) {
@@ -175,6 +359,8 @@ static int list_dir(struct list_op *op, const char *cp)
 	}
 	if (err == 1)
 		s3d_op_log_skip(op->m, cp, "a directory replaces the object of the same name");
+	if (err >= 0)
+		err = log_entry(op, name, SEEN_DIR);
 	if (err >= 0 && op->levels && op->nsub < AHEAD_QUEUE)
 		return remember_subdir(op, name);
 	return err < 0 ? err : 0;
@@ -217,11 +403,11 @@ static int list_file(struct list_op *op, const struct s3d_obj *o)
 		s3d_op_log_skip(op->m, o->key, "key is not a usable file name; skipped");
 		return 0;
 	}
-	if (s3d_strset_get(&op->seen, p, &seen) && seen == SEEN_DIR) {
+	if (s3d_strset_get(&op->seen, p, &seen) && (seen & SEEN_TYPE) == SEEN_DIR) {
 		s3d_op_log_skip(op->m, o->key, "object hidden by a directory of the same name");
 		return 0;
 	}
-	if (s3d_strset_put(&op->seen, p, SEEN_FILE) < 0)
+	if (see(op, p, SEEN_FILE) < 0)
 		return -ENOMEM;
 	/*
 	 * A directory on disk may yet be confirmed by a common prefix on a
@@ -235,7 +421,7 @@ static int list_file(struct list_op *op, const struct s3d_obj *o)
 		s3d_op_log_skip(op->m, o->key, "the name changed under the listing; left to the next one");
 		return 0;
 	}
-	return err < 0 ? err : 0;
+	return err < 0 ? err : hold_file(op, p);
 }
 
 /* Apply up to @budget entries of @lp; returns the budget left or -errno. */
@@ -269,7 +455,7 @@ static int list_deferred(struct list_op *op)
 					 d->obj.mtime, NULL };
 
 		if (!s3d_strset_get(&op->seen, d->name, &seen) ||
-		    seen != SEEN_FILE)
+		    (seen & SEEN_TYPE) != SEEN_FILE)
 			continue;
 		err = s3d_store_ensure_file(op->dirfd, d->name, &meta, NULL, true);
 		if (err == -EEXIST) {
@@ -422,6 +608,10 @@ static void list_complete(struct list_op *op)
 	err = list_deferred(op);
 	err = err ?: s3d_store_prune(op->dirfd, op->at_root, list_keep, op);
 	err = err ?: s3d_store_set_listed(op->dirfd, time(NULL));
+	/* The log's last records go out before the answer. */
+	err = err ?: log_rest(op);
+	if (!err)
+		log_report(op);
 	if (err)
 		s3d_err("LIST s3://%s/%s: cache directory: %s", op->m->bucket,
 			op->lp, strerror(-err));
@@ -467,6 +657,11 @@ static void list_work(struct s3d_timer *t)
 		}
 		if (p->next_prefix < p->pg.nprefixes || p->next_obj < p->pg.nobjs)
 			break;
+		budget = page_applied(op, &p->pg) ?: budget;
+		if (budget < 0) {
+			list_finish(op, budget);
+			return;
+		}
 		op->head = p->next;
 		if (!op->head)
 			op->tail = NULL;
@@ -475,10 +670,13 @@ static void list_work(struct s3d_timer *t)
 		free(p);
 		list_fetch_more(op);
 	}
+	if (op->last && !op->fetching && !op->head) {
+		list_complete(op);
+		return;
+	}
+	log_report(op);
 	if (op->head)
 		s3d_timer_arm(&op->work, 0);	/* more after other events */
-	else if (op->last && !op->fetching)
-		list_complete(op);
 }
 
 static int list_page_done(struct s3d_xfer *x)
@@ -584,6 +782,7 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	op->m = m;
 	op->ctx = ctx;
 	op->dirfd = -1;
+	s3d_listlog_init(&op->log);
 	op->at_root = !*r->path;
 	clock_gettime(CLOCK_REALTIME, &op->begun);
 	s3d_strset_init(&op->seen);
@@ -605,6 +804,13 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	}
 	/* A first listing: its names are new, linked without a look first. */
 	op->was_empty = s3d_store_dir_empty(op->dirfd, op->at_root);
+	/* Streamed to a kernel's readdir; a listing ahead has no reader. */
+	if (!r->ahead && s3d_nl_version() >= 6) {
+		err = s3d_listlog_open(&op->log, m->rootfd, op->dirfd);
+		if (err && s3d_log_once("listlog"))
+			s3d_warn("LIST %s: no listing log (%s): readdir waits for the whole listing",
+				 op->lp, strerror(-err));
+	}
 	r->cancel = list_cancel;
 	r->cancel_arg = op;
 	op->levels = !list_ahead ? 0 : r->ahead ? r->ahead_levels : AHEAD_LEVELS;

@@ -38,9 +38,11 @@ struct s3d_req {
 	char *etag;
 	uint64_t off;
 	uint64_t len;
-	uint64_t done;		/* FETCH: [off, off + done) is written */
+	uint64_t done;		/* FETCH: [off, off + done) is written;
+				 * LIST: bytes of its log written */
 	uint32_t prio;		/* FETCH: enum s3cfs_prio (absent: SYNC) */
-	uint64_t ino;		/* UPLOAD: the lower file's inode number */
+	uint64_t ino;		/* UPLOAD: the lower file's inode number;
+				 * LIST: its log's */
 	uint64_t size;		/* UPLOAD: bytes to put; RENAME, SETMETA: the
 				 * object's */
 	uint32_t flags;		/* UPLOAD: S3CFS_UP_*; MOUNT: S3CFS_MOUNT_*;

@@ -8,9 +8,33 @@
  * no daemon registered, the lower directory is served as it is, as lookups
  * serve the entries already in the cache: a readdir does not wait out the
  * fetch timeout for a daemon that is not there.
+ *
+ * A listing is streamed: the daemon reports how much of the listing's log
+ * it has written (the names applied so far, in order), and the readdir
+ * that sent the LIST passes those up while later pages are on their way,
+ * rather than after the last one. Its positions are then offsets in that
+ * log, which only grows, so none is skipped or repeated; the lower
+ * directory's own (hash order) could not be used while it grows. When the
+ * open directory is closed before the end, the listing is cancelled.
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
+
+/**
+ * struct s3cfs_dir_file - an open directory
+ * @lower: the lower directory, opened with the mount's credentials
+ * @list: the LIST this open's readdir sent and streams; NULL: none
+ * @log: @list's log (S3CFS_LISTING_DIR), once open: positions are then
+ *	0 and 1 for "." and "..", and offsets in it plus two, until a
+ *	readdir from 0 after the listing's end
+ * @log_ino: @log's inode number, as the daemon reported it
+ */
+struct s3cfs_dir_file {
+	struct file *lower;
+	struct s3cfs_req *list;
+	struct file *log;
+	u64 log_ino;
+};
 
 /**
  * struct s3cfs_dir_ctx - iterating the lower directory for an upper readdir
@@ -26,30 +50,39 @@ struct s3cfs_dir_ctx {
 	bool posix;
 };
 
+/* Is this lower entry shown, and as what type? */
+static bool s3cfs_dir_shown(const struct s3cfs_dir_ctx *dc, const char *name,
+			    int namelen, unsigned int *d_type)
+{
+	if (s3cfs_name_hidden(dc->in_root, name, namelen))
+		return false;
+	if (*d_type != DT_DIR && *d_type != DT_REG && *d_type != DT_UNKNOWN)
+		return false;
+	/* Which files are symlinks only their lookup says (find -type l). */
+	if (dc->posix && *d_type == DT_REG)
+		*d_type = DT_UNKNOWN;
+	return true;
+}
+
 static bool s3cfs_filldir(struct dir_context *ctx, const char *name,
 			  int namelen, loff_t offset, u64 ino,
 			  unsigned int d_type)
 {
 	struct s3cfs_dir_ctx *dc = container_of(ctx, struct s3cfs_dir_ctx, ctx);
 
-	if (s3cfs_name_hidden(dc->in_root, name, namelen))
+	if (!s3cfs_dir_shown(dc, name, namelen, &d_type))
 		return true;
-	if (d_type != DT_DIR && d_type != DT_REG && d_type != DT_UNKNOWN)
-		return true;
-	/* Which files are symlinks only their lookup says (find -type l). */
-	if (dc->posix && d_type == DT_REG)
-		d_type = DT_UNKNOWN;
 	return dc->caller->actor(dc->caller, name, namelen, offset, ino,
 				 d_type);
 }
 
-/* Make the lower directory match S3 if its listing is stale. */
-static int s3cfs_dir_list(struct file *file)
+/* Send a LIST for the directory if its listing is stale: @df->list. */
+static int s3cfs_dir_list(struct file *file, struct s3cfs_dir_file *df)
 {
 	struct inode *dir = file_inode(file);
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
-	struct s3cfs_inode_info *si = S3CFS_I(dir);
 	const struct cred *old_cred;
+	struct s3cfs_req *req;
 	char *buf, *path;
 	bool fresh;
 	int err;
@@ -68,11 +101,239 @@ static int s3cfs_dir_list(struct file *file)
 	err = s3cfs_inode_path(file->f_path.dentry, &buf, &path);
 	if (err)
 		return err;
-	atomic64_inc(&sbi->stats.lists);
-	err = s3cfs_upcall(sbi, S3CFS_CMD_LIST, path, NULL);
+	req = s3cfs_req_alloc(sbi, S3CFS_CMD_LIST);
+	if (req)
+		req->path = kstrdup(path, GFP_KERNEL);
 	__putname(buf);
-	if (!err)
-		WRITE_ONCE(si->listed_at, jiffies ? : 1);
+	if (!req || !req->path) {
+		if (req)
+			s3cfs_req_put(req);
+		return -ENOMEM;
+	}
+	atomic64_inc(&sbi->stats.lists);
+	err = s3cfs_req_submit(req, false);
+	if (err) {
+		s3cfs_req_put(req);
+		return err;
+	}
+	df->list = req;
+	return 0;
+}
+
+static bool s3cfs_list_grown(struct s3cfs_req *req, void *arg)
+{
+	return READ_ONCE(req->list_done) > *(u64 *)arg;
+}
+
+/*
+ * Wait until @req's log holds more than @have bytes (U64_MAX: until its
+ * answer), at most the fetch timeout from now or from the last progress.
+ * Return: 0 (grown or answered: look), or -errno.
+ */
+static int s3cfs_dir_list_wait(struct s3cfs_req *req, u64 have)
+{
+	struct s3cfs_sb_info *sbi = req->sbi;
+	unsigned long timeout =
+		msecs_to_jiffies(READ_ONCE(sbi->opts.fetch_timeout_ms));
+	int err;
+
+	atomic_inc(&req->waiters);
+	err = s3cfs_req_wait(req, jiffies + timeout, timeout,
+			     have == U64_MAX ? NULL : s3cfs_list_grown, &have);
+	if (err == -ETIMEDOUT || err == -ECANCELED)
+		err = -EIO;
+	return err;
+}
+
+/* Stop streaming @df's LIST; unanswered, nobody else waits for it. */
+static void s3cfs_dir_stream_end(struct s3cfs_dir_file *df)
+{
+	if (df->log)
+		fput(df->log);
+	df->log = NULL;
+	if (df->list) {
+		s3cfs_req_abandon(df->list);
+		s3cfs_req_put(df->list);
+	}
+	df->list = NULL;
+}
+
+/* @df's LIST was answered: the directory is listed, if it succeeded. */
+static int s3cfs_dir_list_answered(struct file *file,
+				   struct s3cfs_dir_file *df)
+{
+	int status = df->list->status;
+
+	if (!status)
+		WRITE_ONCE(S3CFS_I(file_inode(file))->listed_at, jiffies ? : 1);
+	return status;
+}
+
+/* The listing log @ino of the lower directory @ldir, or an ERR_PTR. */
+static struct file *s3cfs_list_log_open(struct s3cfs_sb_info *sbi,
+					struct inode *ldir, u64 ino)
+{
+	char name[sizeof(S3CFS_LISTING_DIR) + 24];
+	const struct cred *old_cred;
+	struct file *log;
+
+	snprintf(name, sizeof(name), S3CFS_LISTING_DIR "/%lu", ldir->i_ino);
+	old_cred = override_creds(sbi->creds);
+	log = file_open_root(&sbi->lower_root, name,
+			     O_RDONLY | O_LARGEFILE | O_NOFOLLOW, 0);
+	revert_creds(old_cred);
+	if (!IS_ERR(log) && file_inode(log)->i_ino != ino) {
+		/* Another listing's (a daemon that started over). */
+		fput(log);
+		log = ERR_PTR(-ESTALE);
+	}
+	return log;
+}
+
+/*
+ * A readdir from the start sent a LIST: wait for its first entries and
+ * read them from its log, or for its answer (a daemon before protocol 6,
+ * a listing too short to report, a log we cannot open) and read the lower
+ * directory as before.
+ */
+static int s3cfs_dir_stream_begin(struct file *file, struct s3cfs_dir_file *df)
+{
+	struct s3cfs_req *req = df->list;
+	struct file *log;
+	u64 ino;
+	int err;
+
+	err = s3cfs_dir_list_wait(req, 0);
+	if (err)
+		return err;
+	if (test_bit(S3CFS_REQ_DONE, &req->flags))
+		return s3cfs_dir_list_answered(file, df);
+	spin_lock(&req->wait.lock);
+	ino = req->list_ino;
+	spin_unlock(&req->wait.lock);
+	log = s3cfs_list_log_open(S3CFS_SB(file_inode(file)->i_sb),
+				  file_inode(df->lower), ino);
+	if (IS_ERR(log)) {
+		pr_debug("listing %pd: no log (%ld): waiting for its end\n",
+			 file->f_path.dentry, PTR_ERR(log));
+		err = s3cfs_dir_list_wait(req, U64_MAX);
+		return err ?: s3cfs_dir_list_answered(file, df);
+	}
+	df->log = log;
+	df->log_ino = ino;
+	atomic64_inc(&S3CFS_SB(file_inode(file)->i_sb)->stats.lists_streamed);
+	return 0;
+}
+
+/*
+ * Pass up the whole records in @buf (@len bytes, read from log offset
+ * @off), advancing the position past each; *@emitted counts those passed
+ * up, *@full says the caller's buffer is full. Return: bytes consumed, or
+ * -EIO for a record that cannot be one (a log we did not expect).
+ */
+static ssize_t s3cfs_dir_emit_log(struct s3cfs_dir_ctx *dc, const char *buf,
+				  size_t len, u64 off, unsigned int *emitted,
+				  bool *full)
+{
+	struct dir_context *ctx = dc->caller;
+	size_t used = 0;
+
+	while (len - used >= sizeof(struct s3cfs_list_rec)) {
+		const struct s3cfs_list_rec *rec = (const void *)(buf + used);
+		const char *name = (const char *)(rec + 1);
+		size_t n = rec->namelen;
+		size_t total = ALIGN(sizeof(*rec) + n, S3CFS_LIST_REC_ALIGN);
+		unsigned int type = rec->type;
+
+		if (!n || n > NAME_MAX || (type != DT_REG && type != DT_DIR))
+			return -EIO;
+		if (total > len - used)
+			break;	/* the rest is in the next read */
+		if (memchr(name, '/', n) || memchr(name, '\0', n))
+			return -EIO;
+		if (s3cfs_dir_shown(dc, name, n, &type)) {
+			if (!dir_emit(ctx, name, n, rec->ino, type)) {
+				*full = true;
+				break;
+			}
+			(*emitted)++;
+		}
+		used += total;
+		ctx->pos = off + used + 2;
+	}
+	return used;
+}
+
+#define S3CFS_LOG_READ	PAGE_SIZE
+
+/*
+ * A readdir while (or after) the LIST it streams runs: the log's records
+ * up to what the daemon reported; when there are none yet, wait for more
+ * or for the listing's end, which is the directory's end.
+ */
+static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
+				 struct s3cfs_dir_ctx *dc)
+{
+	struct dir_context *ctx = dc->caller;
+	struct s3cfs_req *req = df->list;
+	unsigned int emitted = 0;
+	bool full = false;
+	char *buf;
+	int err = 0;
+
+	if (!dir_emit_dots(file, ctx))
+		return 0;
+	buf = kmalloc(S3CFS_LOG_READ, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	while (!full) {
+		bool done = test_bit(S3CFS_REQ_DONE, &req->flags);
+		u64 valid, ino, off = ctx->pos - 2;
+		loff_t pos = off;
+		ssize_t n;
+
+		/* A LIST answered has reported its whole log before. */
+		smp_rmb();
+		spin_lock(&req->wait.lock);
+		valid = req->list_done;
+		ino = req->list_ino;
+		spin_unlock(&req->wait.lock);
+		if (ino != df->log_ino) {
+			pr_warn_ratelimited("listing %pd: started over by a new daemon; read the directory again\n",
+					    file->f_path.dentry);
+			err = -EIO;
+			break;
+		}
+		if (off > valid) {
+			err = -EINVAL;	/* not a position of ours */
+			break;
+		}
+		if (off < valid) {
+			n = kernel_read(df->log, buf,
+					min_t(u64, valid - off, S3CFS_LOG_READ),
+					&pos);
+			if (n > 0)
+				n = s3cfs_dir_emit_log(dc, buf, n, off,
+						       &emitted, &full);
+			if (n <= 0 && !full) {
+				pr_warn_ratelimited("listing %pd: its log cannot be read at %llu (%zd)\n",
+						    file->f_path.dentry, off, n);
+				err = -EIO;
+				break;
+			}
+			continue;
+		}
+		if (done) {
+			err = s3cfs_dir_list_answered(file, df);
+			break;
+		}
+		if (emitted)
+			break;	/* what there is now; more at the next call */
+		err = s3cfs_dir_list_wait(req, valid);
+		if (err)
+			break;
+	}
+	kfree(buf);
 	return err;
 }
 
@@ -80,58 +341,92 @@ static int s3cfs_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct inode *dir = file_inode(file);
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
-	struct file *lower = file->private_data;
+	struct s3cfs_dir_file *df = file->private_data;
 	struct s3cfs_dir_ctx dc = {
 		.ctx.actor = s3cfs_filldir,
 		.caller = ctx,
 		.in_root = IS_ROOT(file->f_path.dentry),
-		.posix = S3CFS_SB(file_inode(file)->i_sb)->opts.posix_meta,
+		.posix = sbi->opts.posix_meta,
 	};
 	const struct cred *old_cred;
 	int err;
 
-	if (ctx->pos == 0) {
-		err = s3cfs_dir_list(file);
+	/* From the start: of the listing still running, or a new look. */
+	if (ctx->pos == 0 &&
+	    (!df->log || test_bit(S3CFS_REQ_DONE, &df->list->flags))) {
+		s3cfs_dir_stream_end(df);
+		err = s3cfs_dir_list(file, df);
+		if (!err && df->list)
+			err = s3cfs_dir_stream_begin(file, df);
 		if (err) {
+			s3cfs_dir_stream_end(df);
 			pr_warn_ratelimited("listing %pd failed (%d)\n",
 					    file->f_path.dentry, err);
 			return err;
 		}
+		if (!df->log)
+			s3cfs_dir_stream_end(df);
 	}
-	lower->f_pos = ctx->pos;
+	if (df->log)
+		return s3cfs_dir_iterate_log(file, df, &dc);
+
+	df->lower->f_pos = ctx->pos;
 	old_cred = override_creds(sbi->creds);
-	err = iterate_dir(lower, &dc.ctx);
+	err = iterate_dir(df->lower, &dc.ctx);
 	revert_creds(old_cred);
-	ctx->pos = lower->f_pos;
+	ctx->pos = df->lower->f_pos;
 	return err;
 }
 
 static int s3cfs_dir_open(struct inode *inode, struct file *file)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_dir_file *df;
 	struct file *lower;
 
+	df = kzalloc(sizeof(*df), GFP_KERNEL);
+	if (!df)
+		return -ENOMEM;
 	lower = dentry_open(&S3CFS_I(inode)->lower, O_RDONLY | O_DIRECTORY |
 			    O_NOATIME, sbi->creds);
-	if (IS_ERR(lower))
+	if (IS_ERR(lower)) {
+		kfree(df);
 		return PTR_ERR(lower);
-	file->private_data = lower;
+	}
+	df->lower = lower;
+	file->private_data = df;
 	return 0;
 }
 
 static int s3cfs_dir_release(struct inode *inode, struct file *file)
 {
-	fput(file->private_data);
+	struct s3cfs_dir_file *df = file->private_data;
+
+	/* A listing nobody reads any more stops (an interrupted ls). */
+	s3cfs_dir_stream_end(df);
+	fput(df->lower);
+	kfree(df);
 	return 0;
 }
 
-/* Positions are the lower filesystem's (ext4 htree hashes, xfs offsets). */
+/*
+ * Positions are the lower filesystem's (ext4 htree hashes, xfs offsets),
+ * or, while a listing is streamed, offsets in its log plus two.
+ */
 static loff_t s3cfs_dir_llseek(struct file *file, loff_t offset, int whence)
 {
-	struct file *lower = file->private_data;
+	struct s3cfs_dir_file *df = file->private_data;
 	loff_t ret;
 
-	ret = vfs_llseek(lower, offset, whence);
+	if (df->log) {
+		if (whence == SEEK_CUR && !offset)
+			return file->f_pos;
+		if (whence != SEEK_SET || offset < 0)
+			return -EINVAL;
+		file->f_pos = offset;
+		return offset;
+	}
+	ret = vfs_llseek(df->lower, offset, whence);
 	if (ret >= 0)
 		file->f_pos = ret;
 	return ret;

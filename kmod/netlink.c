@@ -25,6 +25,7 @@ static const struct nla_policy s3cfs_reply_policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_LENGTH]	= { .type = NLA_U64 },
 	[S3CFS_A_DONE]		= { .type = NLA_U64 },
 	[S3CFS_A_ETAG]		= { .type = NLA_NUL_STRING, .len = S3CFS_ETAG_MAX },
+	[S3CFS_A_INO]		= { .type = NLA_U64 },
 };
 
 static const struct nla_policy s3cfs_evict_policy[S3CFS_A_MAX + 1] = {
@@ -93,6 +94,9 @@ static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
 	r.has_done = a[S3CFS_A_DONE];
 	if (r.has_done)
 		r.done = nla_get_u64(a[S3CFS_A_DONE]);
+	r.has_ino = a[S3CFS_A_INO];
+	if (r.has_ino)
+		r.ino = nla_get_u64(a[S3CFS_A_INO]);
 	if (a[S3CFS_A_ETAG])
 		r.etag = nla_data(a[S3CFS_A_ETAG]);
 	err = s3cfs_upcall_reply(&r);

@@ -52,6 +52,7 @@
  * @fetch_timeouts: waits that gave up after fetch_timeout_ms
  * @lookups: LOOKUP upcalls sent
  * @lists: LIST upcalls sent
+ * @lists_streamed: readdirs that read a listing's log while it ran
  * @stale: inodes whose object was found changed or gone in S3 (marked stale)
  * @read_retries: lower reads that would have blocked under our locks
  *	(IOCB_NOWAIT) and were made again from the workqueue
@@ -71,6 +72,7 @@ struct s3cfs_stats {
 	atomic64_t fetch_timeouts;
 	atomic64_t lookups;
 	atomic64_t lists;
+	atomic64_t lists_streamed;
 	atomic64_t stale;
 	atomic64_t read_retries;
 	atomic64_t expired;
@@ -275,7 +277,8 @@ static inline struct s3cfs_inode_info *S3CFS_I(struct inode *inode)
  * @status: the answer, valid once S3CFS_REQ_DONE is set
  * @waiters: readers waiting; the last one to give up cancels the request
  * @done: completed exactly once, when S3CFS_REQ_DONE is set
- * @wait: woken at completion and when a FETCH progress report lands chunks
+ * @wait: woken at completion, when a FETCH progress report lands chunks
+ *	and when a LIST's grows its log
  * @sbi: the mount (requests never outlive their mount: see s3cfs_upcall_flush)
  * @inode: FETCH: the upper inode (referenced)
  * @inode_link: FETCH: entry in the inode's @fetches (chunk_lock)
@@ -322,6 +325,8 @@ struct s3cfs_req {
 	char *path2;		/* RENAME: PATH2 */
 	char *reply_etag;	/* UPLOAD, RENAME, SETMETA: the answer's ETAG (kmalloc'ed) */
 	struct s3cfs_posix posix;	/* UPLOAD, MKDIR, SETMETA: POSIX */
+	u64 list_done;		/* LIST: bytes of its log (s3cfs_list_log) */
+	u64 list_ino;		/* LIST: its log's inode number */
 };
 
 #define S3CFS_REQ_DONE		0	/* answered, cancelled or flushed */
@@ -511,16 +516,19 @@ int s3cfs_evict(struct s3cfs_sb_info *sbi, const char *path, u64 off, u64 len);
 /*
  * The daemon's answer to a request, as netlink.c parsed it. The optional
  * attributes have a has_ flag each (FETCH answers carry OFFSET and
- * LENGTH; progress reports, STATUS -EINPROGRESS, may carry DONE).
+ * LENGTH; progress reports, STATUS -EINPROGRESS, may carry DONE, and a
+ * LIST's INO).
  */
 struct s3cfs_reply {
 	u8 cmd;
 	u64 id;			/* REQ_ID */
 	u32 mount_id;
 	int status;		/* 0 or a negative errno */
-	bool has_offset, has_length, has_done;
+	bool has_offset, has_length, has_done, has_ino;
 	u64 offset, length;
-	u64 done;		/* the first @done bytes are in the cache */
+	u64 done;		/* FETCH: the first @done bytes are in the
+				 * cache; LIST: bytes of its log */
+	u64 ino;		/* LIST: its log's inode number */
 	const char *etag;	/* UPLOAD: the new object's ETag, or NULL */
 };
 
@@ -529,6 +537,7 @@ unsigned int s3cfs_daemon_version(void);
 struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd);
 void s3cfs_req_put(struct s3cfs_req *req);
 int s3cfs_req_submit(struct s3cfs_req *req, bool nowait);
+void s3cfs_req_abandon(struct s3cfs_req *req);
 int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 		   unsigned long timeout,
 		   bool (*ready)(struct s3cfs_req *req, void *arg), void *arg);

@@ -40,6 +40,7 @@ S3CFS_COUNTER(fetch_errors);
 S3CFS_COUNTER(fetch_timeouts);
 S3CFS_COUNTER(lookups);
 S3CFS_COUNTER(lists);
+S3CFS_COUNTER(lists_streamed);
 S3CFS_COUNTER(stale);
 S3CFS_COUNTER(read_retries);
 S3CFS_COUNTER(expired);
@@ -182,6 +183,7 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_fetch_timeouts.attr,
 	&s3cfs_attr_lookups.attr,
 	&s3cfs_attr_lists.attr,
+	&s3cfs_attr_lists_streamed.attr,
 	&s3cfs_attr_stale.attr,
 	&s3cfs_attr_read_retries.attr,
 	&s3cfs_attr_expired.attr,

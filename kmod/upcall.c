@@ -470,6 +470,23 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 }
 
 /**
+ * s3cfs_req_abandon() - its one waiter will wait for @req no more
+ * @req: a request the caller submitted and waits for alone (a readdir's
+ *	streamed LIST), not being waited for now
+ *
+ * Unanswered, it is cancelled as if its last waiter had given up.
+ */
+void s3cfs_req_abandon(struct s3cfs_req *req)
+{
+	if (test_bit(S3CFS_REQ_DONE, &req->flags) ||
+	    atomic_read(&req->waiters))
+		return;
+	s3cfs_req_unqueue(req);
+	s3cfs_req_complete(req, -ECANCELED);
+	s3cfs_req_cancel_sent(req);
+}
+
+/**
  * s3cfs_upcall() - send a LOOKUP, LIST or MOUNT request and wait for it
  * @sbi: the mount
  * @cmd: S3CFS_CMD_LOOKUP, S3CFS_CMD_LIST or S3CFS_CMD_MOUNT
@@ -562,14 +579,27 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 	    (r->cmd == S3CFS_CMD_FETCH &&
 	     (!r->has_offset || !r->has_length || r->offset != req->offset ||
 	      r->length != req->length)) ||
-	    (r->has_done && (r->cmd != S3CFS_CMD_FETCH ||
-			     status != -EINPROGRESS || r->done > req->length))) {
+	    (r->has_done && status != -EINPROGRESS) ||
+	    (r->has_done && r->cmd == S3CFS_CMD_FETCH && r->done > req->length) ||
+	    (r->has_done && r->cmd == S3CFS_CMD_LIST && !r->has_ino) ||
+	    (r->has_done && r->cmd != S3CFS_CMD_FETCH &&
+	     r->cmd != S3CFS_CMD_LIST)) {
 		xa_unlock(&s3cfs_reqs);
 		return -EINVAL;
 	}
 	if (status == -EINPROGRESS) {
 		/* Progress report: the waiters' clocks restart now. */
 		WRITE_ONCE(req->progress_at, jiffies ? : 1);
+		if (r->cmd == S3CFS_CMD_LIST && r->has_done) {
+			/* The log grew: its readers read on (dir.c). */
+			spin_lock(&req->wait.lock);
+			req->list_ino = r->ino;
+			req->list_done = r->done;
+			spin_unlock(&req->wait.lock);
+			wake_up_all(&req->wait);
+			xa_unlock(&s3cfs_reqs);
+			return 0;
+		}
 		if (!r->has_done || !r->done) {
 			xa_unlock(&s3cfs_reqs);
 			return 0;

@@ -44,6 +44,13 @@
  *       flag S3CFS_MOUNT_POSIX (the daemon records what a LOOKUP's HEAD
  *       says in S3CFS_XATTR_POSIX). A mount with posix_meta needs a daemon
  *       of version 5.
+ *   6 - streamed listings: a LIST progress report may carry DONE and INO.
+ *       INO is the inode number of the listing's log (S3CFS_LISTING_DIR),
+ *       DONE the bytes of whole records written to it so far: a readdir
+ *       returns those entries while later pages are on their way. The
+ *       daemon sends them only to a kernel of version 6 (older ones refuse
+ *       DONE on a LIST); a kernel that gets none waits for the answer and
+ *       reads the lower directory, as before.
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
@@ -82,7 +89,8 @@
  * waiters' timeout restarts (send one every few seconds during a long LIST
  * or a slow FETCH). A FETCH progress report may carry S3CFS_A_DONE: the
  * first DONE bytes of the range are written (whole chunks, or up to EOF), so
- * a reader waiting for one of those chunks goes on at once. A MOUNT with
+ * a reader waiting for one of those chunks goes on at once; a LIST progress
+ * report DONE and INO (version 6: the listing's log). A MOUNT with
  * REQ_ID 0 is an announcement of a live mount after REGISTER; its answer is
  * only logged.
  *
@@ -97,7 +105,7 @@
 #include <linux/types.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
-#define S3CFS_GENL_VERSION	5
+#define S3CFS_GENL_VERSION	6
 #define S3CFS_GENL_VERSION_MIN	1	/* oldest daemon protocol accepted */
 
 /**
@@ -216,14 +224,16 @@ enum s3cfs_cmd {
  *	and RENAME answers)
  * @S3CFS_A_PAD: padding for 64-bit attributes
  * @S3CFS_A_DONE: u64, FETCH progress report (version 2): bytes of the range,
- *	from OFFSET, written to the cache so far
+ *	from OFFSET, written to the cache so far; LIST progress report
+ *	(version 6): bytes of the listing's log written so far
  * @S3CFS_A_PRIORITY: u32, FETCH: enum s3cfs_prio; absent means
  *	S3CFS_PRIO_SYNC. The daemon serves metadata (LOOKUP, LIST) first,
  *	then SYNC fetches, then ASYNC ones (daemon/README.md, "Priorities")
  * @S3CFS_A_SIZE: u64, UPLOAD: bytes to upload; RENAME: the source's size
  * @S3CFS_A_FLAGS: u32, UPLOAD: S3CFS_UP_*; MOUNT: S3CFS_MOUNT_*; DELETE:
  *	S3CFS_DEL_*
- * @S3CFS_A_INO: u64, UPLOAD: inode number of the lower file
+ * @S3CFS_A_INO: u64, UPLOAD: inode number of the lower file; LIST
+ *	progress report (version 6): inode number of the listing's log
  * @S3CFS_A_PATH2: string, RENAME: the destination, as PATH
  * @S3CFS_A_POSIX: binary struct s3cfs_posix (host byte order), UPLOAD,
  *	MKDIR, SETMETA: the POSIX attributes to store with the object
@@ -408,6 +418,27 @@ struct s3cfs_posix {
 #define S3CFS_FORMAT_FILE	".s3cachefs/format"	/* "version=1\nbucket=B\nprefix=P\n" */
 #define S3CFS_FORMAT_VERSION	1
 #define S3CFS_HIDDEN_PREFIX	".s3cfs"	/* daemon temporaries, hidden */
+
+/*
+ * The log of a listing in progress (protocol 6): at the cache root,
+ * S3CFS_LISTING_DIR "/<decimal inode number of the lower directory>",
+ * made afresh when a LIST of that directory begins and unlinked when it
+ * ends. Records of every name the finished listing leaves in the lower
+ * directory, in the order they were applied (the objects and prefixes of
+ * each page, then the names the listing kept that S3 did not list), each
+ * S3CFS_LIST_REC_ALIGN aligned: a header, then @namelen bytes of name (no
+ * NUL, no '/'), then zeros to the alignment. @type is DT_REG or DT_DIR,
+ * @ino the lower entry's inode number. Readers read up to the DONE of the
+ * last progress report only.
+ */
+#define S3CFS_LISTING_DIR	".s3cachefs/lists"
+#define S3CFS_LIST_REC_ALIGN	8
+struct s3cfs_list_rec {
+	__u64 ino;
+	__u16 namelen;
+	__u8 type;
+	__u8 pad[5];
+};
 /*
  * At the cache root, the lower filesystem's own: a cache directory that is
  * the root of an ext4 (or repaired xfs) has it. Never shown, looked up,

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * listlog.c: the log of a listing in progress, which a readdir reads while
+ * later pages are on their way (uapi/s3cachefs.h, S3CFS_LISTING_DIR).
+ */
+#ifndef S3D_LISTLOG_H
+#define S3D_LISTLOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/util.h"
+
+struct s3d_listlog {
+	int dirfd;		/* S3CFS_LISTING_DIR; -1: no log */
+	int fd;
+	char name[24];		/* the lower directory's inode number */
+	uint64_t ino;		/* the log's */
+	uint64_t written;	/* bytes of whole records in the file */
+	struct s3d_buf pending;	/* records not written yet */
+	bool failed;		/* a write failed: the log stops growing */
+};
+
+void s3d_listlog_init(struct s3d_listlog *l);
+int s3d_listlog_open(struct s3d_listlog *l, int rootfd, int lower_dirfd);
+int s3d_listlog_add(struct s3d_listlog *l, const char *name, unsigned int type,
+		    uint64_t ino);
+uint64_t s3d_listlog_flush(struct s3d_listlog *l);
+void s3d_listlog_close(struct s3d_listlog *l);
+void s3d_listlog_clear(int rootfd);
+
+#endif /* S3D_LISTLOG_H */
