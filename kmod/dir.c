@@ -166,6 +166,9 @@ static int s3cfs_dir_list_answered(struct file *file,
 
 	if (!status)
 		WRITE_ONCE(S3CFS_I(file_inode(file))->listed_at, jiffies ? : 1);
+	/* Given up (a wait timed out), or expired: as s3cfs_upcall_req(). */
+	if (status == -ETIMEDOUT || status == -ECANCELED)
+		status = -EIO;
 	return status;
 }
 
