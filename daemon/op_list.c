@@ -45,6 +45,8 @@
  * most LIST_AHEAD pages parsed and waiting).
  */
 #define LIST_SLICE	256
+/* The first slice of a streamed listing is short: its reader waits. */
+#define LIST_FIRST	32
 #define LIST_AHEAD	2
 
 /*
@@ -262,17 +264,24 @@ static int release_held(struct list_op *op)
 	return 0;
 }
 
-/* @pg is applied: the listing has passed its last key or prefix. */
-static int page_applied(struct list_op *op, const struct s3d_list_page *pg)
+/*
+ * Part of @p is applied: its prefixes first, then its keys, each in order.
+ * A prefix "name/" not applied yet is past both the last applied: on this
+ * page after them, or on a later page, past all of this one.
+ */
+static int page_progress(struct list_op *op, const struct list_page *p)
 {
+	const struct s3d_list_page *pg = &p->pg;
 	const char *last = NULL;
 	char *copy;
 
-	if (pg->nobjs)
-		last = pg->objs[pg->nobjs - 1].key;
-	if (pg->nprefixes && (!last ||
-			      strcmp(pg->prefixes[pg->nprefixes - 1], last) > 0))
-		last = pg->prefixes[pg->nprefixes - 1];
+	if (p->next_obj)
+		last = pg->objs[p->next_obj - 1].key;
+	if (p->next_prefix && (!last ||
+			       strcmp(pg->prefixes[p->next_prefix - 1], last) > 0))
+		last = pg->prefixes[p->next_prefix - 1];
+	if (last && op->passed && !strcmp(last, op->passed))
+		return 0;
 	if (!last || op->log.fd < 0 || strncmp(last, op->lp, strlen(op->lp)))
 		return 0;
 	copy = strdup(last);
@@ -643,12 +652,15 @@ static void list_fetch_more(struct list_op *op)
 static void list_work(struct s3d_timer *t)
 {
 	struct list_op *op = s3d_container_of(t, struct list_op, work);
-	int budget = LIST_SLICE;
+	int budget = op->log.fd >= 0 && !op->log.written ? LIST_FIRST :
+		     LIST_SLICE;
 
 	while (op->head && budget > 0) {
 		struct list_page *p = op->head;
 
 		budget = list_apply(op, p, budget);
+		if (budget >= 0)
+			budget = page_progress(op, p) ?: budget;
 		if (budget < 0) {
 			s3d_err("LIST s3://%s/%s: cache directory: %s",
 				op->m->bucket, op->lp, strerror(-budget));
@@ -657,11 +669,6 @@ static void list_work(struct s3d_timer *t)
 		}
 		if (p->next_prefix < p->pg.nprefixes || p->next_obj < p->pg.nobjs)
 			break;
-		budget = page_applied(op, &p->pg) ?: budget;
-		if (budget < 0) {
-			list_finish(op, budget);
-			return;
-		}
 		op->head = p->next;
 		if (!op->head)
 			op->tail = NULL;
