@@ -289,9 +289,9 @@ struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,
 	if (r->cmd == S3CFS_CMD_FETCH && status == -EINPROGRESS && r->done &&
 	    nl.version >= 2 && nla_put_u64(msg, S3CFS_A_DONE, r->done) < 0)
 		goto fail;
-	/* ... and kernels before 6 a LIST's. */
-	if (r->cmd == S3CFS_CMD_LIST && status == -EINPROGRESS && r->done &&
-	    nl.version >= 6 &&
+	/* ... and kernels before 6 a LIST's (a report's, or its answer's). */
+	if (r->cmd == S3CFS_CMD_LIST && (status == -EINPROGRESS || !status) &&
+	    r->done && r->ino && nl.version >= 6 &&
 	    (nla_put_u64(msg, S3CFS_A_DONE, r->done) < 0 ||
 	     nla_put_u64(msg, S3CFS_A_INO, r->ino) < 0))
 		goto fail;

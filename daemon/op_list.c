@@ -341,8 +341,7 @@ static void log_report(struct list_op *op)
 	done = s3d_listlog_flush(&op->log);
 	if (done == op->r->done)
 		return;
-	op->r->done = done;
-	op->r->ino = op->log.ino;
+	s3d_req_set_log(op->r, done, op->log.ino);
 	s3d_req_progress(op->r);
 }
 
@@ -617,10 +616,13 @@ static void list_complete(struct list_op *op)
 	err = list_deferred(op);
 	err = err ?: s3d_store_prune(op->dirfd, op->at_root, list_keep, op);
 	err = err ?: s3d_store_set_listed(op->dirfd, time(NULL));
-	/* The log's last records go out before the answer. */
+	/* The log's last records go out before the answer, which says the
+	 * log is whole (DONE) only if it is: a reader of it fails otherwise. */
 	err = err ?: log_rest(op);
 	if (!err)
 		log_report(op);
+	if (op->log.failed)
+		s3d_req_set_log(op->r, 0, 0);
 	if (err)
 		s3d_err("LIST s3://%s/%s: cache directory: %s", op->m->bucket,
 			op->lp, strerror(-err));

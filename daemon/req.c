@@ -34,6 +34,17 @@ void s3d_req_progress(struct s3d_req *r)
 	}
 }
 
+/* A LIST's log: @done bytes of the log @ino, for @r and its riders. */
+void s3d_req_set_log(struct s3d_req *r, uint64_t done, uint64_t ino)
+{
+	struct s3d_req *x;
+
+	for (x = r; x; x = x == r ? r->riders : x->rider_next) {
+		x->done = done;
+		x->ino = ino;
+	}
+}
+
 static void progress_tick(struct s3d_timer *t)
 {
 	uint64_t now = s3d_now_ms();

@@ -92,6 +92,7 @@ void s3d_req_fini(void);
 void s3d_req_begin(struct s3d_req *r);
 bool s3d_req_join(struct s3d_req *r);
 void s3d_req_progress(struct s3d_req *r);
+void s3d_req_set_log(struct s3d_req *r, uint64_t done, uint64_t ino);
 void s3d_req_finish(struct s3d_req *r, int status);
 void s3d_req_drop(struct s3d_req *r);
 bool s3d_req_cancel(uint32_t mount_id, uint64_t id);

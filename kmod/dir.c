@@ -162,7 +162,17 @@ static void s3cfs_dir_stream_end(struct s3cfs_dir_file *df)
 static int s3cfs_dir_list_answered(struct file *file,
 				   struct s3cfs_dir_file *df)
 {
-	int status = df->list->status;
+	int status;
+
+	/* DONE is set before the status is: the completion comes after. */
+	wait_for_completion(&df->list->done);
+	status = df->list->status;
+	/* Read from a log its answer does not vouch for: read it again. */
+	if (!status && df->log && !df->list->list_whole) {
+		pr_warn_ratelimited("listing %pd: its log was cut short; read the directory again\n",
+				    file->f_path.dentry);
+		status = -EIO;
+	}
 
 	if (!status)
 		WRITE_ONCE(S3CFS_I(file_inode(file))->listed_at, jiffies ? : 1);
@@ -193,24 +203,14 @@ static struct file *s3cfs_list_log_open(struct s3cfs_sb_info *sbi,
 	return log;
 }
 
-/*
- * A readdir from the start sent a LIST: wait for its first entries and
- * read them from its log, or for its answer (a daemon before protocol 6,
- * a listing too short to report, a log we cannot open) and read the lower
- * directory as before.
- */
-static int s3cfs_dir_stream_begin(struct file *file, struct s3cfs_dir_file *df)
+/* Open the log @df->list reports now, or wait for the listing's end. */
+static int s3cfs_dir_stream_reopen(struct file *file, struct s3cfs_dir_file *df)
 {
 	struct s3cfs_req *req = df->list;
 	struct file *log;
 	u64 ino;
 	int err;
 
-	err = s3cfs_dir_list_wait(req, 0);
-	if (err)
-		return err;
-	if (test_bit(S3CFS_REQ_DONE, &req->flags))
-		return s3cfs_dir_list_answered(file, df);
 	spin_lock(&req->wait.lock);
 	ino = req->list_ino;
 	spin_unlock(&req->wait.lock);
@@ -226,6 +226,25 @@ static int s3cfs_dir_stream_begin(struct file *file, struct s3cfs_dir_file *df)
 	df->log_ino = ino;
 	atomic64_inc(&S3CFS_SB(file_inode(file)->i_sb)->stats.lists_streamed);
 	return 0;
+}
+
+/*
+ * A readdir from the start sent a LIST: wait for its first entries and
+ * read them from its log, or for its answer (a daemon before protocol 6,
+ * a listing too short to report, a log we cannot open) and read the lower
+ * directory as before.
+ */
+static int s3cfs_dir_stream_begin(struct file *file, struct s3cfs_dir_file *df)
+{
+	struct s3cfs_req *req = df->list;
+	int err;
+
+	err = s3cfs_dir_list_wait(req, 0);
+	if (err)
+		return err;
+	if (test_bit(S3CFS_REQ_DONE, &req->flags))
+		return s3cfs_dir_list_answered(file, df);
+	return s3cfs_dir_stream_reopen(file, df);
 }
 
 /*
@@ -307,7 +326,7 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 			err = -EIO;
 			break;
 		}
-		if (off > valid) {
+		if (off > valid || off % S3CFS_LIST_REC_ALIGN) {
 			err = -EINVAL;	/* not a position of ours */
 			break;
 		}
@@ -355,8 +374,17 @@ static int s3cfs_iterate(struct file *file, struct dir_context *ctx)
 	int err;
 
 	/* From the start: of the listing still running, or a new look. */
-	if (ctx->pos == 0 &&
-	    (!df->log || test_bit(S3CFS_REQ_DONE, &df->list->flags))) {
+	if (ctx->pos == 0 && df->log &&
+	    !test_bit(S3CFS_REQ_DONE, &df->list->flags) &&
+	    READ_ONCE(df->list->list_ino) != df->log_ino) {
+		/* A new daemon lists it again, into a new log: read that. */
+		fput(df->log);
+		df->log = NULL;
+		err = s3cfs_dir_stream_reopen(file, df);
+		if (err)
+			return err;
+	} else if (ctx->pos == 0 &&
+		   (!df->log || test_bit(S3CFS_REQ_DONE, &df->list->flags))) {
 		s3cfs_dir_stream_end(df);
 		err = s3cfs_dir_list(file, df);
 		if (!err && df->list)
@@ -424,7 +452,8 @@ static loff_t s3cfs_dir_llseek(struct file *file, loff_t offset, int whence)
 	if (df->log) {
 		if (whence == SEEK_CUR && !offset)
 			return file->f_pos;
-		if (whence != SEEK_SET || offset < 0)
+		if (whence != SEEK_SET || offset < 0 ||
+		    (offset >= 2 && (offset - 2) % S3CFS_LIST_REC_ALIGN))
 			return -EINVAL;
 		file->f_pos = offset;
 		return offset;

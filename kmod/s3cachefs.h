@@ -325,8 +325,9 @@ struct s3cfs_req {
 	char *path2;		/* RENAME: PATH2 */
 	char *reply_etag;	/* UPLOAD, RENAME, SETMETA: the answer's ETAG (kmalloc'ed) */
 	struct s3cfs_posix posix;	/* UPLOAD, MKDIR, SETMETA: POSIX */
-	u64 list_done;		/* LIST: bytes of its log (s3cfs_list_log) */
+	u64 list_done;		/* LIST: bytes of its log (dir.c) */
 	u64 list_ino;		/* LIST: its log's inode number */
+	bool list_whole;	/* LIST: the answer said the log is whole */
 };
 
 #define S3CFS_REQ_DONE		0	/* answered, cancelled or flushed */

@@ -579,7 +579,8 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 	    (r->cmd == S3CFS_CMD_FETCH &&
 	     (!r->has_offset || !r->has_length || r->offset != req->offset ||
 	      r->length != req->length)) ||
-	    (r->has_done && status != -EINPROGRESS) ||
+	    (r->has_done && status != -EINPROGRESS &&
+	     (r->cmd != S3CFS_CMD_LIST || status)) ||
 	    (r->has_done && r->cmd == S3CFS_CMD_FETCH && r->done > req->length) ||
 	    (r->has_done && r->cmd == S3CFS_CMD_LIST && !r->has_ino) ||
 	    (r->has_done && r->cmd != S3CFS_CMD_FETCH &&
@@ -622,6 +623,14 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 	xa_unlock(&s3cfs_reqs);
 
 	/* The table's reference is ours now. */
+	if (r->cmd == S3CFS_CMD_LIST && r->has_done) {
+		/* A streamed listing's answer: its log is whole, this long. */
+		spin_lock(&req->wait.lock);
+		req->list_ino = r->ino;
+		req->list_done = r->done;
+		req->list_whole = true;
+		spin_unlock(&req->wait.lock);
+	}
 	if (r->cmd == S3CFS_CMD_FETCH && !status)
 		status = s3cfs_chunks_fetched(req);
 	if (r->etag) {
@@ -808,6 +817,7 @@ static void s3cfs_expire_workfn(struct work_struct *work)
 			atomic64_inc(&sbi->stats.expired);
 			s3cfs_req_unqueue(batch[i]);
 			s3cfs_req_complete(batch[i], -ETIMEDOUT);
+			s3cfs_req_cancel_sent(batch[i]);
 			s3cfs_req_put(batch[i]);
 		}
 		cond_resched();

@@ -48,9 +48,11 @@
  *       INO is the inode number of the listing's log (S3CFS_LISTING_DIR),
  *       DONE the bytes of whole records written to it so far: a readdir
  *       returns those entries while later pages are on their way. The
- *       daemon sends them only to a kernel of version 6 (older ones refuse
- *       DONE on a LIST); a kernel that gets none waits for the answer and
- *       reads the lower directory, as before.
+ *       LIST's answer (STATUS 0) carries them too when the log is whole;
+ *       a readdir that read a log its answer does not vouch for fails
+ *       with EIO. The daemon sends them only to a kernel of version 6
+ *       (older ones refuse DONE on a LIST); a kernel that gets none waits
+ *       for the answer and reads the lower directory, as before.
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
