@@ -59,7 +59,11 @@ int s3d_listlog_open(struct s3d_listlog *l, int rootfd, int lower_dirfd)
 	if (l->fd < 0 || fstat(l->fd, &st) ||
 	    renameat(l->dirfd, tmp, l->dirfd, l->name)) {
 		err = -errno;
+		/* Not renamed: the name is not ours to unlink. */
 		unlinkat(l->dirfd, tmp, 0);
+		if (l->fd >= 0)
+			close(l->fd);
+		l->fd = -1;
 		s3d_listlog_close(l);
 		return err;
 	}
