@@ -280,9 +280,8 @@ static int page_progress(struct list_op *op, const struct list_page *p)
 	if (p->next_prefix && (!last ||
 			       strcmp(pg->prefixes[p->next_prefix - 1], last) > 0))
 		last = pg->prefixes[p->next_prefix - 1];
-	if (last && op->passed && !strcmp(last, op->passed))
-		return 0;
-	if (!last || op->log.fd < 0 || strncmp(last, op->lp, strlen(op->lp)))
+	if (op->log.fd < 0 || !last || strncmp(last, op->lp, strlen(op->lp)) ||
+	    (op->passed && !strcmp(last, op->passed)))
 		return 0;
 	copy = strdup(last);
 	if (!copy)

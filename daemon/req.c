@@ -28,7 +28,6 @@ void s3d_req_progress(struct s3d_req *r)
 	for (x = r; x; x = x == r ? r->riders : x->rider_next) {
 		x->reported_ms = now;
 		x->done = r->done;
-		x->ino = r->ino;	/* LIST: the log's */
 		if (x->progress && !x->cancelled)
 			x->progress(x);
 	}

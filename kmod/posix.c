@@ -270,7 +270,8 @@ out:
  *
  * A LOCAL file takes them at once, records them on its lower file and
  * sends them with its next upload (it is marked changed). A file S3 has
- * gets them in S3 first (SETMETA), then here. An atime alone is this node's only. Called with i_rwsem held.
+ * gets them in S3 first (SETMETA), then here. An atime alone is this
+ * node's only. Called with i_rwsem held.
  *
  * Return: 0 or a negative errno.
  */

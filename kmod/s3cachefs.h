@@ -527,8 +527,8 @@ struct s3cfs_reply {
 	int status;		/* 0 or a negative errno */
 	bool has_offset, has_length, has_done, has_ino;
 	u64 offset, length;
-	u64 done;		/* FETCH: the first @done bytes are in the
-				 * cache; LIST: bytes of its log */
+	/* FETCH: the first @done bytes are in the cache; LIST: its log's. */
+	u64 done;
 	u64 ino;		/* LIST: its log's inode number */
 	const char *etag;	/* UPLOAD: the new object's ETag, or NULL */
 };

@@ -400,6 +400,14 @@ static void s3cfs_req_cancel_sent(struct s3cfs_req *req)
 	}
 }
 
+/* Nobody waits for @req any more: fail it, and stop the daemon's work. */
+static void s3cfs_req_given_up(struct s3cfs_req *req)
+{
+	s3cfs_req_unqueue(req);
+	s3cfs_req_complete(req, -ECANCELED);
+	s3cfs_req_cancel_sent(req);
+}
+
 static bool s3cfs_req_ready(struct s3cfs_req *req,
 			    bool (*ready)(struct s3cfs_req *req, void *arg),
 			    void *arg)
@@ -461,11 +469,8 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 	S3CFS_TRACE(s3cfs_req_timeout, req, status);
 	if (status == -ETIMEDOUT && req->cmd == S3CFS_CMD_FETCH)
 		atomic64_inc(&req->sbi->stats.fetch_timeouts);
-	if (atomic_dec_and_test(&req->waiters)) {
-		s3cfs_req_unqueue(req);
-		s3cfs_req_complete(req, -ECANCELED);
-		s3cfs_req_cancel_sent(req);
-	}
+	if (atomic_dec_and_test(&req->waiters))
+		s3cfs_req_given_up(req);
 	return status;
 }
 
@@ -478,12 +483,9 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
  */
 void s3cfs_req_abandon(struct s3cfs_req *req)
 {
-	if (test_bit(S3CFS_REQ_DONE, &req->flags) ||
-	    atomic_read(&req->waiters))
-		return;
-	s3cfs_req_unqueue(req);
-	s3cfs_req_complete(req, -ECANCELED);
-	s3cfs_req_cancel_sent(req);
+	if (!test_bit(S3CFS_REQ_DONE, &req->flags) &&
+	    !atomic_read(&req->waiters))
+		s3cfs_req_given_up(req);
 }
 
 /**
@@ -549,6 +551,30 @@ int s3cfs_upcall_req(struct s3cfs_req *req)
 	return err;
 }
 
+/*
+ * DONE is a FETCH's progress (at most its length), or a LIST's log, with
+ * INO, in a progress report or a successful answer.
+ */
+static bool s3cfs_reply_done_valid(const struct s3cfs_req *req,
+				   const struct s3cfs_reply *r)
+{
+	if (r->cmd == S3CFS_CMD_FETCH)
+		return r->status == -EINPROGRESS && r->done <= req->length;
+	return r->cmd == S3CFS_CMD_LIST && r->has_ino &&
+	       (r->status == -EINPROGRESS || !r->status);
+}
+
+/* A LIST's log: @r->done bytes of the log @r->ino (@whole: all of it). */
+static void s3cfs_req_set_log(struct s3cfs_req *req,
+			      const struct s3cfs_reply *r, bool whole)
+{
+	spin_lock(&req->wait.lock);
+	req->list_ino = r->ino;
+	req->list_done = r->done;
+	req->list_whole = whole;
+	spin_unlock(&req->wait.lock);
+}
+
 /**
  * s3cfs_upcall_reply() - the daemon answered a request
  * @r: the answer. A STATUS of -EINPROGRESS is a progress report that keeps
@@ -579,12 +605,7 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 	    (r->cmd == S3CFS_CMD_FETCH &&
 	     (!r->has_offset || !r->has_length || r->offset != req->offset ||
 	      r->length != req->length)) ||
-	    (r->has_done && status != -EINPROGRESS &&
-	     (r->cmd != S3CFS_CMD_LIST || status)) ||
-	    (r->has_done && r->cmd == S3CFS_CMD_FETCH && r->done > req->length) ||
-	    (r->has_done && r->cmd == S3CFS_CMD_LIST && !r->has_ino) ||
-	    (r->has_done && r->cmd != S3CFS_CMD_FETCH &&
-	     r->cmd != S3CFS_CMD_LIST)) {
+	    (r->has_done && !s3cfs_reply_done_valid(req, r))) {
 		xa_unlock(&s3cfs_reqs);
 		return -EINVAL;
 	}
@@ -593,10 +614,7 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 		WRITE_ONCE(req->progress_at, jiffies ? : 1);
 		if (r->cmd == S3CFS_CMD_LIST && r->has_done) {
 			/* The log grew: its readers read on (dir.c). */
-			spin_lock(&req->wait.lock);
-			req->list_ino = r->ino;
-			req->list_done = r->done;
-			spin_unlock(&req->wait.lock);
+			s3cfs_req_set_log(req, r, false);
 			wake_up_all(&req->wait);
 			xa_unlock(&s3cfs_reqs);
 			return 0;
@@ -623,14 +641,9 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 	xa_unlock(&s3cfs_reqs);
 
 	/* The table's reference is ours now. */
-	if (r->cmd == S3CFS_CMD_LIST && r->has_done) {
-		/* A streamed listing's answer: its log is whole, this long. */
-		spin_lock(&req->wait.lock);
-		req->list_ino = r->ino;
-		req->list_done = r->done;
-		req->list_whole = true;
-		spin_unlock(&req->wait.lock);
-	}
+	/* A streamed listing's answer: its log is whole, this long. */
+	if (r->cmd == S3CFS_CMD_LIST && r->has_done)
+		s3cfs_req_set_log(req, r, true);
 	if (r->cmd == S3CFS_CMD_FETCH && !status)
 		status = s3cfs_chunks_fetched(req);
 	if (r->etag) {
