@@ -470,4 +470,5 @@ const struct file_operations s3cfs_dir_fops = {
 	.iterate_shared	= s3cfs_iterate,
 	.llseek		= s3cfs_dir_llseek,
 	.read		= generic_read_dir,
+	.unlocked_ioctl	= s3cfs_ioctl,
 };

@@ -207,6 +207,7 @@ int s3cfs_rmdir(struct inode *dir, struct dentry *dentry)
 	if (err)
 		return err;
 	clear_nlink(inode);
+	s3cfs_upq_unlinked(inode);
 	return 0;
 }
 
@@ -250,6 +251,20 @@ int s3cfs_unlink(struct inode *dir, struct dentry *dentry)
 		return err;
 	clear_nlink(inode);
 	return 0;
+}
+
+/* An acknowledged file's upload record names its new path too. */
+static int s3cfs_rename_record(struct inode *inode, struct dentry *old,
+			       struct dentry *new)
+{
+	char *from = s3cfs_path_dup(old), *to = s3cfs_path_dup(new);
+	int err = -ENOMEM;
+
+	if (from && to)
+		err = s3cfs_upq_renaming(inode, from, to);
+	kfree(from);
+	kfree(to);
+	return err;
 }
 
 /*
@@ -438,6 +453,11 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 		if (err)
 			return err;
 	}
+	if (local && test_bit(S3CFS_I_QUEUED, &si->flags)) {
+		err = s3cfs_rename_record(inode, old_dentry, new_dentry);
+		if (err)
+			return err;
+	}
 	old_cred = override_creds(sbi->creds);
 	err = s3cfs_lower_rename(sbi, old_dentry, new_dentry, flags);
 	revert_creds(old_cred);
@@ -460,7 +480,9 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 	/* A file never uploaded now goes to the key it replaced, if any. */
 	if (local && target)
 		s3cfs_local_rebase(inode, target);
-	if (target)
+	if (target) {
 		clear_nlink(target);
+		s3cfs_upq_unlinked(target);
+	}
 	return 0;
 }

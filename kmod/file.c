@@ -370,4 +370,5 @@ const struct file_operations s3cfs_file_fops = {
 	.mmap		= s3cfs_mmap,
 	.fallocate	= s3cfs_fallocate,
 	.splice_read	= s3cfs_file_splice_read,
+	.unlocked_ioctl	= s3cfs_ioctl,
 };

@@ -48,6 +48,7 @@ struct inode *s3cfs_alloc_inode(struct super_block *sb)
 	si->res_start = 0;
 	si->res_end = 0;
 	INIT_LIST_HEAD(&si->fetches);
+	s3cfs_upq_init_inode(si);
 	return &si->vfs_inode;
 }
 

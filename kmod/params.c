@@ -4,7 +4,8 @@
  *
  *   mount -t s3cachefs -o cache=DIR[,chunk=1M][,uid=,gid=,file_mode=,
  *         dir_mode=][,fetch_timeout=S][,meta_ttl=S][,readahead=KiB]
- *         [,writable[,allow_delete][,dirty_ratio=PCT]][,posix_meta]
+ *         [,writable[,allow_delete][,dirty_ratio=PCT]
+ *         [,writeback[,upload_delay=S]]][,posix_meta]
  *         BUCKET[:PREFIX] MOUNTPOINT
  *
  * writable: files may be created, written and uploaded (upload.c),
@@ -15,7 +16,9 @@
  * share (percent) of the system's dirty page threshold this mount's
  * written-but-not-written-back pages may take; writers past it wait
  * while writeback drains them to the cache device (a strict limit, as
- * fuse has). posix_meta:
+ * fuse has). writeback: close and fsync return once the file is durable
+ * on the cache device, and it is uploaded upload_delay seconds after its
+ * last close (upqueue.c); without it they return once S3 has it. posix_meta:
  * each object's mode, owner and mtime are s3fs-fuse's x-amz-meta-*
  * headers (a HEAD per object at its first lookup), symlinks are
  * objects, and chmod, chown and utimes change the headers in S3.
@@ -48,6 +51,10 @@ static unsigned int dirty_ratio = 10;
 module_param(dirty_ratio, uint, 0644);
 MODULE_PARM_DESC(dirty_ratio, "Default percent of the dirty threshold a writable mount may hold (10)");
 
+static unsigned int upload_delay = 5;
+module_param(upload_delay, uint, 0644);
+MODULE_PARM_DESC(upload_delay, "Default seconds a write-back mount waits after a close before uploading (5)");
+
 #define S3CFS_TIMEOUT_MAX	3600		/* s */
 #define S3CFS_TTL_MAX		(30 * 86400)	/* s; in ms it must fit a u32 */
 #define S3CFS_RA_MAX		(1U << 20)	/* KiB */
@@ -66,6 +73,8 @@ enum s3cfs_param {
 	Opt_allow_delete,
 	Opt_posix_meta,
 	Opt_dirty_ratio,
+	Opt_writeback,
+	Opt_upload_delay,
 };
 
 const struct fs_parameter_spec s3cfs_fs_parameters[] = {
@@ -82,6 +91,8 @@ const struct fs_parameter_spec s3cfs_fs_parameters[] = {
 	fsparam_flag("allow_delete", Opt_allow_delete),
 	fsparam_flag("posix_meta", Opt_posix_meta),
 	fsparam_u32("dirty_ratio", Opt_dirty_ratio),
+	fsparam_flag("writeback", Opt_writeback),
+	fsparam_u32("upload_delay", Opt_upload_delay),
 	{}
 };
 
@@ -178,6 +189,15 @@ static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 				       result.uint_32);
 		o->dirty_ratio = result.uint_32;
 		break;
+	case Opt_writeback:
+		o->writeback = true;
+		break;
+	case Opt_upload_delay:
+		if (result.uint_32 > S3CFS_TIMEOUT_MAX)
+			return invalfc(fc, "upload_delay=%u: at most %u seconds",
+				       result.uint_32, S3CFS_TIMEOUT_MAX);
+		o->upload_delay = result.uint_32;
+		break;
 	}
 	return 0;
 }
@@ -246,6 +266,8 @@ static int s3cfs_get_tree(struct fs_context *fc)
 
 	if (ctx->opts.allow_delete && !ctx->opts.writable)
 		return invalfc(fc, "allow_delete needs writable");
+	if (ctx->opts.writeback && !ctx->opts.writable)
+		return invalfc(fc, "writeback needs writable");
 	return get_tree_nodev(fc, s3cfs_fill_super);
 }
 
@@ -267,7 +289,8 @@ static bool s3cfs_fixed_opts_changed(struct s3cfs_fs_ctx *ctx,
 	       ((ctx->set & BIT(Opt_dir_mode)) && n->dir_mode != o->dir_mode) ||
 	       ((ctx->set & BIT(Opt_writable)) && !o->writable) ||
 	       ((ctx->set & BIT(Opt_allow_delete)) && !o->allow_delete) ||
-	       ((ctx->set & BIT(Opt_posix_meta)) && !o->posix_meta);
+	       ((ctx->set & BIT(Opt_posix_meta)) && !o->posix_meta) ||
+	       ((ctx->set & BIT(Opt_writeback)) && !o->writeback);
 }
 
 /* Remount may change the knobs, nothing that shapes the cache. */
@@ -277,7 +300,7 @@ static int s3cfs_reconfigure(struct fs_context *fc)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(fc->root->d_sb);
 
 	if (s3cfs_fixed_opts_changed(ctx, sbi))
-		return invalfc(fc, "remount can change only fetch_timeout, meta_ttl, readahead, dirty_ratio");
+		return invalfc(fc, "remount can change only fetch_timeout, meta_ttl, readahead, dirty_ratio, upload_delay");
 	if ((fc->sb_flags_mask & SB_RDONLY) && !(fc->sb_flags & SB_RDONLY) &&
 	    !sbi->opts.writable) {
 		errorfc(fc, "s3cachefs is read-only without the writable option");
@@ -291,6 +314,8 @@ static int s3cfs_reconfigure(struct fs_context *fc)
 		WRITE_ONCE(sbi->opts.readahead_kb, ctx->opts.readahead_kb);
 		sbi->sb->s_bdi->ra_pages = ctx->opts.readahead_kb >> (PAGE_SHIFT - 10);
 	}
+	if (ctx->set & BIT(Opt_upload_delay))
+		WRITE_ONCE(sbi->opts.upload_delay, ctx->opts.upload_delay);
 	if (ctx->set & BIT(Opt_dirty_ratio)) {
 		int err = bdi_set_max_ratio(sbi->sb->s_bdi,
 					    ctx->opts.dirty_ratio);
@@ -342,6 +367,8 @@ int s3cfs_init_fs_context(struct fs_context *fc)
 				      S3CFS_TTL_MAX) * MSEC_PER_SEC;
 	ctx->opts.readahead_kb = min(READ_ONCE(readahead_kb), S3CFS_RA_MAX);
 	ctx->opts.dirty_ratio = clamp(READ_ONCE(dirty_ratio), 1U, 100U);
+	ctx->opts.upload_delay = min_t(unsigned int, READ_ONCE(upload_delay),
+				       S3CFS_TIMEOUT_MAX);
 	fc->fs_private = ctx;
 	fc->ops = &s3cfs_context_ops;
 	return 0;

@@ -61,6 +61,8 @@
  * @uploads: UPLOAD upcalls sent
  * @upload_errors: uploads that failed (conflicts not counted)
  * @conflicts: uploads refused because the object changed in S3 meanwhile
+ * @wb_acks: closes and fsyncs acknowledged on the cache device (writeback)
+ * @wb_resumed: acknowledged files a mount found recorded and queued
  * @latency: FETCH round trip histogram, see S3CFS_LAT_BUCKETS
  */
 struct s3cfs_stats {
@@ -80,6 +82,8 @@ struct s3cfs_stats {
 	atomic64_t uploads;
 	atomic64_t upload_errors;
 	atomic64_t conflicts;
+	atomic64_t wb_acks;
+	atomic64_t wb_resumed;
 	atomic64_t latency[S3CFS_LAT_BUCKETS];
 };
 
@@ -102,6 +106,10 @@ struct s3cfs_stats {
  *	source (allow_delete, with writable); fixed for the life of the mount
  * @posix_meta: modes, owners, mtimes and symlinks are the objects'
  *	x-amz-meta-* headers (posix_meta); fixed for the life of the mount
+ * @writeback: close and fsync return once the file is durable on the
+ *	cache device; the upload is queued (writeback; upqueue.c); fixed
+ * @upload_delay: seconds a write-back upload waits after the file's last
+ *	acknowledgment (upload_delay=)
  */
 struct s3cfs_mount_opts {
 	char *cache;
@@ -117,6 +125,33 @@ struct s3cfs_mount_opts {
 	bool writable;
 	bool allow_delete;
 	bool posix_meta;
+	bool writeback;
+	unsigned int upload_delay;
+};
+
+/**
+ * struct s3cfs_upq - a write-back mount's upload queue (upqueue.c)
+ * @lock: protects @list, @nr and @runs
+ * @list: inodes owing an upload (s3cfs_inode_info @up_link; each holds a
+ *	dentry reference)
+ * @nr: entries on @list
+ * @runs: uploads the queue ran (for tests: one per run)
+ * @errors: uploads that failed (tried again later)
+ * @wq: woken after every run (sync and unmount wait there)
+ * @draining: unmount: a failed upload is not tried again
+ * @resume_work: queues what an earlier mount recorded (at mount)
+ * @workq: runs the uploads (and @resume_work); NULL without writeback
+ */
+struct s3cfs_upq {
+	spinlock_t lock;
+	struct list_head list;
+	unsigned int nr;
+	u64 runs;
+	atomic64_t errors;
+	wait_queue_head_t wq;
+	bool draining;
+	struct work_struct resume_work;
+	struct workqueue_struct *workq;
 };
 
 /**
@@ -147,6 +182,7 @@ struct s3cfs_mount_opts {
  *	with nobody waiting (upcall.c); armed while requests are pending
  * @nr_work: readahead work items (and NOWAIT retries) of this mount queued
  *	or running; unmount waits for 0 (aops.c, s3cfs_aops_drain())
+ * @upq: the upload queue of a write-back mount
  */
 struct s3cfs_sb_info {
 	struct super_block *sb;
@@ -168,6 +204,7 @@ struct s3cfs_sb_info {
 	bool dying;
 	struct delayed_work expire_work;
 	atomic_t nr_work;
+	struct s3cfs_upq upq;
 };
 
 /**
@@ -207,6 +244,11 @@ struct s3cfs_sb_info {
  *	(fallocate'd, write.c), [@res_start, @res_end); empty after anything
  *	that frees lower blocks (under i_rwsem)
  * @res_end: see @res_start
+ * @up_work: write-back: this file's queued upload (upqueue.c)
+ * @up_link: entry in the mount's upload queue (upq.lock)
+ * @up_dentry: the name the queued upload uses, referenced while queued
+ * @up_mutex: serializes the file's upload record with what drops it
+ * @up_tries: failed uploads in a row (the next waits longer)
  */
 struct s3cfs_inode_info {
 	struct inode vfs_inode;
@@ -231,6 +273,11 @@ struct s3cfs_inode_info {
 	struct rw_semaphore wb_sem;
 	loff_t res_start;
 	loff_t res_end;
+	struct delayed_work up_work;
+	struct list_head up_link;
+	struct dentry *up_dentry;
+	struct mutex up_mutex;
+	unsigned int up_tries;
 };
 
 /*
@@ -256,6 +303,12 @@ struct s3cfs_inode_info {
  * the file, as a LOCAL one. Changed under data_sem.
  */
 #define S3CFS_I_COPYUP		3
+/*
+ * Write-back: the lower file holds exactly what a close or fsync
+ * acknowledged, and .s3cachefs/pending/ records it (upqueue.c). Changed
+ * under @up_mutex.
+ */
+#define S3CFS_I_QUEUED		4
 
 static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
 {
@@ -454,9 +507,25 @@ int s3cfs_writepages(struct address_space *mapping,
 		     struct writeback_control *wbc);
 
 /* upload.c */
+struct dentry *s3cfs_lower_subdir(struct dentry *parent, const char *name);
 int s3cfs_upload(struct file *file, bool closing);
+int s3cfs_upload_prepare(struct inode *inode);
 int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 		       struct file *file, bool closing);
+
+/* upqueue.c */
+void s3cfs_upq_init_inode(struct s3cfs_inode_info *si);
+void s3cfs_upq_init_mount(struct s3cfs_sb_info *sbi);
+int s3cfs_upq_start(struct s3cfs_sb_info *sbi);
+int s3cfs_upq_ack(struct inode *inode, struct dentry *dentry);
+int s3cfs_upq_changing(struct inode *inode);
+void s3cfs_upq_unlinked(struct inode *inode);
+int s3cfs_upq_renaming(struct inode *inode, const char *old_path,
+		       const char *new_path);
+int s3cfs_upq_sync(struct s3cfs_sb_info *sbi);
+long s3cfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+void s3cfs_upq_drain(struct s3cfs_sb_info *sbi);
+void s3cfs_upq_resume_work(struct work_struct *work);
 
 /**
  * struct s3cfs_file - an open regular file

@@ -121,6 +121,9 @@ static int s3cfs_show_options(struct seq_file *m, struct dentry *root)
 		seq_puts(m, ",allow_delete");
 	if (o->writable)
 		seq_printf(m, ",dirty_ratio=%u", READ_ONCE(o->dirty_ratio));
+	if (o->writeback)
+		seq_printf(m, ",writeback,upload_delay=%u",
+			   READ_ONCE(o->upload_delay));
 	if (o->posix_meta)
 		seq_puts(m, ",posix_meta");
 	return 0;
@@ -297,6 +300,7 @@ int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	INIT_LIST_HEAD(&sbi->cache_link);
 	init_completion(&sbi->kobj_unregister);
 	s3cfs_upcall_init_mount(sbi);
+	s3cfs_upq_init_mount(sbi);
 	s3cfs_take_opts(fc, &sbi->opts);
 	sb->s_fs_info = sbi;
 
@@ -377,6 +381,11 @@ int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = s3cfs_sysfs_add(sbi);
 	if (err)
 		goto out;
+	if (sbi->opts.writeback) {
+		err = s3cfs_upq_start(sbi);
+		if (err)
+			goto out;
+	}
 	pr_info("mounted %s:%s on cache %s (mount %u, chunk %u KiB)\n",
 		sbi->bucket, sbi->prefix, sbi->cache_path, sbi->mount_id,
 		sbi->opts.chunk_size >> 10);
@@ -413,6 +422,8 @@ void s3cfs_kill_sb(struct super_block *sb)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(sb);
 
 	if (sbi) {
+		/* Write-back: upload what is queued while requests still go. */
+		s3cfs_upq_drain(sbi);
 		s3cfs_mounts_lock();
 		list_del_init(&sbi->mounts_link);
 		s3cfs_mounts_unlock();

@@ -48,6 +48,8 @@ S3CFS_COUNTER(direct_bytes);
 S3CFS_COUNTER(uploads);
 S3CFS_COUNTER(upload_errors);
 S3CFS_COUNTER(conflicts);
+S3CFS_COUNTER(wb_acks);
+S3CFS_COUNTER(wb_resumed);
 
 static ssize_t fetch_latency_show(struct s3cfs_sb_info *sbi, char *buf)
 {
@@ -76,6 +78,28 @@ static ssize_t pending_show(struct s3cfs_sb_info *sbi, char *buf)
 }
 
 static struct s3cfs_sysfs_attr s3cfs_attr_pending = __ATTR_RO(pending);
+
+/* Write-back: files owing an upload, uploads run, uploads failed. */
+static ssize_t wb_queued_show(struct s3cfs_sb_info *sbi, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(sbi->upq.nr));
+}
+
+static struct s3cfs_sysfs_attr s3cfs_attr_wb_queued = __ATTR_RO(wb_queued);
+
+static ssize_t wb_runs_show(struct s3cfs_sb_info *sbi, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(sbi->upq.runs));
+}
+
+static struct s3cfs_sysfs_attr s3cfs_attr_wb_runs = __ATTR_RO(wb_runs);
+
+static ssize_t wb_errors_show(struct s3cfs_sb_info *sbi, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&sbi->upq.errors));
+}
+
+static struct s3cfs_sysfs_attr s3cfs_attr_wb_errors = __ATTR_RO(wb_errors);
 
 static ssize_t prefix_show(struct s3cfs_sb_info *sbi, char *buf)
 {
@@ -191,6 +215,11 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_uploads.attr,
 	&s3cfs_attr_upload_errors.attr,
 	&s3cfs_attr_conflicts.attr,
+	&s3cfs_attr_wb_acks.attr,
+	&s3cfs_attr_wb_resumed.attr,
+	&s3cfs_attr_wb_queued.attr,
+	&s3cfs_attr_wb_runs.attr,
+	&s3cfs_attr_wb_errors.attr,
 	&s3cfs_attr_fetch_latency.attr,
 	&s3cfs_attr_pending.attr,
 	&s3cfs_attr_bucket.attr,

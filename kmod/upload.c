@@ -27,9 +27,15 @@
 
 #define S3CFS_CONFLICTS	"conflicts"
 
-/* The directory @name in @parent, created if missing. */
-static struct dentry *s3cfs_lower_subdir(struct dentry *parent,
-					 const char *name)
+/**
+ * s3cfs_lower_subdir() - the lower directory @name in @parent, created if
+ *	missing (mode 0700; call with the mounter's credentials)
+ * @parent: a lower directory
+ * @name: one path component
+ *
+ * Return: a referenced dentry or an ERR_PTR.
+ */
+struct dentry *s3cfs_lower_subdir(struct dentry *parent, const char *name)
 {
 	struct inode *dir = d_inode(parent);
 	struct dentry *d;
@@ -257,46 +263,20 @@ static bool s3cfs_last_writer(struct inode *inode, struct file *file,
 }
 
 /**
- * s3cfs_upload_inode() - put a LOCAL file's content to S3
- * @inode: upper inode
- * @dentry: a name of it (may be negative: a symlink not yet instantiated)
- * @file: the open file of @inode that asks (close, fsync), or NULL
- * @closing: the last close of @file (->flush), not an fsync; with no
- *	@file, whether the file is committed if no writer has it open
+ * s3cfs_upload_prepare() - the lower file of a LOCAL @inode made to hold
+ *	exactly the file (not yet synced)
+ * @inode: upper inode, i_rwsem held
  *
- * Nothing is sent unless the file is LOCAL with changes S3 has not had.
- * An unchanged LOCAL file whose last writer closes is committed as the
- * version it was last uploaded as.
- *
- * Return: 0, -ESTALE (a conflict: see above), or the error of the
- * writeback or the upload (the file stays LOCAL and changed: the next
- * close or fsync tries again).
+ * Return: 0 or a negative errno (of the writeback, for close or fsync).
  */
-int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
-		       struct file *file, bool closing)
+int s3cfs_upload_prepare(struct inode *inode)
 {
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	char *buf = NULL, *path, *etag = NULL;
-	bool dirty = false;
 	int err;
 
-	inode_lock(inode);
-	err = 0;
-	/* Not LOCAL, or unlinked (or renamed over): nothing to upload. */
-	if (!s3cfs_inode_local(inode) || !inode->i_nlink)
-		goto out;
-	err = -ESTALE;
-	if (s3cfs_inode_stale(inode))
-		goto out;
-	/*
-	 * Cleared before the snapshot: a mapped write from here on sets it
-	 * again, and the next close or fsync sends that too.
-	 */
-	dirty = test_and_clear_bit(S3CFS_I_DIRTY, &si->flags);
 	err = filemap_write_and_wait(inode->i_mapping);
 	if (err)
-		goto out;
+		return err;
 	/*
 	 * The lower file ends where written back data ends: a hole at the
 	 * end (ftruncate up, or a failed lower truncate) is made its size.
@@ -307,15 +287,44 @@ int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 	    si->res_end > i_size_read(inode)) {
 		err = s3cfs_truncate_lower(inode, i_size_read(inode));
 		if (err)
-			goto out;
+			return err;
 		s3cfs_reserve_forget(si);
 	}
+	return s3cfs_open_lower(inode);
+}
+
+/*
+ * s3cfs_upload_inode() with i_rwsem held. Nothing is sent unless the file
+ * is LOCAL with changes S3 has not had.
+ */
+static int s3cfs_upload_locked(struct inode *inode, struct dentry *dentry,
+			       struct file *file, bool closing)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	char *buf = NULL, *path, *etag = NULL;
+	bool dirty = false;
+	int err;
+
+	/* Not LOCAL, or unlinked (or renamed over): nothing to upload. */
+	if (!s3cfs_inode_local(inode) || !inode->i_nlink)
+		return 0;
+	if (s3cfs_inode_stale(inode))
+		return -ESTALE;
+	/*
+	 * Cleared before the snapshot: a mapped write from here on sets it
+	 * again, and the next close or fsync sends that too.
+	 */
+	dirty = test_and_clear_bit(S3CFS_I_DIRTY, &si->flags);
+	err = s3cfs_upload_prepare(inode);
+	if (err)
+		goto out;
 	/*
 	 * On the cache device before the commit tags the file as that
 	 * version: a power cut must not leave the tag without the bytes
 	 * (ext4 orders no data of blocks overwritten in place, xfs none).
 	 */
-	err = s3cfs_open_lower(inode) ?: vfs_fsync(si->lower_file, 0);
+	err = vfs_fsync(si->lower_file, 0);
 	if (err)
 		goto out;
 	err = s3cfs_inode_path(dentry, &buf, &path);
@@ -336,8 +345,10 @@ int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 		err = s3cfs_upload_conflict(inode, path, err);
 	} else if (err) {
 		atomic64_inc(&sbi->stats.upload_errors);
-		pr_warn_ratelimited("uploading s3://%s/%s%s: %d; kept here, tried again at the next close or fsync\n",
-				    sbi->bucket, sbi->prefix, path, err);
+		pr_warn_ratelimited("uploading s3://%s/%s%s: %d; kept here, tried again %s\n",
+				    sbi->bucket, sbi->prefix, path, err,
+				    sbi->opts.writeback ? "later" :
+				    "at the next close or fsync");
 	} else {
 		dirty = false;
 		err = s3cfs_upload_commit(inode, etag,
@@ -352,6 +363,32 @@ out:
 		set_bit(S3CFS_I_DIRTY, &si->flags);
 	if (buf)
 		__putname(buf);
+	return err;
+}
+
+/**
+ * s3cfs_upload_inode() - put a LOCAL file's content to S3
+ * @inode: upper inode
+ * @dentry: a name of it (may be negative: a symlink not yet instantiated)
+ * @file: the open file of @inode that asks (close, fsync), or NULL
+ * @closing: the last close of @file (->flush), not an fsync; with no
+ *	@file, whether the file is committed if no writer has it open
+ *
+ * Nothing is sent unless the file is LOCAL with changes S3 has not had.
+ * An unchanged LOCAL file whose last writer closes is committed as the
+ * version it was last uploaded as.
+ *
+ * Return: 0, -ESTALE (a conflict: see above), or the error of the
+ * writeback or the upload (the file stays LOCAL and changed: the next
+ * close or fsync tries again).
+ */
+int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
+		       struct file *file, bool closing)
+{
+	int err;
+
+	inode_lock(inode);
+	err = s3cfs_upload_locked(inode, dentry, file, closing);
 	inode_unlock(inode);
 	return err;
 }
@@ -365,6 +402,20 @@ out:
  */
 int s3cfs_upload(struct file *file, bool closing)
 {
-	return s3cfs_upload_inode(file_inode(file), file->f_path.dentry, file,
-				  closing);
+	struct inode *inode = file_inode(file);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	int err;
+
+	inode_lock(inode);
+	/* Write-back: durable here now, in S3 later (upqueue.c). */
+	if (S3CFS_SB(inode->i_sb)->opts.writeback &&
+	    s3cfs_inode_local(inode) && inode->i_nlink &&
+	    !s3cfs_inode_stale(inode) &&
+	    test_bit(S3CFS_I_DIRTY, &si->flags))
+		err = s3cfs_upq_ack(inode, file->f_path.dentry);
+	else
+		err = s3cfs_upload_locked(inode, file->f_path.dentry, file,
+					  closing);
+	inode_unlock(inode);
+	return err;
 }

@@ -85,9 +85,16 @@ int s3cfs_writepages(struct address_space *mapping,
 		wbc->pages_skipped++;
 		return 0;
 	}
+	/* What a write-back close acknowledged is about to change. */
+	if (mapping_tagged(mapping, PAGECACHE_TAG_DIRTY)) {
+		err = s3cfs_upq_changing(mapping->host);
+		if (err)
+			goto out;
+	}
 	old_cred = override_creds(sbi->creds);
 	err = write_cache_pages(mapping, wbc, s3cfs_writepage, lower);
 	revert_creds(old_cred);
+out:
 	up_read(&si->wb_sem);
 	return err;
 }

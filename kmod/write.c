@@ -179,6 +179,12 @@ static int s3cfs_lower_fallocate(struct inode *inode, int mode, loff_t pos,
 	const struct cred *old_cred;
 	int err;
 
+	/* Only a reservation leaves the content as it was. */
+	if (mode != FALLOC_FL_KEEP_SIZE) {
+		err = s3cfs_upq_changing(inode);
+		if (err)
+			return err;
+	}
 	old_cred = override_creds(S3CFS_SB(inode->i_sb)->creds);
 	err = vfs_fallocate(S3CFS_I(inode)->lower_wfile, mode, pos, len);
 	revert_creds(old_cred);
@@ -293,6 +299,9 @@ int s3cfs_truncate_lower(struct inode *inode, loff_t size)
 	const struct cred *old_cred;
 	int err;
 
+	err = s3cfs_upq_changing(inode);
+	if (err)
+		return err;
 	old_cred = override_creds(sbi->creds);
 	err = vfs_truncate(&S3CFS_I(inode)->lower, size);
 	revert_creds(old_cred);

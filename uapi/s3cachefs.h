@@ -105,6 +105,7 @@
 #define _UAPI_LINUX_S3CACHEFS_H
 
 #include <linux/types.h>
+#include <linux/ioctl.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
 #define S3CFS_GENL_VERSION	6
@@ -416,6 +417,22 @@ struct s3cfs_posix {
 #define S3CFS_POSIX_XATTR_LEN	24
 /* Directories: decimal seconds (CLOCK_REALTIME) of the last full listing. */
 #define S3CFS_XATTR_LISTED	"trusted.s3cachefs.listed"
+/*
+ * Write-back mounts: a LOCAL file whose content a close or fsync
+ * acknowledged has a hard link .s3cachefs/pending/<its inode number>
+ * (S3CFS_PENDING_DIR) and this xattr: its path(s) relative to the mount
+ * root, NUL-separated (two for a rename in progress). The link is removed
+ * once the upload is done, or before the file changes again.
+ */
+#define S3CFS_XATTR_PENDING	"trusted.s3cachefs.pending"
+/*
+ * ioctl on any file or directory of a mount: upload what the mount's
+ * write-back queue holds now and wait (s3cachectl sync). 0 once nothing
+ * is queued (always on a mount without writeback), EIO if an upload
+ * failed meanwhile (it stays queued), EINTR if killed.
+ */
+#define S3CFS_IOC_SYNC		_IO(0xb3, 1)
+#define S3CFS_PENDING_DIR	".s3cachefs/pending"
 #define S3CFS_META_DIR		".s3cachefs"	/* at the cache root: format marker, daemon state */
 #define S3CFS_FORMAT_FILE	".s3cachefs/format"	/* "version=1\nbucket=B\nprefix=P\n" */
 #define S3CFS_FORMAT_VERSION	1

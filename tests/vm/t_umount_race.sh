@@ -47,6 +47,10 @@ for ((i = 0; i < 100; i++)); do
 	dmesg | tail -n +$((d0 + 1)) | grep -q "fault point ra_work: $delay" && break
 	sleep 0.1
 done
+# umount's hold starts a third of the delay after the worker's, so the
+# worker's ends first by that much (two equal sleeps started 0.2 s apart
+# ended in either order under TCG).
+sleep $((delay / 3000))
 kill -KILL "$reader" 2>/dev/null
 wait "$reader" 2>/dev/null
 t0=$(date +%s)

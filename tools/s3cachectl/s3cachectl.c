@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -139,10 +140,15 @@ static int64_t cached_bytes(int fd, off_t size)
 
 /*
  * "clean": a copy of an object (or not cached at all); "local": written
- * here, not in S3 as it is (meta version 2, flag LOCAL; see uapi).
+ * here, not in S3 as it is (meta version 2, flag LOCAL; see uapi);
+ * "queued": local, acknowledged by a write-back mount's close or fsync
+ * and recorded for upload (a link in S3CFS_PENDING_DIR).
  */
-static const char *file_state(int fd)
+static const char *file_state(int fd, const struct target *t)
 {
+	char rec[PATH_MAX * 2];
+	struct stat lst, pst;
+
 	uint8_t v[S3CFS_META_OFF_ETAG];
 	ssize_t n = fgetxattr(fd, S3CFS_XATTR_META, v, sizeof(v));
 
@@ -153,10 +159,17 @@ static const char *file_state(int fd)
 		if (n >= 2)
 			memcpy(v, big, 2);
 	}
-	if (n >= 2 && v[0] == S3CFS_META_VERSION_LOCAL &&
-	    (v[1] & S3CFS_META_LOCAL))
-		return "local";
-	return "clean";
+	if (n < 2 || v[0] != S3CFS_META_VERSION_LOCAL ||
+	    !(v[1] & S3CFS_META_LOCAL))
+		return "clean";
+	if (!fstat(fd, &lst)) {
+		snprintf(rec, sizeof(rec), "%s/" S3CFS_PENDING_DIR "/%llu",
+			 t->cache_dir, (unsigned long long)lst.st_ino);
+		if (!stat(rec, &pst) && pst.st_ino == lst.st_ino &&
+		    pst.st_dev == lst.st_dev)
+			return "queued";
+	}
+	return "local";
 }
 
 static int status_one(const char *path)
@@ -189,7 +202,7 @@ static int status_one(const char *path)
 		return 1;
 	}
 	got = cached_bytes(fd, lst.st_size);
-	state = file_state(fd);
+	state = file_state(fd, &t);
 	close(fd);
 	if (got < 0) {
 		fprintf(stderr, "s3cachectl: %s: %s\n", path, strerror((int)-got));
@@ -213,6 +226,34 @@ static int cmd_status(int argc, char **argv)
 	printf("%12s %12s %6s  %-6s %s\n", "CACHED", "SIZE", "", "STATE", "FILE");
 	for (i = 0; i < argc; i++)
 		rc |= status_one(argv[i]);
+	return rc;
+}
+
+/*
+ * Upload what each named path's write-back mount has queued and wait
+ * (S3CFS_IOC_SYNC): what a job runs before it exits.
+ */
+static int cmd_sync(int argc, char **argv)
+{
+	const char *dflt[] = { "." };
+	int i, fd, rc = 0;
+
+	if (argc < 1) {
+		argc = 1;
+		argv = (char **)dflt;
+	}
+	for (i = 0; i < argc; i++) {
+		fd = open(argv[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0 || ioctl(fd, S3CFS_IOC_SYNC) < 0) {
+			fprintf(stderr, "s3cachectl sync: %s: %s\n", argv[i],
+				errno == ENOTTY ? "not on an s3cachefs mount" :
+				errno == EIO ? "an upload failed (still queued; see the kernel log)" :
+				strerror(errno));
+			rc = 1;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
 	return rc;
 }
 
@@ -592,7 +633,10 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: s3cachectl COMMAND ARGS...\n"
 "  status FILE...     how much of each file is cached; local: written\n"
-"                     here, not uploaded yet\n"
+"                     here, not uploaded yet; queued: acknowledged by a\n"
+"                     write-back mount, to be uploaded\n"
+"  sync [PATH...]     upload what PATH's write-back mount has queued and\n"
+"                     wait (default: the current directory)\n"
 "  evict FILE...      drop the files from the cache (root)\n"
 "  stats [MNT...]     per-mount counters (all mounts by default)\n"
 "  warm [-r] [-j N] PATH...  read files (-r: directories) into the cache\n"
@@ -655,6 +699,8 @@ int main(int argc, char **argv)
 		return cmd_status(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "evict"))
 		return cmd_evict(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "sync"))
+		return cmd_sync(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "stats"))
 		return cmd_stats(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "warm"))

@@ -208,5 +208,11 @@ if [ "$rc" = 2 ] && grep -q 'No such file' "$work/err"; then
 	ok "config: --config of a missing file: exit 2"
 else not_ok "config: --config of a missing file: exit 2" "rc=$rc $(cat "$work/err")"; fi
 
+# sync outside a mount: a clear error, exit 1.
+"$ctl" sync "$work" 2>"$work/err"; rc=$?
+if [ "$rc" = 1 ] && grep -q 'not on an s3cachefs mount' "$work/err"; then
+	ok "sync of a path outside s3cachefs: exit 1, says so"
+else not_ok "sync of a path outside s3cachefs: exit 1, says so" "rc=$rc $(cat "$work/err")"; fi
+
 echo "1..$n"
 [ "$failed" = 0 ]

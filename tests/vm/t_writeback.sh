@@ -1,0 +1,191 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# t_writeback: the writeback mount option. close and fsync return once the
+# file is durable on the cache device (S3 does not have it yet), recorded
+# in .s3cachefs/pending/; the upload runs upload_delay seconds after the
+# last close (a file closed three times within the delay is uploaded
+# once), or at `s3cachectl sync`. A file renamed (the checkpoint pattern)
+# or unlinked before its upload goes up under its last name, or not at
+# all. The queue lives in the kernel: a daemon killed with -9 loses
+# nothing. What a mount acknowledged and could not upload (the daemon
+# gone at unmount, then a module reload; or a power cut of the cache
+# device, as FS_IOC_SHUTDOWN without a journal flush) the next mount
+# finds and uploads, byte for byte; a file changed after its
+# acknowledgment and not acknowledged again is not uploaded half-written.
+# timeout: 500
+. "$(dirname "$0")/../lib/common.sh"
+test_init writeback
+plan 49
+
+FSDIR=/mnt/writeback-cache
+CTL=$REPO/tools/s3cachectl/s3cachectl
+OPTS="cache=$FSDIR,fetch_timeout=20,meta_ttl=3600,writable,writeback,upload_delay=30"
+export CTL FSDIR
+
+cleanup_more() {
+	test_cleanup
+	mountpoint -q "$FSDIR" && umount "$FSDIR"
+	[ -n "$DEV" ] && losetup -d "$DEV"
+}
+trap cleanup_more EXIT
+
+s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
+	rm -f "$WORK/got"
+	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
+}
+s3_absent() {	# KEY: no such object
+	! s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null
+}
+state() {	# FILE: its s3cachectl status state
+	"$CTL" status "$1" | awk 'NR == 2 { print $4 }'
+}
+pending() {	# records in the cache's pending directory
+	ls -A "$FSDIR/.s3cachefs/pending" 2>/dev/null | wc -l
+}
+resumed_is() {	# N: the mount queued N recorded files at mount
+	[ "$(mnt_stat wb_resumed)" = "$1" ]
+}
+reload_module() {
+	unload_module && load_module
+}
+export -f s3_is s3_absent state pending
+
+for i in 1 2 3 4 5 6 7 8; do
+	make_fixture "$WORK/f$i" $((1048576 + i * 4099)) "wb-$i" >/dev/null
+done
+
+mkdir -p "$FSDIR"
+truncate -s 256M "$WORK/fs.img"
+modprobe loop 2>/dev/null
+DEV=$(losetup -f --show "$WORK/fs.img" 2>/dev/null) || DEV=
+check "an ext4 of 256 MiB on a loop device for the cache" \
+	bash -c "[ -n '$DEV' ] && mkfs.ext4 -q -F '$DEV' && mount '$DEV' '$FSDIR'"
+check "module loads" load_module
+check_sh "daemon starts" start_daemon
+check_fails "writeback without writable is refused" \
+	mount -t s3cachefs -o "cache=$FSDIR,writeback" "$BUCKET" "$MNT"
+check "writable,writeback mount" mount_s3 "$BUCKET" "$MNT" "$OPTS"
+check "mount options show writeback,upload_delay=30" \
+	grep -q "$MNT s3cachefs .*writable.*,writeback,upload_delay=30" /proc/mounts
+
+# Acknowledged on the cache device, uploaded later.
+check "a new file written and closed" cp "$WORK/f1" "$MNT/a.bin"
+check "S3 does not have it yet (upload_delay)" s3_absent a.bin
+is "$(mnt_stat wb_queued) $(mnt_stat wb_acks) $(pending)" "1 1 1" \
+	"queued, acknowledged once, recorded in .s3cachefs/pending"
+is "$(state "$MNT/a.bin")" queued "s3cachectl status says queued"
+cp "$WORK/f2" "$MNT/a.bin" && cp "$WORK/f3" "$MNT/a.bin"
+is "$(mnt_stat wb_runs) $(mnt_stat wb_queued)" "0 1" \
+	"closed twice more within the delay: still one queued, nothing run"
+check "s3cachectl sync uploads it and waits" "$CTL" sync "$MNT"
+check "S3 has its last content" s3_is a.bin "$WORK/f3"
+is "$(mnt_stat wb_runs) $(mnt_stat wb_queued) $(pending)" "1 0 0" \
+	"uploaded once; the queue and the record are gone"
+is "$(state "$MNT/a.bin")" clean "s3cachectl status says clean"
+check "it reads back" cmp "$MNT/a.bin" "$WORK/f3"
+
+# save(tmp); rename(tmp, final) over an object in S3.
+s3_put "$BUCKET" ck.pt "$WORK/f1" >/dev/null
+check "the checkpoint pattern: save to a temporary name, rename over the last" \
+	bash -c "cp '$WORK/f4' '$MNT/ck.tmp' && mv '$MNT/ck.tmp' '$MNT/ck.pt'"
+check "S3 still has the old checkpoint" s3_is ck.pt "$WORK/f1"
+check "sync" "$CTL" sync "$MNT/ck.pt"
+check "S3 has the new one under the final name" s3_is ck.pt "$WORK/f4"
+check "and nothing under the temporary name" s3_absent ck.tmp
+
+# Unlinked before its upload: nothing goes up.
+cp "$WORK/f5" "$MNT/gone.bin"
+check "a file removed before its upload" rm "$MNT/gone.bin"
+check "sync" "$CTL" sync "$MNT"
+is "$(s3_absent gone.bin && echo absent) $(pending)" "absent 0" \
+	"is not in S3 and leaves no record"
+
+# fsync acknowledges what is written so far; the close the rest.
+is "$(python3 -c "
+import os, subprocess
+fd = os.open('$MNT/log.txt', os.O_CREAT | os.O_WRONLY)
+os.write(fd, b'one\n'); os.fsync(fd)
+r = subprocess.run(['bash', '-c', 's3_absent log.txt'], env=os.environ).returncode
+os.write(fd, b'two\n'); os.close(fd)
+print('acked' if r == 0 else 'uploaded')")" acked \
+	"fsync returns before the upload"
+printf 'one\ntwo\n' >"$WORK/log"
+"$CTL" sync "$MNT"
+check "after sync S3 has all of it" s3_is log.txt "$WORK/log"
+
+# The queue is the kernel's: a daemon killed with -9 loses nothing. (A
+# new name needs the daemon's LOOKUP, so the file is created before.)
+# Not in a $(...): kill_daemon waits for the daemon, a child of this shell.
+write_across_kill() {	# DEST SRC: create DEST, kill the daemon, finish, close
+	rm -f "$WORK/go"
+	python3 -c "
+import os, sys, time
+data = open('$2', 'rb').read()
+fd = os.open('$1', os.O_CREAT | os.O_WRONLY)
+os.write(fd, data[:len(data) // 2])
+print('ready', flush=True)
+while not os.path.exists('$WORK/go'):
+    time.sleep(0.05)
+os.write(fd, data[len(data) // 2:])
+try:
+    os.close(fd); print('closed', flush=True)
+except OSError as e:
+    print('close:', e, flush=True)" >"$WORK/w.out" 2>&1 &
+	local pid=$!
+	wait_until grep -q ready "$WORK/w.out"
+	kill_daemon
+	touch "$WORK/go"
+	wait $pid
+}
+write_across_kill "$MNT/c.bin" "$WORK/f6"
+is "$(tail -n 1 "$WORK/w.out")" closed \
+	"with the daemon killed (-9) mid-write, the close is acknowledged"
+is "$(pending)" 1 "and recorded"
+check_sh "daemon starts again" start_daemon
+check "sync" "$CTL" sync "$MNT"
+check "S3 has the file closed while no daemon ran" s3_is c.bin "$WORK/f6"
+
+# Unmount with the daemon gone, module reload: the record stays.
+write_across_kill "$MNT/d.bin" "$WORK/f7"
+is "$(tail -n 1 "$WORK/w.out")" closed \
+	"another file closed with the daemon gone"
+check "unmount with the daemon gone returns" umount_s3 "$MNT"
+is "$(pending)" 1 "the record is still in the cache"
+check_sh "module reloads" reload_module
+check_sh "daemon starts" start_daemon
+check "mount again" mount_s3 "$BUCKET" "$MNT" "$OPTS"
+is "$(wait_until resumed_is 1 && echo yes)" yes \
+	"the new mount found the record and queued the file"
+check "sync" "$CTL" sync "$MNT"
+check "S3 has the file" s3_is d.bin "$WORK/f7"
+
+# A power cut of the cache device: what was acknowledged survives; what
+# changed after its acknowledgment is not uploaded half-written.
+cp "$WORK/f8" "$MNT/e.bin"
+cp "$WORK/f1" "$MNT/g.bin"
+# g.bin: changed after its acknowledgment, still open at the power cut.
+python3 -c "
+import os, sys, time
+fd = os.open('$MNT/g.bin', os.O_WRONLY)
+os.pwrite(fd, b'X' * 4096, 8192)
+os.sync()		# the change reaches the cache file: the record goes
+print('ready', flush=True)
+time.sleep(600)" >"$WORK/g.out" 2>&1 &
+GPID=$!
+is "$(wait_until grep -q ready "$WORK/g.out" && echo yes)" yes \
+	"a file acknowledged, then changed and written back, is held open"
+check "the cache's ext4 goes down as at a power cut (no journal flush)" \
+	xfs_io -x -c shutdown "$FSDIR"
+kill -KILL $GPID; wait $GPID 2>/dev/null
+umount_s3 "$MNT" || umount -l "$MNT"
+stop_daemon
+check "umount s3cachefs and the cache's ext4" bash -c "! mountpoint -q '$MNT' && umount '$FSDIR'"
+check "the cache's ext4 mounts again" mount "$DEV" "$FSDIR"
+check_sh "daemon starts again" start_daemon
+check "mount on the same cache" mount_s3 "$BUCKET" "$MNT" "$OPTS"
+"$CTL" sync "$MNT"
+check "S3 has the acknowledged file byte for byte" s3_is e.bin "$WORK/f8"
+is "$(s3_absent g.bin && echo absent) $(state "$MNT/g.bin")" "absent local" \
+	"the file changed after its acknowledgment is not uploaded; it stays local"
+check "umount" umount_s3 "$MNT"
+tap_done
