@@ -69,6 +69,7 @@ struct s3d_mpu {
 	unsigned int next;		/* next part to send (0-based) */
 	unsigned int ndone;
 	unsigned int parallel;
+	enum s3d_prio prio;
 	uint64_t done_bytes;		/* of the parts done */
 	char **etags;			/* [nparts], each part's */
 	struct mpu_slot *slots;		/* [parallel] */
@@ -263,7 +264,7 @@ static void ctl_submit(struct s3d_mpu *u, enum mpu_stage stage,
 {
 	u->stage = stage;
 	s3d_xfer_init(&u->ctl, ops, what, u->key);
-	u->ctl.prio = S3D_PRIO_SYNC;
+	u->ctl.prio = u->prio;
 	/* S3 answers a long Complete with spaces until the object is made. */
 	u->ctl.trickle = stage == MPU_COMPLETE;
 	u->ctl_busy = true;
@@ -599,7 +600,7 @@ static void parts_fill(struct s3d_mpu *u)
 			continue;
 		s->number = ++u->next;
 		s3d_xfer_init(&s->x, &part_ops, "PUT", u->key);
-		s->x.prio = S3D_PRIO_SYNC;
+		s->x.prio = u->prio;
 		s3d_ctx_submit(u->ctx, &s->x);
 	}
 }
@@ -691,6 +692,7 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 	u->part = s3d_mpu_part_size(p->size, p->part_size);
 	u->nparts = (unsigned int)((p->size + u->part - 1) / u->part);
 	u->parallel = S3D_MIN(p->parallel, u->nparts);
+	u->prio = p->prio;
 	u->if_none_match = p->if_none_match;
 	u->has_posix = p->posix;
 	if (p->posix)

@@ -12,6 +12,7 @@
 
 #include "ctx.h"
 #include "lib/posix.h"
+#include "lib/prio.h"
 #include "lib/s3.h"
 #include "lib/xml.h"
 
@@ -35,6 +36,8 @@
  * @part_size: the part size asked for (grown so the object fits in
  *	S3D_PARTS_MAX parts)
  * @parallel: parts in flight at most
+ * @prio: the class of its requests (S3D_PRIO_SYNC: a close or fsync
+ *	waits; S3D_PRIO_ASYNC: a write-back upload, behind blocked reads)
  * @if_match: Complete's If-Match (the base ETag), or NULL
  * @if_none_match: Complete's If-None-Match: *
  * @posix: the object's POSIX attributes (copied; sent as x-amz-meta-* with
@@ -52,6 +55,7 @@ struct s3d_mpu_params {
 	uint64_t size;
 	uint64_t part_size;
 	unsigned int parallel;
+	enum s3d_prio prio;
 	const char *if_match;
 	bool if_none_match;
 	const struct s3cfs_posix *posix;

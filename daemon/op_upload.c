@@ -65,6 +65,7 @@ struct upload_op {
 	struct s3d_mpu *mpu;	/* a multipart upload, or NULL: one PUT */
 	int conflict;		/* the PUT's failed condition, being checked */
 	char if_match[S3D_ETAG_MAX + 3];	/* as the server takes it */
+	enum s3d_prio prio;	/* ASYNC: a write-back upload (S3CFS_A_PRIORITY) */
 	struct s3d_xfer x;
 };
 
@@ -259,7 +260,7 @@ static int upload_done(struct s3d_xfer *x)
 		op->conflict = err;
 		s3d_ctx_release(&op->x);
 		s3d_xfer_init(&op->x, &verify_ops, "HEAD", op->key);
-		op->x.prio = S3D_PRIO_SYNC;
+		op->x.prio = op->prio;
 		s3d_ctx_submit(op->ctx, &op->x);
 		return 0;
 	}
@@ -346,6 +347,7 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	op->m = m;
 	op->ctx = ctx;
 	op->fd = -1;
+	op->prio = r->prio == S3CFS_PRIO_ASYNC ? S3D_PRIO_ASYNC : S3D_PRIO_SYNC;
 	s3d_list_init(&op->tick.node);
 	op->tick.fn = upload_tick;
 	s3d_xfer_init(&op->x, &upload_ops, "PUT", "");
@@ -380,6 +382,7 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 			.fd = op->fd, .rootfd = m->rootfd, .size = r->size,
 			.part_size = part_size,
 			.parallel = upload_parallel,
+			.prio = op->prio,
 			.if_match = (r->flags & S3CFS_UP_MATCH) ? op->if_match : NULL,
 			.if_none_match = r->flags & S3CFS_UP_NEW,
 			.posix = r->has_posix ? &r->posix : NULL,
@@ -394,6 +397,6 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 		}
 		return;
 	}
-	op->x.prio = S3D_PRIO_SYNC;
+	op->x.prio = op->prio;
 	s3d_ctx_submit(op->ctx, &op->x);
 }

@@ -327,6 +327,7 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 	    (nla_put_u64_64bit(skb, S3CFS_A_INO, req->ino, S3CFS_A_PAD) ||
 	     nla_put_u64_64bit(skb, S3CFS_A_SIZE, req->size, S3CFS_A_PAD) ||
 	     nla_put_u32(skb, S3CFS_A_FLAGS, req->up_flags) ||
+	     nla_put_u32(skb, S3CFS_A_PRIORITY, req->prio) ||
 	     (req->etag && nla_put_string(skb, S3CFS_A_ETAG, req->etag))))
 		goto too_big;
 	if (req->cmd == S3CFS_CMD_DELETE &&

@@ -5,7 +5,7 @@
  *   mount -t s3cachefs -o cache=DIR[,chunk=1M][,uid=,gid=,file_mode=,
  *         dir_mode=][,fetch_timeout=S][,meta_ttl=S][,readahead=KiB]
  *         [,writable[,allow_delete][,dirty_ratio=PCT]
- *         [,writeback[,upload_delay=S]]][,posix_meta]
+ *         [,writeback[,upload_delay=S][,writeback_max=MiB]]][,posix_meta]
  *         BUCKET[:PREFIX] MOUNTPOINT
  *
  * writable: files may be created, written and uploaded (upload.c),
@@ -18,7 +18,9 @@
  * while writeback drains them to the cache device (a strict limit, as
  * fuse has). writeback: close and fsync return once the file is durable
  * on the cache device, and it is uploaded upload_delay seconds after its
- * last close (upqueue.c); without it they return once S3 has it. posix_meta:
+ * last close (upqueue.c); without it they return once S3 has it.
+ * writeback_max: MiB of acknowledged files not uploaded yet past which a
+ * close or fsync waits for uploads (default: half the cache filesystem). posix_meta:
  * each object's mode, owner and mtime are s3fs-fuse's x-amz-meta-*
  * headers (a HEAD per object at its first lookup), symlinks are
  * objects, and chmod, chown and utimes change the headers in S3.
@@ -75,6 +77,7 @@ enum s3cfs_param {
 	Opt_dirty_ratio,
 	Opt_writeback,
 	Opt_upload_delay,
+	Opt_writeback_max,
 };
 
 const struct fs_parameter_spec s3cfs_fs_parameters[] = {
@@ -93,6 +96,7 @@ const struct fs_parameter_spec s3cfs_fs_parameters[] = {
 	fsparam_u32("dirty_ratio", Opt_dirty_ratio),
 	fsparam_flag("writeback", Opt_writeback),
 	fsparam_u32("upload_delay", Opt_upload_delay),
+	fsparam_u32("writeback_max", Opt_writeback_max),
 	{}
 };
 
@@ -198,6 +202,11 @@ static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 				       result.uint_32, S3CFS_TIMEOUT_MAX);
 		o->upload_delay = result.uint_32;
 		break;
+	case Opt_writeback_max:
+		if (!result.uint_32)
+			return invalfc(fc, "writeback_max=0: at least 1 MiB");
+		o->writeback_max_mb = result.uint_32;
+		break;
 	}
 	return 0;
 }
@@ -300,7 +309,7 @@ static int s3cfs_reconfigure(struct fs_context *fc)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(fc->root->d_sb);
 
 	if (s3cfs_fixed_opts_changed(ctx, sbi))
-		return invalfc(fc, "remount can change only fetch_timeout, meta_ttl, readahead, dirty_ratio, upload_delay");
+		return invalfc(fc, "remount can change only fetch_timeout, meta_ttl, readahead, dirty_ratio, upload_delay, writeback_max");
 	if ((fc->sb_flags_mask & SB_RDONLY) && !(fc->sb_flags & SB_RDONLY) &&
 	    !sbi->opts.writable) {
 		errorfc(fc, "s3cachefs is read-only without the writable option");
@@ -316,6 +325,11 @@ static int s3cfs_reconfigure(struct fs_context *fc)
 	}
 	if (ctx->set & BIT(Opt_upload_delay))
 		WRITE_ONCE(sbi->opts.upload_delay, ctx->opts.upload_delay);
+	if (ctx->set & BIT(Opt_writeback_max)) {
+		WRITE_ONCE(sbi->opts.writeback_max_mb,
+			   ctx->opts.writeback_max_mb);
+		wake_up_all(&sbi->upq.wq);
+	}
 	if (ctx->set & BIT(Opt_dirty_ratio)) {
 		int err = bdi_set_max_ratio(sbi->sb->s_bdi,
 					    ctx->opts.dirty_ratio);

@@ -110,6 +110,8 @@ struct s3cfs_stats {
  *	cache device; the upload is queued (writeback; upqueue.c); fixed
  * @upload_delay: seconds a write-back upload waits after the file's last
  *	acknowledgment (upload_delay=)
+ * @writeback_max_mb: MiB of queued files past which an acknowledgment
+ *	waits for uploads (writeback_max=; 0 until the mount sets its default)
  */
 struct s3cfs_mount_opts {
 	char *cache;
@@ -127,6 +129,7 @@ struct s3cfs_mount_opts {
 	bool posix_meta;
 	bool writeback;
 	unsigned int upload_delay;
+	unsigned int writeback_max_mb;
 };
 
 /**
@@ -135,6 +138,7 @@ struct s3cfs_mount_opts {
  * @list: inodes owing an upload (s3cfs_inode_info @up_link; each holds a
  *	dentry reference)
  * @nr: entries on @list
+ * @bytes: their sizes at their last acknowledgment
  * @runs: uploads the queue ran (for tests: one per run)
  * @errors: uploads that failed (tried again later)
  * @wq: woken after every run (sync and unmount wait there)
@@ -146,6 +150,7 @@ struct s3cfs_upq {
 	spinlock_t lock;
 	struct list_head list;
 	unsigned int nr;
+	u64 bytes;
 	u64 runs;
 	atomic64_t errors;
 	wait_queue_head_t wq;
@@ -247,6 +252,7 @@ struct s3cfs_sb_info {
  * @up_work: write-back: this file's queued upload (upqueue.c)
  * @up_link: entry in the mount's upload queue (upq.lock)
  * @up_dentry: the name the queued upload uses, referenced while queued
+ * @up_bytes: its size counted in the queue's bytes
  * @up_mutex: serializes the file's upload record with what drops it
  * @up_tries: failed uploads in a row (the next waits longer)
  */
@@ -276,6 +282,7 @@ struct s3cfs_inode_info {
 	struct delayed_work up_work;
 	struct list_head up_link;
 	struct dentry *up_dentry;
+	u64 up_bytes;
 	struct mutex up_mutex;
 	unsigned int up_tries;
 };
@@ -510,6 +517,7 @@ int s3cfs_writepages(struct address_space *mapping,
 struct dentry *s3cfs_lower_subdir(struct dentry *parent, const char *name);
 int s3cfs_upload(struct file *file, bool closing);
 int s3cfs_upload_prepare(struct inode *inode);
+int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry);
 int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 		       struct file *file, bool closing);
 
@@ -519,6 +527,7 @@ void s3cfs_upq_init_mount(struct s3cfs_sb_info *sbi);
 int s3cfs_upq_start(struct s3cfs_sb_info *sbi);
 int s3cfs_upq_ack(struct inode *inode, struct dentry *dentry);
 int s3cfs_upq_changing(struct inode *inode);
+void s3cfs_upq_throttle(struct s3cfs_sb_info *sbi);
 void s3cfs_upq_unlinked(struct inode *inode);
 int s3cfs_upq_renaming(struct inode *inode, const char *old_path,
 		       const char *new_path);

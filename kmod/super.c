@@ -122,8 +122,9 @@ static int s3cfs_show_options(struct seq_file *m, struct dentry *root)
 	if (o->writable)
 		seq_printf(m, ",dirty_ratio=%u", READ_ONCE(o->dirty_ratio));
 	if (o->writeback)
-		seq_printf(m, ",writeback,upload_delay=%u",
-			   READ_ONCE(o->upload_delay));
+		seq_printf(m, ",writeback,upload_delay=%u,writeback_max=%u",
+			   READ_ONCE(o->upload_delay),
+			   READ_ONCE(o->writeback_max_mb));
 	if (o->posix_meta)
 		seq_puts(m, ",posix_meta");
 	return 0;

@@ -87,6 +87,14 @@ static ssize_t wb_queued_show(struct s3cfs_sb_info *sbi, char *buf)
 
 static struct s3cfs_sysfs_attr s3cfs_attr_wb_queued = __ATTR_RO(wb_queued);
 
+static ssize_t wb_queued_bytes_show(struct s3cfs_sb_info *sbi, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(sbi->upq.bytes));
+}
+
+static struct s3cfs_sysfs_attr s3cfs_attr_wb_queued_bytes =
+	__ATTR_RO(wb_queued_bytes);
+
 static ssize_t wb_runs_show(struct s3cfs_sb_info *sbi, char *buf)
 {
 	return sysfs_emit(buf, "%llu\n", READ_ONCE(sbi->upq.runs));
@@ -218,6 +226,7 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_wb_acks.attr,
 	&s3cfs_attr_wb_resumed.attr,
 	&s3cfs_attr_wb_queued.attr,
+	&s3cfs_attr_wb_queued_bytes.attr,
 	&s3cfs_attr_wb_runs.attr,
 	&s3cfs_attr_wb_errors.attr,
 	&s3cfs_attr_fetch_latency.attr,

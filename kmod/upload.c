@@ -208,9 +208,12 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 	return 0;
 }
 
-/* Send the UPLOAD of @size bytes of @inode and wait for its answer. */
+/*
+ * Send the UPLOAD of @size bytes of @inode and wait for its answer; a
+ * @background one (write-back) goes behind reads a reader waits for.
+ */
 static int s3cfs_upload_send(struct inode *inode, const char *path,
-			     loff_t size, char **etag)
+			     loff_t size, bool background, char **etag)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
@@ -228,6 +231,7 @@ static int s3cfs_upload_send(struct inode *inode, const char *path,
 		goto out;
 	req->ino = si->lower_inode->i_ino;
 	req->size = size;
+	req->prio = background ? S3CFS_PRIO_ASYNC : S3CFS_PRIO_SYNC;
 	s3cfs_posix_of(inode, &req->posix);
 	if (si->etag[0]) {
 		req->up_flags = S3CFS_UP_MATCH;
@@ -339,7 +343,7 @@ static int s3cfs_upload_locked(struct inode *inode, struct dentry *dentry,
 	}
 	/* No writeback into the lower file while the daemon reads it. */
 	down_write(&si->wb_sem);
-	err = s3cfs_upload_send(inode, path, i_size_read(inode), &etag);
+	err = s3cfs_upload_send(inode, path, i_size_read(inode), false, &etag);
 	up_write(&si->wb_sem);
 	if (err == -EEXIST || err == -ESTALE || err == -ENOENT) {
 		err = s3cfs_upload_conflict(inode, path, err);
@@ -394,6 +398,79 @@ int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 }
 
 /**
+ * s3cfs_upload_acked() - put what a write-back close or fsync acknowledged
+ * @inode: upper inode, with S3CFS_I_QUEUED at its acknowledgment
+ * @dentry: a name of it
+ *
+ * The lower file as it is, and only while it still holds exactly what was
+ * acknowledged (S3CFS_I_QUEUED, which writeback into it clears first):
+ * writes since then, in the page cache or past it, are the next
+ * acknowledgment's, never half of them in S3. Nothing is written back
+ * here. The file is committed only if nothing changed since and no writer
+ * has it open.
+ *
+ * Return: 0 (uploaded, or nothing to upload), -EAGAIN (changed since its
+ * acknowledgment: the next one queues it again), -ESTALE (a conflict: see
+ * above), or the upload's error.
+ */
+int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	char *buf = NULL, *path, *etag = NULL;
+	bool unchanged;
+	loff_t size;
+	int err = 0;
+
+	inode_lock(inode);
+	if (!s3cfs_inode_local(inode) || !inode->i_nlink)
+		goto out;
+	err = -ESTALE;
+	if (s3cfs_inode_stale(inode))
+		goto out;
+	/* The commit reads the lower extent map through it. */
+	err = s3cfs_open_lower(inode) ?: s3cfs_inode_path(dentry, &buf, &path);
+	if (err)
+		goto out;
+	/* No writeback into the lower file from here to the answer. */
+	down_write(&si->wb_sem);
+	err = -EAGAIN;
+	if (!test_bit(S3CFS_I_QUEUED, &si->flags)) {
+		up_write(&si->wb_sem);
+		goto out;
+	}
+	/* Cleared first: a mapped write from now on sets it again. */
+	clear_bit(S3CFS_I_DIRTY, &si->flags);
+	size = i_size_read(d_inode(si->lower.dentry));
+	unchanged = !mapping_tagged(inode->i_mapping, PAGECACHE_TAG_DIRTY) &&
+		    size == i_size_read(inode);
+	err = s3cfs_upload_send(inode, path, size, true, &etag);
+	up_write(&si->wb_sem);
+	if (err == -EEXIST || err == -ESTALE || err == -ENOENT) {
+		err = s3cfs_upload_conflict(inode, path, err);
+	} else if (err) {
+		atomic64_inc(&sbi->stats.upload_errors);
+		unchanged = false;
+		pr_warn_ratelimited("uploading s3://%s/%s%s: %d; kept here, tried again later\n",
+				    sbi->bucket, sbi->prefix, path, err);
+	} else {
+		err = s3cfs_upload_commit(inode, etag, unchanged &&
+					  s3cfs_last_writer(inode, NULL, true));
+		if (err)
+			pr_err("s3://%s/%s%s uploaded as %s, but its cache file could not be tagged (%d)\n",
+			       sbi->bucket, sbi->prefix, path, etag, err);
+	}
+	if (!unchanged)
+		set_bit(S3CFS_I_DIRTY, &si->flags);
+	kfree(etag);
+out:
+	if (buf)
+		__putname(buf);
+	inode_unlock(inode);
+	return err;
+}
+
+/**
  * s3cfs_upload() - put a LOCAL file's content to S3 (close, fsync)
  * @file: an open file of the inode
  * @closing: the last close of @file (->flush), not an fsync
@@ -417,5 +494,7 @@ int s3cfs_upload(struct file *file, bool closing)
 		err = s3cfs_upload_locked(inode, file->f_path.dentry, file,
 					  closing);
 	inode_unlock(inode);
+	if (S3CFS_SB(inode->i_sb)->opts.writeback)
+		s3cfs_upq_throttle(S3CFS_SB(inode->i_sb));
 	return err;
 }

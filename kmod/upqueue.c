@@ -6,11 +6,14 @@
  * changes return once the file is durable on the cache device, and the
  * upload (upload.c) runs later from a worker:
  *
- *   1. dirty folios written back to the lower file (and its size fixed);
+ *   1. dirty folios written back to the lower file (and its size fixed),
+ *      and the lower file fsync'd;
  *   2. the record: a hard link .s3cachefs/pending/<lower ino> to the lower
  *      file, whose S3CFS_XATTR_PENDING names the file's path(s);
- *   3. one fsync of the lower file: ext4 and xfs commit the link, the
- *      xattr and the data together (the link changed the file's inode);
+ *   3. another fsync of the lower file: ext4 and xfs commit the link and
+ *      the xattr with it (the link changed the file's inode). Not one
+ *      commit for all: a commit made by another file's fsync in between
+ *      would carry the record with only the data already allocated;
  *   4. the file is queued: upload_delay seconds after its last
  *      acknowledgment (a file closed again meanwhile waits again, so it
  *      is uploaded once), at most S3CFS_UPQ_ACTIVE uploads at a time, a
@@ -35,6 +38,7 @@
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
+#include <linux/statfs.h>
 #include <linux/xattr.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -47,6 +51,7 @@
 #define S3CFS_UPQ_BACKOFF_MAX	(300 * HZ)
 
 static void s3cfs_upq_workfn(struct work_struct *work);
+static void s3cfs_upq_kick(struct s3cfs_sb_info *sbi);
 
 void s3cfs_upq_init_inode(struct s3cfs_inode_info *si)
 {
@@ -72,6 +77,15 @@ void s3cfs_upq_init_mount(struct s3cfs_sb_info *sbi)
  */
 int s3cfs_upq_start(struct s3cfs_sb_info *sbi)
 {
+	struct kstatfs st;
+
+	/* By default half the cache filesystem may wait for uploads. */
+	if (!sbi->opts.writeback_max_mb) {
+		if (vfs_statfs(&sbi->lower_root, &st))
+			st.f_blocks = 0;
+		sbi->opts.writeback_max_mb =
+			max_t(u64, (st.f_blocks * st.f_bsize / 2) >> 20, 1);
+	}
 	sbi->upq.workq = alloc_workqueue("s3cfs_upload%u", WQ_UNBOUND,
 					 S3CFS_UPQ_ACTIVE, sbi->mount_id);
 	if (!sbi->upq.workq)
@@ -186,8 +200,11 @@ static void s3cfs_upq_add(struct dentry *dentry, unsigned long delay)
 	struct inode *inode = d_inode(dentry);
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	u64 size = i_size_read(inode);
 
 	spin_lock(&sbi->upq.lock);
+	sbi->upq.bytes += size - si->up_bytes;
+	si->up_bytes = size;
 	if (list_empty(&si->up_link)) {
 		si->up_dentry = dget(dentry);
 		list_add_tail(&si->up_link, &sbi->upq.list);
@@ -215,7 +232,12 @@ int s3cfs_upq_ack(struct inode *inode, struct dentry *dentry)
 	int err;
 
 	lockdep_assert_held(&inode->i_rwsem);
-	err = s3cfs_upload_prepare(inode);
+	/*
+	 * The data and the size on the device before the record exists: a
+	 * journal commit made by anyone else's fsync would carry the record
+	 * and only the data that happened to be allocated (delalloc).
+	 */
+	err = s3cfs_upload_prepare(inode) ?: vfs_fsync(si->lower_file, 0);
 	if (err)
 		return err;
 	err = s3cfs_inode_path(dentry, &buf, &path);
@@ -225,7 +247,7 @@ int s3cfs_upq_ack(struct inode *inode, struct dentry *dentry)
 	old_cred = override_creds(sbi->creds);
 	err = s3cfs_record(inode, path);
 	revert_creds(old_cred);
-	/* The data, the link and the xattr: one commit. */
+	/* The link and the xattr changed the file's inode: one commit. */
 	if (!err)
 		err = vfs_fsync(si->lower_file, 0);
 	if (!err) {
@@ -237,6 +259,32 @@ int s3cfs_upq_ack(struct inode *inode, struct dentry *dentry)
 	if (!err)
 		s3cfs_upq_add(dentry, READ_ONCE(sbi->opts.upload_delay) * HZ);
 	return err;
+}
+
+/* Past writeback_max, or nothing left that could get under it. */
+static bool s3cfs_upq_below(struct s3cfs_sb_info *sbi)
+{
+	return READ_ONCE(sbi->upq.bytes) <=
+		(u64)READ_ONCE(sbi->opts.writeback_max_mb) << 20 ||
+		READ_ONCE(sbi->upq.nr) <= 1;
+}
+
+/**
+ * s3cfs_upq_throttle() - an acknowledgment past writeback_max waits
+ * @sbi: the mount
+ *
+ * Called after an acknowledgment, with no lock held: while the files the
+ * queue holds are more than writeback_max MiB, their uploads start at once
+ * and the writer waits (killably: what it wrote is acknowledged anyway)
+ * until they are under it again, as balance_dirty_pages() makes a writer
+ * wait for writeback. The file being written last may stay queued.
+ */
+void s3cfs_upq_throttle(struct s3cfs_sb_info *sbi)
+{
+	if (s3cfs_upq_below(sbi))
+		return;
+	s3cfs_upq_kick(sbi);
+	wait_event_killable(sbi->upq.wq, s3cfs_upq_below(sbi));
 }
 
 /**
@@ -345,9 +393,12 @@ static void s3cfs_upq_workfn(struct work_struct *work)
 	int err;
 
 	/* On the queue (and so @up_dentry set) until this run ends. */
-	err = s3cfs_upload_inode(inode, si->up_dentry, NULL, true);
-	/* A conflict keeps our bytes (upload.c): nothing more to do here. */
-	if (err && err != -ESTALE) {
+	err = s3cfs_upload_acked(inode, si->up_dentry);
+	/*
+	 * A conflict keeps our bytes (upload.c); a file changed since its
+	 * acknowledgment has no record left, and its next one queues it.
+	 */
+	if (err && err != -ESTALE && err != -EAGAIN) {
 		done = READ_ONCE(sbi->upq.draining);
 		atomic64_inc(&sbi->upq.errors);
 	}
@@ -367,6 +418,8 @@ static void s3cfs_upq_workfn(struct work_struct *work)
 	} else {
 		list_del_init(&si->up_link);
 		sbi->upq.nr--;
+		sbi->upq.bytes -= si->up_bytes;
+		si->up_bytes = 0;
 		dentry = si->up_dentry;
 		si->up_dentry = NULL;
 	}
@@ -391,6 +444,8 @@ static void s3cfs_upq_kick(struct s3cfs_sb_info *sbi)
  * s3cfs_upq_sync() - upload everything queued on @sbi now and wait
  * @sbi: the mount
  *
+ * Includes what an earlier mount recorded (s3cfs_upq_resume_work()).
+ *
  * Return: 0 once the queue is empty, -EIO if an upload failed meanwhile
  * (it stays queued), -EINTR if killed.
  */
@@ -399,6 +454,9 @@ int s3cfs_upq_sync(struct s3cfs_sb_info *sbi)
 	s64 errors = atomic64_read(&sbi->upq.errors);
 	int err;
 
+	/* What an earlier mount recorded is queued first. */
+	if (sbi->upq.workq)
+		flush_work(&sbi->upq.resume_work);
 	s3cfs_upq_kick(sbi);
 	err = wait_event_killable(sbi->upq.wq,
 				  READ_ONCE(sbi->upq.nr) == 0 ||

@@ -229,9 +229,11 @@ enum s3cfs_cmd {
  * @S3CFS_A_DONE: u64, FETCH progress report (version 2): bytes of the range,
  *	from OFFSET, written to the cache so far; LIST progress report
  *	(version 6): bytes of the listing's log written so far
- * @S3CFS_A_PRIORITY: u32, FETCH: enum s3cfs_prio; absent means
+ * @S3CFS_A_PRIORITY: u32, FETCH and UPLOAD: enum s3cfs_prio; absent means
  *	S3CFS_PRIO_SYNC. The daemon serves metadata (LOOKUP, LIST) first,
- *	then SYNC fetches, then ASYNC ones (daemon/README.md, "Priorities")
+ *	then SYNC fetches and uploads, then ASYNC ones (daemon/README.md,
+ *	"Priorities"); an UPLOAD is ASYNC when nobody waits for it (a
+ *	write-back mount's queue)
  * @S3CFS_A_SIZE: u64, UPLOAD: bytes to upload; RENAME: the source's size
  * @S3CFS_A_FLAGS: u32, UPLOAD: S3CFS_UP_*; MOUNT: S3CFS_MOUNT_*; DELETE:
  *	S3CFS_DEL_*

@@ -15,7 +15,7 @@
 # timeout: 500
 . "$(dirname "$0")/../lib/common.sh"
 test_init writeback
-plan 49
+plan 53
 
 FSDIR=/mnt/writeback-cache
 CTL=$REPO/tools/s3cachectl/s3cachectl
@@ -65,8 +65,9 @@ check_sh "daemon starts" start_daemon
 check_fails "writeback without writable is refused" \
 	mount -t s3cachefs -o "cache=$FSDIR,writeback" "$BUCKET" "$MNT"
 check "writable,writeback mount" mount_s3 "$BUCKET" "$MNT" "$OPTS"
-check "mount options show writeback,upload_delay=30" \
-	grep -q "$MNT s3cachefs .*writable.*,writeback,upload_delay=30" /proc/mounts
+wbmax=$(sed -n "s|.* $MNT s3cachefs .*,writeback,upload_delay=30,writeback_max=\([0-9]*\).*|\1|p" /proc/mounts)
+is "$((wbmax >= 100 && wbmax <= 128))" 1 \
+	"mount options show writeback,upload_delay=30 and the default writeback_max, half the cache's 256 MiB ($wbmax)"
 
 # Acknowledged on the cache device, uploaded later.
 check "a new file written and closed" cp "$WORK/f1" "$MNT/a.bin"
@@ -112,6 +113,19 @@ print('acked' if r == 0 else 'uploaded')")" acked \
 printf 'one\ntwo\n' >"$WORK/log"
 "$CTL" sync "$MNT"
 check "after sync S3 has all of it" s3_is log.txt "$WORK/log"
+
+# Past writeback_max the writer waits for uploads (upload_delay is 30 s).
+check "remount with writeback_max=1 (MiB)" \
+	mount -o remount,writeback_max=1 "$MNT"
+runs0=$(mnt_stat wb_runs) t0=$(date +%s)
+for i in 2 3 4; do cp "$WORK/f$i" "$MNT/w$i.bin"; done
+t=$(($(date +%s) - t0)) up=0
+for i in 2 3 4; do s3_is "w$i.bin" "$WORK/f$i" && up=$((up + 1)); done
+is "$((up >= 2 && $(mnt_stat wb_runs) - runs0 >= 2 && t < 30 && $(mnt_stat wb_queued) <= 1))" 1 \
+	"three 1 MiB closes past 1 MiB: the writer waited for uploads ($up in S3 at once, $t s), at most one queued"
+check "remount with writeback_max=4096" \
+	mount -o remount,writeback_max=4096 "$MNT"
+check "sync" "$CTL" sync "$MNT"
 
 # The queue is the kernel's: a daemon killed with -9 loses nothing. (A
 # new name needs the daemon's LOOKUP, so the file is created before.)
