@@ -16,7 +16,7 @@ plan 13
 
 # Twice as long on a slow (debug) kernel, where a daemon restart takes
 # long enough that 90 s held only two.
-SECONDS_RUN=${CHAOS_SECONDS:-$(( ${S3CFS_TIMEOUT_SCALE:-1} > 1 ? 180 : 90 ))}
+SECONDS_RUN=${CHAOS_SECONDS:-$(( ${S3CFS_TIMEOUT_SCALE:-1} > 1 ? 120 : 60 ))}
 python3 -c 'import json,sys; json.dump({"bucket": sys.argv[1], "objects": {}}, open(sys.argv[2], "w"))' \
 	"$BUCKET" "$WORK/manifest.json"
 check "module loads" load_module

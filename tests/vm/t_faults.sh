@@ -116,9 +116,16 @@ fi
 # --- (b) a fault on every attempt: EIO, nothing cached --------------------
 fp_rules "[$(rule b503.bin 503), $(rule breset.bin reset),
 	$(rule btrunc.bin truncate), $(rule bbig.bin truncate "\"after_bytes\": $cut")]"
+# The four reads run at once (each waits out its retries, ~25 s).
+pids=
+for f in b503 breset btrunc bbig; do
+	timed_read "$MNT/$f.bin" /dev/null 60 >"$WORK/$f.read" &
+	pids+=" $!"
+done
+wait $pids	# not the proxy nor the daemon, also children of this shell
 for f in b503:503 breset:reset btrunc:truncate bbig:truncate; do
 	k=${f%%:*} fault=${f#*:}
-	read -r rc t err <<<"$(timed_read "$MNT/$k.bin" /dev/null 60)"
+	read -r rc t err <"$WORK/$k.read"
 	if [ "$rc" = 1 ] && [ "$err" = "Input/output error" ]; then
 		ok "$fault always: reading $k.bin fails with EIO ($t s)"
 	else
@@ -159,7 +166,15 @@ p1=$!
 timed_read "$MNT/cstall2.bin" "$WORK/cstall2.out" 120 >"$WORK/cstall2.res" &
 p2=$!
 
+# d was listed ahead at mount, less than meta_ttl ago: once both stalled
+# GETs are on their way (their lookups done), every listing is stale.
+both_stalled() {
+	[ "$(gets cstall1.bin)" -ge 1 ] && [ "$(gets cstall2.bin)" -ge 1 ]
+}
+wait_until both_stalled
+mount -o remount,meta_ttl=0 "$MNT"
 is "$(timeout 60 ls "$MNT/d" | tr '\n' ' ')" "x0 x1 x2 x3 x4 " "two 503s on LIST: the directory lists in full"
+mount -o remount,meta_ttl=60 "$MNT"
 n=$(fp_count --method GET --query 'delimiter=.*prefix=d(%2F|/)')
 nf=$(fp_count --method GET --query 'delimiter=.*prefix=d(%2F|/)' --fault 503)
 if [ "$nf" = 2 ] && [ "$n" -ge 3 ]; then

@@ -5,7 +5,7 @@
 # WB_SEED replays it). Each round a writer creates and rewrites files of a
 # few names (0 to 3 MiB, some with fsync) and logs, outside the cache
 # device, "open NAME SHA256" before each open for writing and "ack NAME
-# SHA256" after each close that returned 0. After a random 0.3-2.5 s the cache's
+# SHA256" after each close that returned 0. After a random 0.2-1.7 s the cache's
 # ext4 goes down without a journal flush (FS_IOC_SHUTDOWN, as a power cut
 # loses what was not committed); the daemon is killed with -9 in every
 # other round. Then the ext4 is mounted again (journal replay), a new
@@ -102,7 +102,7 @@ verify() {
 
 for ((round = 1; round <= ROUNDS; round++)); do
 	rseed=$((SEED + round))
-	hold_ms=$((300 + rseed * 7919 % 2200))
+	hold_ms=$((200 + rseed * 7919 % 1500))
 	mount_s3 "$BUCKET" "$MNT" "$OPTS" || { not_ok "round $round: mount"; continue; }
 	writer "$round" "$rseed" &
 	WPID=$!
