@@ -18,6 +18,8 @@
  *   local_pin       an open for write holds the cache file's flock and has
  *                   found it still at its name, before it tags it LOCAL
  *                   (local.c)
+ *   upq_uploaded    write-back: a queued upload is done, its record not
+ *                   dropped yet (upqueue.c)
  */
 #include "s3cachefs.h"
 #include <linux/moduleparam.h>

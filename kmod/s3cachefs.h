@@ -253,6 +253,7 @@ struct s3cfs_sb_info {
  * @up_link: entry in the mount's upload queue (upq.lock)
  * @up_dentry: the name the queued upload uses, referenced while queued
  * @up_bytes: its size counted in the queue's bytes
+ * @up_since: jiffies when it was queued (it has owed an upload since)
  * @up_mutex: serializes the file's upload record with what drops it
  * @up_tries: failed uploads in a row (the next waits longer)
  */
@@ -283,6 +284,7 @@ struct s3cfs_inode_info {
 	struct list_head up_link;
 	struct dentry *up_dentry;
 	u64 up_bytes;
+	unsigned long up_since;
 	struct mutex up_mutex;
 	unsigned int up_tries;
 };
@@ -533,6 +535,7 @@ int s3cfs_upq_renaming(struct inode *inode, const char *old_path,
 		       const char *new_path);
 int s3cfs_upq_sync(struct s3cfs_sb_info *sbi);
 long s3cfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+unsigned long s3cfs_upq_oldest(struct s3cfs_sb_info *sbi);
 void s3cfs_upq_drain(struct s3cfs_sb_info *sbi);
 void s3cfs_upq_resume_work(struct work_struct *work);
 

@@ -95,6 +95,13 @@ static ssize_t wb_queued_bytes_show(struct s3cfs_sb_info *sbi, char *buf)
 static struct s3cfs_sysfs_attr s3cfs_attr_wb_queued_bytes =
 	__ATTR_RO(wb_queued_bytes);
 
+static ssize_t wb_oldest_s_show(struct s3cfs_sb_info *sbi, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", s3cfs_upq_oldest(sbi));
+}
+
+static struct s3cfs_sysfs_attr s3cfs_attr_wb_oldest_s = __ATTR_RO(wb_oldest_s);
+
 static ssize_t wb_runs_show(struct s3cfs_sb_info *sbi, char *buf)
 {
 	return sysfs_emit(buf, "%llu\n", READ_ONCE(sbi->upq.runs));
@@ -227,6 +234,7 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_wb_resumed.attr,
 	&s3cfs_attr_wb_queued.attr,
 	&s3cfs_attr_wb_queued_bytes.attr,
+	&s3cfs_attr_wb_oldest_s.attr,
 	&s3cfs_attr_wb_runs.attr,
 	&s3cfs_attr_wb_errors.attr,
 	&s3cfs_attr_fetch_latency.attr,

@@ -399,7 +399,9 @@ int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 
 /**
  * s3cfs_upload_acked() - put what a write-back close or fsync acknowledged
- * @inode: upper inode, with S3CFS_I_QUEUED at its acknowledgment
+ * @inode: upper inode, with S3CFS_I_QUEUED at its acknowledgment; the
+ *	caller holds i_rwsem (so that it drops the record before another
+ *	acknowledgment can make it again)
  * @dentry: a name of it
  *
  * The lower file as it is, and only while it still holds exactly what was
@@ -422,7 +424,7 @@ int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry)
 	loff_t size;
 	int err = 0;
 
-	inode_lock(inode);
+	lockdep_assert_held(&inode->i_rwsem);
 	if (!s3cfs_inode_local(inode) || !inode->i_nlink)
 		goto out;
 	err = -ESTALE;
@@ -466,7 +468,6 @@ int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry)
 out:
 	if (buf)
 		__putname(buf);
-	inode_unlock(inode);
 	return err;
 }
 

@@ -206,6 +206,7 @@ static void s3cfs_upq_add(struct dentry *dentry, unsigned long delay)
 	sbi->upq.bytes += size - si->up_bytes;
 	si->up_bytes = size;
 	if (list_empty(&si->up_link)) {
+		si->up_since = jiffies;
 		si->up_dentry = dget(dentry);
 		list_add_tail(&si->up_link, &sbi->upq.list);
 		sbi->upq.nr++;
@@ -392,18 +393,25 @@ static void s3cfs_upq_workfn(struct work_struct *work)
 	bool done = true;
 	int err;
 
-	/* On the queue (and so @up_dentry set) until this run ends. */
+	/*
+	 * On the queue (and so @up_dentry set) until this run ends. The
+	 * record goes under i_rwsem: a close acknowledging the file again
+	 * right after the upload must find it gone and make it anew.
+	 */
+	inode_lock(inode);
 	err = s3cfs_upload_acked(inode, si->up_dentry);
+	s3cfs_fault("upq_uploaded");
 	/*
 	 * A conflict keeps our bytes (upload.c); a file changed since its
 	 * acknowledgment has no record left, and its next one queues it.
 	 */
+	if (!err || err == -ESTALE)
+		s3cfs_upq_forget(inode);
+	inode_unlock(inode);
 	if (err && err != -ESTALE && err != -EAGAIN) {
 		done = READ_ONCE(sbi->upq.draining);
 		atomic64_inc(&sbi->upq.errors);
 	}
-	if (!err || err == -ESTALE)
-		s3cfs_upq_forget(inode);
 
 	spin_lock(&sbi->upq.lock);
 	if (!done) {
@@ -427,6 +435,24 @@ static void s3cfs_upq_workfn(struct work_struct *work)
 	spin_unlock(&sbi->upq.lock);
 	wake_up_all(&sbi->upq.wq);
 	dput(dentry);
+}
+
+/**
+ * s3cfs_upq_oldest() - seconds the longest-queued file has waited
+ * @sbi: the mount
+ *
+ * Return: 0 with nothing queued.
+ */
+unsigned long s3cfs_upq_oldest(struct s3cfs_sb_info *sbi)
+{
+	struct s3cfs_inode_info *si;
+	unsigned long oldest = 0;
+
+	spin_lock(&sbi->upq.lock);
+	list_for_each_entry(si, &sbi->upq.list, up_link)
+		oldest = max(oldest, jiffies - si->up_since);
+	spin_unlock(&sbi->upq.lock);
+	return oldest / HZ;
 }
 
 /* Run every queued upload of @sbi now. */

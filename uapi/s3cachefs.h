@@ -53,6 +53,9 @@
  *       with EIO. The daemon sends them only to a kernel of version 6
  *       (older ones refuse DONE on a LIST); a kernel that gets none waits
  *       for the answer and reads the lower directory, as before.
+ *       Also (no new version: older daemons ignore it, older modules
+ *       do not send it): PRIORITY on UPLOAD, ASYNC for a write-back
+ *       mount's queued upload.
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
@@ -77,6 +80,10 @@
  *     for these: a file's times come from S3CFS_XATTR_META.) An older
  *     daemon leaves it at the last change: entries are trusted no longer
  *     than meta_ttl after it, and the kernel asks again as before.
+ *   - S3CFS_PENDING_DIR (write-back mounts): hard links to LOCAL files
+ *     whose content a close or fsync acknowledged, with
+ *     S3CFS_XATTR_PENDING on them. A daemon leaves .s3cachefs/ alone;
+ *     a module without write-back ignores them (the files stay LOCAL).
  *
  * Transport: one generic netlink family, S3CFS_GENL_NAME, in the initial
  * network namespace only. The daemon REGISTERs (needs CAP_SYS_ADMIN); from

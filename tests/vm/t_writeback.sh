@@ -15,7 +15,7 @@
 # timeout: 500
 . "$(dirname "$0")/../lib/common.sh"
 test_init writeback
-plan 53
+plan 57
 
 FSDIR=/mnt/writeback-cache
 CTL=$REPO/tools/s3cachectl/s3cachectl
@@ -72,12 +72,14 @@ is "$((wbmax >= 100 && wbmax <= 128))" 1 \
 # Acknowledged on the cache device, uploaded later.
 check "a new file written and closed" cp "$WORK/f1" "$MNT/a.bin"
 check "S3 does not have it yet (upload_delay)" s3_absent a.bin
-is "$(mnt_stat wb_queued) $(mnt_stat wb_acks) $(pending)" "1 1 1" \
-	"queued, acknowledged once, recorded in .s3cachefs/pending"
+is "$(mnt_stat wb_queued) $(mnt_stat wb_queued_bytes) $(mnt_stat wb_acks) $(pending)" \
+	"1 $(stat -c %s "$WORK/f1") 1 1" \
+	"queued (its bytes counted), acknowledged once, recorded in .s3cachefs/pending"
 is "$(state "$MNT/a.bin")" queued "s3cachectl status says queued"
 cp "$WORK/f2" "$MNT/a.bin" && cp "$WORK/f3" "$MNT/a.bin"
-is "$(mnt_stat wb_runs) $(mnt_stat wb_queued)" "0 1" \
-	"closed twice more within the delay: still one queued, nothing run"
+sleep 1
+is "$(mnt_stat wb_runs) $(mnt_stat wb_queued) $(($(mnt_stat wb_oldest_s) >= 1))" "0 1 1" \
+	"closed twice more within the delay: still one queued (waiting since the first), nothing run"
 check "s3cachectl sync uploads it and waits" "$CTL" sync "$MNT"
 check "S3 has its last content" s3_is a.bin "$WORK/f3"
 is "$(mnt_stat wb_runs) $(mnt_stat wb_queued) $(pending)" "1 0 0" \
@@ -93,6 +95,29 @@ check "S3 still has the old checkpoint" s3_is ck.pt "$WORK/f1"
 check "sync" "$CTL" sync "$MNT/ck.pt"
 check "S3 has the new one under the final name" s3_is ck.pt "$WORK/f4"
 check "and nothing under the temporary name" s3_absent ck.tmp
+
+# Closed again while the upload of the last close ends: the new close's
+# record is not the one the upload drops (the upload is held 3 s after
+# its answer, before it drops its record, by the fault point).
+P=/sys/module/s3cachefs/parameters
+cp "$WORK/f2" "$MNT/race.bin"
+d0=$(dmesg | wc -l)
+echo 3000 >$P/fault_delay_ms
+echo upq_uploaded >$P/fault_points
+"$CTL" sync "$MNT" &
+spid=$!
+wait_until bash -c "dmesg | tail -n +$((d0 + 1)) | grep -q 'fault point upq_uploaded'"
+t0=$(date +%s.%N)
+cp "$WORK/f3" "$MNT/race.bin"
+t1=$(date +%s.%N)
+wait $spid
+echo >$P/fault_points
+echo 0 >$P/fault_delay_ms
+is "$(dmesg | tail -n +$((d0 + 1)) | grep -c 'fault point upq_uploaded: done') $(echo "$t1 - $t0 > 1" | bc)" "1 1" \
+	"a close during the held end of an upload waited for it (the interleaving happened)"
+is "$(pending) $(mnt_stat wb_queued)" "1 1" "the new close's record and queue entry stand"
+check "sync" "$CTL" sync "$MNT"
+check "S3 has the second close's bytes" s3_is race.bin "$WORK/f3"
 
 # Unlinked before its upload: nothing goes up.
 cp "$WORK/f5" "$MNT/gone.bin"
