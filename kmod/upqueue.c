@@ -53,11 +53,16 @@
 static void s3cfs_upq_workfn(struct work_struct *work);
 static void s3cfs_upq_kick(struct s3cfs_sb_info *sbi);
 
+/* At every allocation of an upper inode (the slab does not zero it). */
 void s3cfs_upq_init_inode(struct s3cfs_inode_info *si)
 {
 	INIT_DELAYED_WORK(&si->up_work, s3cfs_upq_workfn);
 	INIT_LIST_HEAD(&si->up_link);
 	mutex_init(&si->up_mutex);
+	si->up_dentry = NULL;
+	si->up_bytes = 0;
+	si->up_since = 0;
+	si->up_tries = 0;
 }
 
 void s3cfs_upq_init_mount(struct s3cfs_sb_info *sbi)
