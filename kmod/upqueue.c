@@ -113,6 +113,39 @@ static struct dentry *s3cfs_pending_dir(struct s3cfs_sb_info *sbi)
 }
 
 /*
+ * The record's entry for @inode in the pending directory, looked up with
+ * the directory (*@pdirp, referenced) locked; s3cfs_record_put() undoes
+ * both. Called with the mounter's credentials.
+ */
+static struct dentry *s3cfs_record_get(struct inode *inode,
+				       struct dentry **pdirp)
+{
+	struct dentry *pdir, *d;
+	char name[24];
+
+	pdir = s3cfs_pending_dir(S3CFS_SB(inode->i_sb));
+	if (IS_ERR(pdir))
+		return pdir;
+	snprintf(name, sizeof(name), "%lu", S3CFS_I(inode)->lower_inode->i_ino);
+	inode_lock_nested(d_inode(pdir), I_MUTEX_PARENT);
+	d = lookup_one_len(name, pdir, strlen(name));
+	if (IS_ERR(d)) {
+		inode_unlock(d_inode(pdir));
+		dput(pdir);
+		return d;
+	}
+	*pdirp = pdir;
+	return d;
+}
+
+static void s3cfs_record_put(struct dentry *pdir, struct dentry *d)
+{
+	dput(d);
+	inode_unlock(d_inode(pdir));
+	dput(pdir);
+}
+
+/*
  * Remove the record of @inode (if it is the record's inode): with @sync,
  * durably, before the caller changes the lower file. Called with
  * @up_mutex held and the mounter's credentials.
@@ -120,34 +153,25 @@ static struct dentry *s3cfs_pending_dir(struct s3cfs_sb_info *sbi)
 static int s3cfs_unrecord(struct inode *inode, bool sync)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	struct dentry *pdir, *d;
-	char name[24];
-	int err;
+	struct path p = { .mnt = sbi->lower_root.mnt };
+	struct dentry *d;
+	struct file *f;
+	int err = 0;
 
-	pdir = s3cfs_pending_dir(sbi);
-	if (IS_ERR(pdir))
-		return PTR_ERR(pdir);
-	snprintf(name, sizeof(name), "%lu", si->lower_inode->i_ino);
-	inode_lock_nested(d_inode(pdir), I_MUTEX_PARENT);
-	d = lookup_one_len(name, pdir, strlen(name));
-	err = PTR_ERR_OR_ZERO(d);
-	if (!err) {
-		if (d_inode(d) == si->lower_inode)
-			err = vfs_unlink(S3CFS_IDMAP_NOP, d_inode(pdir), d, NULL);
-		dput(d);
-	}
-	inode_unlock(d_inode(pdir));
+	d = s3cfs_record_get(inode, &p.dentry);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	if (d_inode(d) == S3CFS_I(inode)->lower_inode)
+		err = vfs_unlink(S3CFS_IDMAP_NOP, d_inode(p.dentry), d, NULL);
+	dget(p.dentry);
+	s3cfs_record_put(p.dentry, d);
 	if (!err && sync) {
-		struct path p = { .mnt = sbi->lower_root.mnt, .dentry = pdir };
-		struct file *f = dentry_open(&p, O_RDONLY | O_DIRECTORY,
-					     sbi->creds);
-
+		f = dentry_open(&p, O_RDONLY | O_DIRECTORY, sbi->creds);
 		err = IS_ERR(f) ? PTR_ERR(f) : vfs_fsync(f, 0);
 		if (!IS_ERR(f))
 			fput(f);
 	}
-	dput(pdir);
+	dput(p.dentry);
 	return err;
 }
 
@@ -158,41 +182,28 @@ static int s3cfs_unrecord(struct inode *inode, bool sync)
  */
 static int s3cfs_record(struct inode *inode, const char *path)
 {
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	struct dentry *pdir, *d;
-	char name[24];
 	int err;
 
 	err = vfs_setxattr(S3CFS_IDMAP_NOP, si->lower.dentry,
 			   S3CFS_XATTR_PENDING, path, strlen(path), 0);
 	if (err)
 		return err;
-	pdir = s3cfs_pending_dir(sbi);
-	if (IS_ERR(pdir))
-		return PTR_ERR(pdir);
-	snprintf(name, sizeof(name), "%lu", si->lower_inode->i_ino);
-	inode_lock_nested(d_inode(pdir), I_MUTEX_PARENT);
-	d = lookup_one_len(name, pdir, strlen(name));
-	err = PTR_ERR_OR_ZERO(d);
-	if (err)
-		goto out;
+	d = s3cfs_record_get(inode, &pdir);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
 	/* A record of an earlier file with this inode number: stale. */
 	if (d_is_positive(d) && d_inode(d) != si->lower_inode) {
 		err = vfs_unlink(S3CFS_IDMAP_NOP, d_inode(pdir), d, NULL);
-		dput(d);
-		d = err ? NULL : lookup_one_len(name, pdir, strlen(name));
-		err = err ?: PTR_ERR_OR_ZERO(d);
-		if (err)
-			goto out;
+		/* Negative now, unless someone else held it (then unhashed). */
+		if (!err && (d_is_positive(d) || d_unhashed(d)))
+			err = -EBUSY;
 	}
-	if (d_is_negative(d))
+	if (!err && d_is_negative(d))
 		err = vfs_link(si->lower.dentry, S3CFS_IDMAP_NOP,
 			       d_inode(pdir), d, NULL);
-	dput(d);
-out:
-	inode_unlock(d_inode(pdir));
-	dput(pdir);
+	s3cfs_record_put(pdir, d);
 	return err;
 }
 

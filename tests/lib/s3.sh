@@ -6,6 +6,9 @@
 #                                  aws-chunked framing: s3rver stores it raw)
 #   s3_get BUCKET KEY OUT          download KEY into OUT
 #   s3_delete BUCKET KEY           delete KEY
+#   s3_is KEY FILE                 the test's $BUCKET has KEY with exactly
+#                                  FILE's bytes (fetched to $WORK/got)
+#   s3_absent KEY                  the test's $BUCKET has no KEY
 #   s3_seed BUCKET KEY FILE        lay KEY out directly in s3rver's data dir
 #                                  ($S3_DATA; fast, for big fixtures)
 #   s3_seed_many BUCKET PREFIX N   N tiny objects PREFIXobj-00000 .. (one
@@ -61,6 +64,15 @@ s3_put() {
 
 s3_get() {
 	s3_curl -o "$3" "$S3_ENDPOINT/$1/$(s3_urlencode "$2")"
+}
+
+s3_is() {
+	rm -f "$WORK/got"
+	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
+}
+
+s3_absent() {
+	! s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null
 }
 
 s3_delete() {

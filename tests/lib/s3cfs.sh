@@ -16,6 +16,11 @@
 #   mnt_stat NAME [MNT]          /sys/fs/s3cachefs/<MAJ:MIN of MNT>/NAME
 #   mnt_set NAME VALUE [MNT]     write a knob there
 #   drop_caches                  drop the page cache (and dentries/inodes)
+#   loop_ext4 DIR SIZE           an ext4 of SIZE on a loop device (its image
+#                                in $WORK) mounted on DIR, for a cache a
+#                                test shuts down as at a power cut; sets
+#                                LOOP_DEV, LOOP_DIR (run it with check_sh)
+#   loop_ext4_cleanup            unmount it, detach the device (EXIT trap)
 #
 # Environment: S3CFS_KO (default build/$VM_KERNEL/s3cachefs.ko),
 # S3CFS_DAEMON (daemon/s3cachefsd), S3CFS_LOGDIR (where daemon logs go),
@@ -136,6 +141,20 @@ mnt_set() {
 	local id
 	id=$(mnt_id "${3:-$MNT}") || return 1
 	echo "$2" >"/sys/fs/s3cachefs/$id/$1"
+}
+
+loop_ext4() {
+	LOOP_DIR=$1 LOOP_DEV=
+	mkdir -p "$1" && truncate -s "$2" "$WORK/loop-ext4.img" || return 1
+	modprobe loop 2>/dev/null
+	LOOP_DEV=$(losetup -f --show "$WORK/loop-ext4.img") || { LOOP_DEV=; return 1; }
+	mkfs.ext4 -q -F "$LOOP_DEV" && mount "$LOOP_DEV" "$1"
+}
+
+loop_ext4_cleanup() {
+	[ -n "${LOOP_DIR:-}" ] && mountpoint -q "$LOOP_DIR" && umount "$LOOP_DIR"
+	[ -n "${LOOP_DEV:-}" ] && losetup -d "$LOOP_DEV"
+	return 0
 }
 
 drop_caches() {

@@ -25,23 +25,11 @@ dd if="$WORK/patch" of="$WORK/want" bs=4096 seek=512 conv=notrunc status=none
 
 cleanup_more() {
 	test_cleanup
-	mountpoint -q "$FSDIR" && umount "$FSDIR"
-	[ -n "$DEV" ] && losetup -d "$DEV"
+	loop_ext4_cleanup
 }
 trap cleanup_more EXIT
 
-s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
-	rm -f "$WORK/got"
-	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
-}
-export -f s3_is
-
-mkdir -p "$FSDIR"
-truncate -s 128M "$WORK/fs.img"
-modprobe loop 2>/dev/null
-DEV=$(losetup -f --show "$WORK/fs.img" 2>/dev/null) || DEV=
-check "an ext4 of 128 MiB on a loop device for the cache" \
-	bash -c "[ -n '$DEV' ] && mkfs.ext4 -q -F '$DEV' && mount '$DEV' '$FSDIR'"
+check_sh "an ext4 of 128 MiB on a loop device for the cache" loop_ext4 "$FSDIR" 128M
 
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
@@ -59,7 +47,7 @@ check "the cache's ext4 goes down as at a power cut (journal flushed, data not)"
 umount_s3 "$MNT" || umount -l "$MNT"
 stop_daemon
 check "umount s3cachefs and the cache's ext4" bash -c "! mountpoint -q '$MNT' && umount '$FSDIR'"
-check "the cache's ext4 mounts again (its journal replayed)" mount "$DEV" "$FSDIR"
+check "the cache's ext4 mounts again (its journal replayed)" mount "$LOOP_DEV" "$FSDIR"
 check_sh "daemon starts again" start_daemon
 check "mount on the same cache" mount_s3 "$BUCKET" "$MNT" "$OPTS"
 check "the file reads as S3's new version" cmp "$WORK/want" "$MNT/ck.bin"

@@ -18,12 +18,6 @@ MIB=1048576
 IMG=$WORK/small.img
 SMALL=$WORK/small
 
-s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
-	rm -f "$WORK/got"
-	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
-}
-export -f s3_is
-
 small_fs() {
 	modprobe loop 2>/dev/null
 	truncate -s $((64 * MIB)) "$IMG" && mkfs.ext4 -q -F "$IMG" &&

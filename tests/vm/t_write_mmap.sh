@@ -25,17 +25,13 @@ plan 34
 OPTS="cache=$CACHE,fetch_timeout=300,meta_ttl=3600,writable"
 MIB=1048576
 
-s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
-	rm -f "$WORK/got"
-	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
-}
 # PY: run a python snippet (os, mmap, errno imported; M the mount).
 py() {
 	M=$MNT W=$WORK FP=${FP_URL:-} python3 -c "import os, mmap, errno, sys
 M, W = os.environ['M'], os.environ['W']
 $1"
 }
-export -f s3_is py
+export -f py
 
 check "module loads" load_module
 S3_DIRECT=$S3_ENDPOINT

@@ -18,10 +18,6 @@ plan 26
 PART=$((5 * 1048576))
 OPTS="cache=$CACHE,fetch_timeout=120,meta_ttl=3600,writable"
 
-s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
-	rm -f "$WORK/got"
-	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
-}
 s3_etag() {	# KEY: its ETag, unquoted
 	s3_curl -I "$S3_ENDPOINT/$BUCKET/$1" 2>/dev/null | tr -d '\r"' |
 		awk 'tolower($1) == "etag:" { print $2 }'
@@ -52,7 +48,7 @@ proxy_idle() {	# the proxy answers no request within 20 s
 	done
 	return 1
 }
-export -f s3_is part2_failed_first proxy_idle
+export -f part2_failed_first proxy_idle
 
 check_sh "fault proxy starts" start_faultproxy 9461
 check "module loads" load_module

@@ -26,13 +26,6 @@ CTL=$REPO/tools/s3cachectl/s3cachectl
 export CTL
 make_fixture "$WORK/big" $((20 * 1048576 + 1)) write-big >/dev/null
 
-s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
-	rm -f "$WORK/got"
-	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
-}
-s3_absent() {	# KEY: no such object
-	! s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null
-}
 # PY: run a python snippet (os imported, M the mount); prints its result.
 py() {
 	M=$MNT C=$CACHE python3 -c "import os, errno, sys
@@ -46,7 +39,7 @@ meta_version() {	# FILE: version byte of its S3CFS_XATTR_META
 	py "print(os.getxattr('$1', 'trusted.s3cachefs.meta')[0])"
 }
 
-export -f s3_is s3_absent py meta_version
+export -f py meta_version
 
 check "module loads" load_module
 check_sh "daemon starts" start_daemon

@@ -24,10 +24,6 @@ printf 'old checkpoint\n' >"$WORK/old"
 s3_put "$BUCKET" ckpt/final.pt "$WORK/old"
 s3_put "$BUCKET" keep.txt "$WORK/old"
 
-s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
-	rm -f "$WORK/got"
-	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
-}
 s3_has() {	# KEY: it exists
 	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null
 }
@@ -38,7 +34,7 @@ try:
     print('ok')
 except OSError as e: print(errno.errorcode[e.errno])" "$1"
 }
-export -f s3_is s3_has
+export -f s3_has
 
 check "module loads" load_module
 check_sh "daemon starts" start_daemon

@@ -38,10 +38,6 @@ s3_put "$BUCKET" big.bin "$WORK/big"
 s3_put "$BUCKET" small.bin "$WORK/small"
 s3_put "$BUCKET" ev.bin "$WORK/small"
 
-s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
-	rm -f "$WORK/got"
-	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
-}
 py() {	# a python snippet (os, errno imported; M the mount, C the cache)
 	M=$MNT C=$CACHE python3 -c "import os, errno, sys, subprocess
 M, C = os.environ['M'], os.environ['C']
@@ -50,7 +46,6 @@ $1"
 meta_version() {	# FILE: version byte of its S3CFS_XATTR_META
 	py "print(os.getxattr('$1', 'trusted.s3cachefs.meta')[0])"
 }
-export -f s3_is
 
 check "module loads" load_module
 check_sh "daemon starts" start_daemon

@@ -24,18 +24,10 @@ export CTL FSDIR
 
 cleanup_more() {
 	test_cleanup
-	mountpoint -q "$FSDIR" && umount "$FSDIR"
-	[ -n "$DEV" ] && losetup -d "$DEV"
+	loop_ext4_cleanup
 }
 trap cleanup_more EXIT
 
-s3_is() {	# KEY FILE: the object KEY holds exactly FILE's bytes
-	rm -f "$WORK/got"
-	s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null && cmp -s "$WORK/got" "$2"
-}
-s3_absent() {	# KEY: no such object
-	! s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null
-}
 state() {	# FILE: its s3cachectl status state
 	"$CTL" status "$1" | awk 'NR == 2 { print $4 }'
 }
@@ -48,18 +40,13 @@ resumed_is() {	# N: the mount queued N recorded files at mount
 reload_module() {
 	unload_module && load_module
 }
-export -f s3_is s3_absent state pending
+export -f state pending
 
 for i in 1 2 3 4 5 6 7 8; do
 	make_fixture "$WORK/f$i" $((1048576 + i * 4099)) "wb-$i" >/dev/null
 done
 
-mkdir -p "$FSDIR"
-truncate -s 256M "$WORK/fs.img"
-modprobe loop 2>/dev/null
-DEV=$(losetup -f --show "$WORK/fs.img" 2>/dev/null) || DEV=
-check "an ext4 of 256 MiB on a loop device for the cache" \
-	bash -c "[ -n '$DEV' ] && mkfs.ext4 -q -F '$DEV' && mount '$DEV' '$FSDIR'"
+check_sh "an ext4 of 256 MiB on a loop device for the cache" loop_ext4 "$FSDIR" 256M
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
 check_fails "writeback without writable is refused" \
@@ -219,7 +206,7 @@ kill -KILL $GPID; wait $GPID 2>/dev/null
 umount_s3 "$MNT" || umount -l "$MNT"
 stop_daemon
 check "umount s3cachefs and the cache's ext4" bash -c "! mountpoint -q '$MNT' && umount '$FSDIR'"
-check "the cache's ext4 mounts again" mount "$DEV" "$FSDIR"
+check "the cache's ext4 mounts again" mount "$LOOP_DEV" "$FSDIR"
 check_sh "daemon starts again" start_daemon
 check "mount on the same cache" mount_s3 "$BUCKET" "$MNT" "$OPTS"
 "$CTL" sync "$MNT"

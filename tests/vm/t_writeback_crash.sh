@@ -30,17 +30,11 @@ OPTS="cache=$FSDIR,fetch_timeout=20,meta_ttl=3600,writable,writeback,upload_dela
 cleanup_more() {
 	[ -n "${WPID:-}" ] && kill -KILL "$WPID" 2>/dev/null
 	test_cleanup
-	mountpoint -q "$FSDIR" && umount "$FSDIR"
-	[ -n "$DEV" ] && losetup -d "$DEV"
+	loop_ext4_cleanup
 }
 trap cleanup_more EXIT
 
-mkdir -p "$FSDIR"
-truncate -s 256M "$WORK/fs.img"
-modprobe loop 2>/dev/null
-DEV=$(losetup -f --show "$WORK/fs.img" 2>/dev/null) || DEV=
-check "an ext4 of 256 MiB on a loop device for the cache" \
-	bash -c "[ -n '$DEV' ] && mkfs.ext4 -q -F '$DEV' && mount '$DEV' '$FSDIR'"
+check_sh "an ext4 of 256 MiB on a loop device for the cache" loop_ext4 "$FSDIR" 256M
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
 
@@ -116,7 +110,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	# A new daemon: the old one may hold files of the shut-down ext4.
 	kill_daemon
 	start_daemon
-	umount "$FSDIR" && mount "$DEV" "$FSDIR" &&
+	umount "$FSDIR" && mount "$LOOP_DEV" "$FSDIR" &&
 		mount_s3 "$BUCKET" "$MNT" "$OPTS" && "$CTL" sync "$MNT"
 	is "$?" 0 "round $round (crash after ${hold_ms} ms, $(grep -c '^ack' "$WORK/acks") acks so far): cache remounted, recorded uploads done"
 	bad=$(verify)
