@@ -207,7 +207,6 @@ int s3cfs_rmdir(struct inode *dir, struct dentry *dentry)
 	if (err)
 		return err;
 	clear_nlink(inode);
-	s3cfs_upq_unlinked(inode);
 	return 0;
 }
 
@@ -250,6 +249,7 @@ int s3cfs_unlink(struct inode *dir, struct dentry *dentry)
 	if (err)
 		return err;
 	clear_nlink(inode);
+	s3cfs_upq_unlinked(inode);
 	return 0;
 }
 

@@ -266,6 +266,39 @@ static bool s3cfs_last_writer(struct inode *inode, struct file *file,
 	return atomic_read(&S3CFS_I(inode)->nr_writers) <= mine;
 }
 
+/* The UPLOAD's condition failed: the object changed in S3 meanwhile. */
+static bool s3cfs_upload_conflicted(int err)
+{
+	return err == -EEXIST || err == -ESTALE || err == -ENOENT;
+}
+
+/*
+ * What the answer @err of an UPLOAD of @inode as @path (with @etag, on
+ * success) does: a conflict keeps our bytes, a failure is counted and
+ * logged (tried again @when), a success is committed, as an ordinary copy
+ * if @last_writer. Called with i_rwsem held. Return: as the upload.
+ */
+static int s3cfs_upload_answer(struct inode *inode, const char *path,
+			       int err, const char *etag, bool last_writer,
+			       const char *when)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+
+	if (s3cfs_upload_conflicted(err))
+		return s3cfs_upload_conflict(inode, path, err);
+	if (err) {
+		atomic64_inc(&sbi->stats.upload_errors);
+		pr_warn_ratelimited("uploading s3://%s/%s%s: %d; kept here, tried again %s\n",
+				    sbi->bucket, sbi->prefix, path, err, when);
+		return err;
+	}
+	err = s3cfs_upload_commit(inode, etag, last_writer);
+	if (err)
+		pr_err("s3://%s/%s%s uploaded as %s, but its cache file could not be tagged (%d)\n",
+		       sbi->bucket, sbi->prefix, path, etag, err);
+	return err;
+}
+
 /**
  * s3cfs_upload_prepare() - the lower file of a LOCAL @inode made to hold
  *	exactly the file (not yet synced)
@@ -304,7 +337,6 @@ int s3cfs_upload_prepare(struct inode *inode)
 static int s3cfs_upload_locked(struct inode *inode, struct dentry *dentry,
 			       struct file *file, bool closing)
 {
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	char *buf = NULL, *path, *etag = NULL;
 	bool dirty = false;
@@ -345,22 +377,11 @@ static int s3cfs_upload_locked(struct inode *inode, struct dentry *dentry,
 	down_write(&si->wb_sem);
 	err = s3cfs_upload_send(inode, path, i_size_read(inode), false, &etag);
 	up_write(&si->wb_sem);
-	if (err == -EEXIST || err == -ESTALE || err == -ENOENT) {
-		err = s3cfs_upload_conflict(inode, path, err);
-	} else if (err) {
-		atomic64_inc(&sbi->stats.upload_errors);
-		pr_warn_ratelimited("uploading s3://%s/%s%s: %d; kept here, tried again %s\n",
-				    sbi->bucket, sbi->prefix, path, err,
-				    sbi->opts.writeback ? "later" :
-				    "at the next close or fsync");
-	} else {
+	if (!err)
 		dirty = false;
-		err = s3cfs_upload_commit(inode, etag,
-					  s3cfs_last_writer(inode, file, closing));
-		if (err)
-			pr_err("s3://%s/%s%s uploaded as %s, but its cache file could not be tagged (%d)\n",
-			       sbi->bucket, sbi->prefix, path, etag, err);
-	}
+	err = s3cfs_upload_answer(inode, path, err, etag,
+				  s3cfs_last_writer(inode, file, closing),
+				  "at the next close or fsync");
 	kfree(etag);
 out:
 	if (dirty && err)
@@ -417,7 +438,6 @@ int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
  */
 int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry)
 {
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	char *buf = NULL, *path, *etag = NULL;
 	bool unchanged;
@@ -448,20 +468,10 @@ int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry)
 		    size == i_size_read(inode);
 	err = s3cfs_upload_send(inode, path, size, true, &etag);
 	up_write(&si->wb_sem);
-	if (err == -EEXIST || err == -ESTALE || err == -ENOENT) {
-		err = s3cfs_upload_conflict(inode, path, err);
-	} else if (err) {
-		atomic64_inc(&sbi->stats.upload_errors);
+	if (err && !s3cfs_upload_conflicted(err))
 		unchanged = false;
-		pr_warn_ratelimited("uploading s3://%s/%s%s: %d; kept here, tried again later\n",
-				    sbi->bucket, sbi->prefix, path, err);
-	} else {
-		err = s3cfs_upload_commit(inode, etag, unchanged &&
-					  s3cfs_last_writer(inode, NULL, true));
-		if (err)
-			pr_err("s3://%s/%s%s uploaded as %s, but its cache file could not be tagged (%d)\n",
-			       sbi->bucket, sbi->prefix, path, etag, err);
-	}
+	err = s3cfs_upload_answer(inode, path, err, etag, unchanged &&
+				  s3cfs_last_writer(inode, NULL, true), "later");
 	if (!unchanged)
 		set_bit(S3CFS_I_DIRTY, &si->flags);
 	kfree(etag);

@@ -29,12 +29,13 @@
  * the record.
  *
  * What survives a module reload, an unmount with the daemon gone or a
- * power cut is the record: the next mount (s3cfs_upq_resume()) looks each
+ * power cut is the record: the next mount (s3cfs_upq_resume_work()) looks each
  * recorded path up and queues the file if the name still leads to the
  * recorded lower inode.
  *
- * Lock order: upper i_rwsem -> @up_mutex -> the pending directory's
- * i_rwsem. The queue's list and counts are under the mount's upq.lock.
+ * Lock order: upper i_rwsem -> wb_sem (writeback, shared) -> @up_mutex ->
+ * the pending directory's i_rwsem; an upload holds wb_sem alone while it
+ * sends. The queue's list and counts are under the mount's upq.lock.
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
