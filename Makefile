@@ -14,7 +14,7 @@ KDIR ?= $(if $(wildcard /lib/modules/$(KVER)/build),/lib/modules/$(KVER)/build,$
 KDIR_DEBUG ?= $(abspath ../shared/kernel-debug/build)
 KERNEL ?= 6.1
 
-.PHONY: all module daemon modules-all clean check check-host check-vm demo lint bench setup
+.PHONY: all module daemon modules-all clean check check-host check-vm powercut demo lint bench setup
 
 all: module daemon
 
@@ -47,6 +47,11 @@ check: daemon
 
 check-host: daemon
 	bash tests/run.sh --host-only
+
+# Power cuts of a write-back node (QEMU killed), ROUNDS of them.
+ROUNDS ?= 20
+powercut: daemon
+	bash tests/powercut.sh --kernel $(KERNEL) --rounds $(ROUNDS)
 
 demo: all
 	bash tools/demo.sh

@@ -318,6 +318,8 @@ struct s3cfs_inode_info {
  * under @up_mutex.
  */
 #define S3CFS_I_QUEUED		4
+/* An UPLOAD of the file is with the daemon (s3cachectl status). */
+#define S3CFS_I_UPLOADING	5
 
 static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
 {
@@ -520,6 +522,7 @@ struct dentry *s3cfs_lower_subdir(struct dentry *parent, const char *name);
 int s3cfs_upload(struct file *file, bool closing);
 int s3cfs_upload_prepare(struct inode *inode);
 int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry);
+int s3cfs_upload_state(struct inode *inode, struct s3cfs_ioc_state *st);
 int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 		       struct file *file, bool closing);
 

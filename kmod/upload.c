@@ -21,6 +21,7 @@
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
+#include <linux/xattr.h>
 #include <linux/slab.h>
 #include <linux/pagemap.h>
 #include <linux/timekeeping.h>
@@ -58,18 +59,24 @@ struct dentry *s3cfs_lower_subdir(struct dentry *parent, const char *name)
 }
 
 /*
- * Keep the lower file of @inode, whose upload met a conflict, as
+ * Keep the lower file of @inode, whose upload of @path met a conflict, as
  * .s3cachefs/conflicts/<seconds>-<lower ino>-<name>: out of the namespace,
- * so the name shows S3's version again, and never pruned or evicted.
+ * so the name shows S3's version again, and never pruned or evicted. It
+ * names @path in S3CFS_XATTR_CONFLICT (s3cachectl status lists it).
  * Called with the mounter's credentials. Return: 0 or a negative errno.
  */
-static int s3cfs_conflict_keep(struct inode *inode, char **kept)
+static int s3cfs_conflict_keep(struct inode *inode, const char *path,
+			       char **kept)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	struct dentry *meta, *cdir, *parent, *old, *new, *trap;
 	int err;
 
+	err = vfs_setxattr(S3CFS_IDMAP_NOP, si->lower.dentry,
+			   S3CFS_XATTR_CONFLICT, path, strlen(path), 0);
+	if (err)
+		return err;
 	meta = s3cfs_lower_subdir(sbi->lower_root.dentry, S3CFS_META_DIR);
 	if (IS_ERR(meta))
 		return PTR_ERR(meta);
@@ -129,7 +136,7 @@ static int s3cfs_upload_conflict(struct inode *inode, const char *path,
 	int kerr;
 
 	old_cred = override_creds(sbi->creds);
-	kerr = s3cfs_conflict_keep(inode, &kept);
+	kerr = s3cfs_conflict_keep(inode, path, &kept);
 	revert_creds(old_cred);
 	atomic64_inc(&sbi->stats.conflicts);
 	if (kerr)
@@ -242,7 +249,10 @@ static int s3cfs_upload_send(struct inode *inode, const char *path,
 		req->up_flags = S3CFS_UP_NEW;
 	}
 	atomic64_inc(&sbi->stats.uploads);
+	set_bit(S3CFS_I_UPLOADING, &si->flags);
+	s3cfs_fault("upload_send");
 	err = s3cfs_upcall_req(req);
+	clear_bit(S3CFS_I_UPLOADING, &si->flags);
 	if (!err && !req->reply_etag)
 		err = -EIO;
 	if (!err) {
@@ -479,6 +489,42 @@ out:
 	if (buf)
 		__putname(buf);
 	return err;
+}
+
+/**
+ * s3cfs_upload_state() - where @inode's content stands against S3
+ * @inode: upper inode
+ * @st: filled in (S3CFS_IOC_STATE)
+ *
+ * A snapshot without locks: each flag was true at some moment of the call.
+ *
+ * Return: 0, or -EINVAL if @inode is not a regular file.
+ */
+int s3cfs_upload_state(struct inode *inode, struct s3cfs_ioc_state *st)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+
+	memset(st, 0, sizeof(*st));
+	if (!S_ISREG(inode->i_mode))
+		return -EINVAL;
+	if (s3cfs_inode_local(inode)) {
+		st->flags |= S3CFS_STATE_LOCAL;
+		if (test_bit(S3CFS_I_DIRTY, &si->flags) ||
+		    mapping_tagged(inode->i_mapping, PAGECACHE_TAG_DIRTY))
+			st->flags |= S3CFS_STATE_DIRTY;
+	}
+	if (test_bit(S3CFS_I_UPLOADING, &si->flags))
+		st->flags |= S3CFS_STATE_UPLOADING;
+	if (test_bit(S3CFS_I_QUEUED, &si->flags))
+		st->flags |= S3CFS_STATE_QUEUED;
+	spin_lock(&sbi->upq.lock);
+	if (!list_empty(&si->up_link)) {
+		st->tries = si->up_tries;
+		st->queued_ms = jiffies_to_msecs(jiffies - si->up_since);
+	}
+	spin_unlock(&sbi->upq.lock);
+	return 0;
 }
 
 /**

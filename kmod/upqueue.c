@@ -512,16 +512,27 @@ int s3cfs_upq_sync(struct s3cfs_sb_info *sbi)
 /**
  * s3cfs_ioctl() - ->unlocked_ioctl of files and directories
  * @file: any open file of the mount
- * @cmd: S3CFS_IOC_SYNC
- * @arg: unused
+ * @cmd: S3CFS_IOC_SYNC or S3CFS_IOC_STATE
+ * @arg: S3CFS_IOC_STATE: the user's struct s3cfs_ioc_state
  *
- * Return: see S3CFS_IOC_SYNC, or -ENOTTY.
+ * Return: see S3CFS_IOC_SYNC; S3CFS_IOC_STATE: 0, -EINVAL (not a regular
+ * file) or -EFAULT; -ENOTTY for any other @cmd.
  */
 long s3cfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	if (cmd != S3CFS_IOC_SYNC)
-		return -ENOTTY;
-	return s3cfs_upq_sync(S3CFS_SB(file_inode(file)->i_sb));
+	struct s3cfs_ioc_state st;
+	int err;
+
+	switch (cmd) {
+	case S3CFS_IOC_SYNC:
+		return s3cfs_upq_sync(S3CFS_SB(file_inode(file)->i_sb));
+	case S3CFS_IOC_STATE:
+		err = s3cfs_upload_state(file_inode(file), &st);
+		if (!err && copy_to_user((void __user *)arg, &st, sizeof(st)))
+			err = -EFAULT;
+		return err;
+	}
+	return -ENOTTY;
 }
 
 /**

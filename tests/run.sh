@@ -15,6 +15,9 @@
 #    ONE guest (tools/vm/run-vm.sh) running tests/vm/guest-main.sh, which runs
 #    every tests/vm/t_*.sh (--only: just those matching, in the order given, e.g. "t_read*";
 #    --skip: not those, e.g. "t_memory,t_faults").
+#    Then, unless --only is given or --skip names "powercut",
+#    tests/powercut.sh: POWERCUT_ROUNDS (default 3) boots of a write-back
+#    writer ended by killing QEMU, each checked by the next boot.
 #    --quick (or QUICK=1) makes the large fixtures smaller. --vm-only skips
 #    the host tests (while working on a VM test). --env sets a variable for
 #    the VM tests (a seed to replay, e.g. NSCHECK_SEED=N).
@@ -281,6 +284,17 @@ case $rc in
 	"$(tail -n 20 "$logs/vm-$kernel/console.log" 2>/dev/null)" ;;
 *) [ "$COUNTED_FAIL" = 0 ] && point not_ok "vm($kernel): guest-main exited $rc" ;;
 esac
+
+# --- power cuts: QEMU killed under a write-back writer, booted again ------
+if [ -z "$only" ] && [[ ,$skip, != *,powercut,* ]]; then
+	bash tests/powercut.sh --kernel "$kernel" --rounds "${POWERCUT_ROUNDS:-3}" \
+		>"$logs/powercut-$kernel.tap" 2>&1
+	rc=$?
+	grep -aE '^(ok|not ok|#)' "$logs/powercut-$kernel.tap"
+	count_tap "$logs/powercut-$kernel.tap"
+	[ $rc = 0 ] || [ "$COUNTED_FAIL" != 0 ] ||
+		point not_ok "powercut($kernel): tests/powercut.sh exited $rc" "$(tail -n 20 "$logs/powercut-$kernel.tap")"
+fi
 finish
 exit
 }

@@ -57,6 +57,9 @@
  *       do not send it): PRIORITY on UPLOAD, ASYNC for a write-back
  *       mount's queued upload.
  *
+ * ioctls (on files of a mount; not netlink): S3CFS_IOC_SYNC, then
+ * S3CFS_IOC_STATE (a module without it answers ENOTTY).
+ *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
  *   - S3CFS_XATTR_SIZE: the object's size, set on every lower file the
@@ -84,6 +87,8 @@
  *     whose content a close or fsync acknowledged, with
  *     S3CFS_XATTR_PENDING on them. A daemon leaves .s3cachefs/ alone;
  *     a module without write-back ignores them (the files stay LOCAL).
+ *   - S3CFS_XATTR_CONFLICT on the copies kept in S3CFS_CONFLICTS_DIR:
+ *     the path each was written at (copies kept before it have none).
  *
  * Transport: one generic netlink family, S3CFS_GENL_NAME, in the initial
  * network namespace only. The daemon REGISTERs (needs CAP_SYS_ADMIN); from
@@ -441,6 +446,28 @@ struct s3cfs_posix {
  * failed meanwhile (it stays queued), EINTR if killed.
  */
 #define S3CFS_IOC_SYNC		_IO(0xb3, 1)
+/*
+ * ioctl on a regular file of a mount: where its content stands against
+ * S3 (s3cachectl status). No flag: a copy of an object, or not cached.
+ */
+struct s3cfs_ioc_state {
+	__u32 flags;		/* S3CFS_STATE_* */
+	__u32 tries;		/* write-back: failed uploads in a row */
+	__u64 queued_ms;	/* write-back: how long it has owed an upload */
+	__u64 spare[2];		/* zero */
+};
+
+#define S3CFS_STATE_LOCAL	0x1	/* written here, not in S3 as it is */
+#define S3CFS_STATE_DIRTY	0x2	/* changed since its last upload or acknowledgment */
+#define S3CFS_STATE_QUEUED	0x4	/* acknowledged (write-back), recorded for upload */
+#define S3CFS_STATE_UPLOADING	0x8	/* an upload of it is under way */
+#define S3CFS_IOC_STATE		_IOR(0xb3, 2, struct s3cfs_ioc_state)
+/*
+ * A copy kept under .s3cachefs/conflicts/ (its upload met a change made
+ * in S3 meanwhile): the path it was written at, relative to the mount.
+ */
+#define S3CFS_XATTR_CONFLICT	"trusted.s3cachefs.conflict"
+#define S3CFS_CONFLICTS_DIR	".s3cachefs/conflicts"
 #define S3CFS_PENDING_DIR	".s3cachefs/pending"
 #define S3CFS_META_DIR		".s3cachefs"	/* at the cache root: format marker, daemon state */
 #define S3CFS_FORMAT_FILE	".s3cachefs/format"	/* "version=1\nbucket=B\nprefix=P\n" */

@@ -15,7 +15,7 @@
 # timeout: 500
 . "$(dirname "$0")/../lib/common.sh"
 test_init writeback
-plan 57
+plan 65
 
 FSDIR=/mnt/writeback-cache
 CTL=$REPO/tools/s3cachectl/s3cachectl
@@ -106,6 +106,34 @@ is "$(pending) $(mnt_stat wb_queued)" "1 1" "the new close's record and queue en
 check "sync" "$CTL" sync "$MNT"
 check "S3 has the second close's bytes" s3_is race.bin "$WORK/f3"
 
+# While the daemon has the upload (held 3 s by the fault point before the
+# UPLOAD goes out), status says uploading.
+cp "$WORK/f4" "$MNT/up.bin"
+d0=$(dmesg | wc -l)
+echo 3000 >$P/fault_delay_ms
+echo upload_send >$P/fault_points
+"$CTL" sync "$MNT" &
+spid=$!
+wait_until bash -c "dmesg | tail -n +$((d0 + 1)) | grep -q 'fault point upload_send'"
+st=$(state "$MNT/up.bin")
+wait $spid
+echo >$P/fault_points
+echo 0 >$P/fault_delay_ms
+is "$st $(state "$MNT/up.bin")" "uploading clean" \
+	"s3cachectl status: uploading while the daemon has it, then clean"
+
+# A conflict: the key is created in S3 after our close, before the upload.
+cp "$WORK/f5" "$MNT/wc.bin"
+s3_put "$BUCKET" wc.bin "$WORK/f6" >/dev/null
+check "sync (the upload meets the object made meanwhile)" "$CTL" sync "$MNT"
+check "S3 keeps the other writer's object" s3_is wc.bin "$WORK/f6"
+is "$(mnt_stat conflicts) $(pending)" "1 0" "sysfs counts the conflict; no record left"
+is "$("$CTL" status "$MNT/wc.bin" | awk 'NR == 3 { print $1, ($NF ~ /conflicts\/[0-9]+-[0-9]+-wc.bin$/) }')" \
+	"conflict 1" "s3cachectl status names the copy kept from the conflict"
+kept=$("$CTL" conflicts "$MNT" | awk '$4 == "wc.bin" { print $5 }')
+check "s3cachectl conflicts lists it, and the copy holds our bytes" \
+	cmp "$kept" "$WORK/f5"
+
 # Unlinked before its upload: nothing goes up.
 cp "$WORK/f5" "$MNT/gone.bin"
 check "a file removed before its upload" rm "$MNT/gone.bin"
@@ -167,6 +195,8 @@ write_across_kill "$MNT/c.bin" "$WORK/f6"
 is "$(tail -n 1 "$WORK/w.out")" closed \
 	"with the daemon killed (-9) mid-write, the close is acknowledged"
 is "$(pending)" 1 "and recorded"
+check_fails "sync with no daemon fails" "$CTL" sync "$MNT"
+is "$(state "$MNT/c.bin")" retrying "s3cachectl status says retrying"
 check_sh "daemon starts again" start_daemon
 check "sync" "$CTL" sync "$MNT"
 check "S3 has the file closed while no daemon ran" s3_is c.bin "$WORK/f6"

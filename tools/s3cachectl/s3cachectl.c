@@ -4,9 +4,12 @@
  *
  *   status PATH...   how much of each file is cached (SEEK_DATA/SEEK_HOLE
  *                    on its lower file, found through
- *                    /sys/fs/s3cachefs/<dev>/cache_dir), and whether it
- *                    is a copy of its object or written here and not
- *                    uploaded yet (its meta tag)
+ *                    /sys/fs/s3cachefs/<dev>/cache_dir), its upload state
+ *                    (S3CFS_IOC_STATE) and the copies kept from its
+ *                    conflicts
+ *   conflicts [PATH...]  the copies kept from conflicts in the mounts'
+ *                    caches (S3CFS_CONFLICTS_DIR)
+ *   sync [PATH...]   upload what write-back mounts have queued and wait
  *   evict PATH...    ask the kernel to punch the files out (EVICT; root)
  *   stats [MNT...]   the per-mount sysfs counters
  *   warm PATH...     read files so the cache holds them (warm.c)
@@ -138,38 +141,142 @@ static int64_t cached_bytes(int fd, off_t size)
 	return sum;
 }
 
-/*
- * "clean": a copy of an object (or not cached at all); "local": written
- * here, not in S3 as it is (meta version 2, flag LOCAL; see uapi);
- * "queued": local, acknowledged by a write-back mount's close or fsync
- * and recorded for upload (a link in S3CFS_PENDING_DIR).
- */
-static const char *file_state(int fd, const struct target *t)
+static void fmt_time(time_t t, char *buf, size_t len)
 {
-	char rec[PATH_MAX * 2];
-	struct stat lst, pst;
+	struct tm tm;
 
-	uint8_t v[S3CFS_META_OFF_ETAG];
-	ssize_t n = fgetxattr(fd, S3CFS_XATTR_META, v, sizeof(v));
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
 
-	if (n == -1 && errno == ERANGE) {
-		uint8_t big[S3CFS_META_MAX];
+/*
+ * The file's state from the module (S3CFS_IOC_STATE): "clean": a copy of
+ * an object, or not cached; "local": written here, S3 has not had it;
+ * "queued": acknowledged by a write-back mount, to be uploaded
+ * ("retrying" once an upload of it failed); "uploading": with the daemon.
+ */
+static const char *file_state(const char *path, struct s3cfs_ioc_state *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	int err;
 
-		n = fgetxattr(fd, S3CFS_XATTR_META, big, sizeof(big));
-		if (n >= 2)
-			memcpy(v, big, 2);
+	memset(st, 0, sizeof(*st));
+	if (fd < 0)
+		return NULL;
+	err = ioctl(fd, S3CFS_IOC_STATE, st);
+	close(fd);
+	if (err)
+		return NULL;
+	if (st->flags & S3CFS_STATE_UPLOADING)
+		return "uploading";
+	if (st->flags & S3CFS_STATE_QUEUED)
+		return st->tries ? "retrying" : "queued";
+	if (st->flags & S3CFS_STATE_LOCAL)
+		return "local";
+	return "clean";
+}
+
+/*
+ * Call @fn for each copy kept under the conflicts area of @t's cache
+ * (S3CFS_XATTR_CONFLICT names the path it was written at; reading it takes
+ * root, as trusted.* xattrs do). Return: copies seen, or -errno.
+ */
+static int each_conflict(const struct target *t,
+			 void (*fn)(const char *kept, const char *path,
+				    const struct stat *st, void *arg),
+			 void *arg)
+{
+	char dir[PATH_MAX * 2], kept[PATH_MAX * 3], path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	ssize_t n;
+	int seen = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/" S3CFS_CONFLICTS_DIR, t->cache_dir);
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(kept, sizeof(kept), "%s/%s", dir, de->d_name);
+		if (lstat(kept, &st) || !S_ISREG(st.st_mode))
+			continue;
+		n = lgetxattr(kept, S3CFS_XATTR_CONFLICT, path, sizeof(path) - 1);
+		path[n > 0 ? n : 0] = '\0';
+		fn(kept, n > 0 ? path : "?", &st, arg);
+		seen++;
 	}
-	if (n < 2 || v[0] != S3CFS_META_VERSION_LOCAL ||
-	    !(v[1] & S3CFS_META_LOCAL))
-		return "clean";
-	if (!fstat(fd, &lst)) {
-		snprintf(rec, sizeof(rec), "%s/" S3CFS_PENDING_DIR "/%llu",
-			 t->cache_dir, (unsigned long long)lst.st_ino);
-		if (!stat(rec, &pst) && pst.st_ino == lst.st_ino &&
-		    pst.st_dev == lst.st_dev)
-			return "queued";
+	closedir(d);
+	return seen;
+}
+
+struct conflict_match {
+	const char *rel;
+	int found;
+};
+
+static void conflict_of_file(const char *kept, const char *path,
+			     const struct stat *st, void *arg)
+{
+	struct conflict_match *m = arg;
+	char when[32];
+
+	if (strcmp(path, m->rel))
+		return;
+	fmt_time(st->st_mtime, when, sizeof(when));
+	printf("%12s %12s %6s  %-9s   our copy of %s UTC, kept as %s\n", "", "",
+	       "", "conflict", when, kept);
+	m->found++;
+}
+
+/* A line per copy kept from a conflict of @t's path. */
+static void conflicts(const struct target *t)
+{
+	struct conflict_match m = { .rel = t->rel };
+
+	each_conflict(t, conflict_of_file, &m);
+}
+
+static void conflict_line(const char *kept, const char *path,
+			  const struct stat *st, void *arg)
+{
+	char when[32];
+
+	(void)arg;
+	fmt_time(st->st_mtime, when, sizeof(when));
+	printf("%s  %12lld  %s  %s\n", when, (long long)st->st_size, path, kept);
+}
+
+/*
+ * The copies kept from conflicts in the caches of the mounts of the named
+ * paths: our bytes whose upload found the object changed in S3.
+ */
+static int cmd_conflicts(int argc, char **argv)
+{
+	const char *dflt[] = { "." };
+	struct target t;
+	int i, n, rc = 0;
+
+	if (argc < 1) {
+		argc = 1;
+		argv = (char **)dflt;
 	}
-	return "local";
+	printf("%-19s  %12s  %s  %s\n", "WHEN (UTC)", "SIZE", "PATH", "KEPT AS");
+	for (i = 0; i < argc; i++) {
+		if (resolve(argv[i], &t)) {
+			rc = 1;
+			continue;
+		}
+		n = each_conflict(&t, conflict_line, NULL);
+		if (n < 0) {
+			fprintf(stderr, "s3cachectl conflicts: %s: %s\n",
+				argv[i], strerror(-n));
+			rc = 1;
+		}
+	}
+	return rc;
 }
 
 static int status_one(const char *path)
@@ -177,6 +284,7 @@ static int status_one(const char *path)
 	struct target t;
 	char lower[PATH_MAX * 2];
 	struct stat lst;
+	struct s3cfs_ioc_state st;
 	const char *state;
 	int64_t got;
 	int fd;
@@ -191,8 +299,9 @@ static int status_one(const char *path)
 	fd = open(lower, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || fstat(fd, &lst)) {
 		if (errno == ENOENT) {
-			printf("%12d %12lld %5.1f%%  %-6s %s\n", 0,
+			printf("%12d %12lld %5.1f%%  %-9s %s\n", 0,
 			       (long long)t.st.st_size, 0.0, "clean", path);
+			conflicts(&t);
 			return 0;
 		}
 		fprintf(stderr, "s3cachectl: %s: lower file %s: %s\n", path,
@@ -202,16 +311,26 @@ static int status_one(const char *path)
 		return 1;
 	}
 	got = cached_bytes(fd, lst.st_size);
-	state = file_state(fd, &t);
 	close(fd);
 	if (got < 0) {
 		fprintf(stderr, "s3cachectl: %s: %s\n", path, strerror((int)-got));
 		return 1;
 	}
-	printf("%12lld %12lld %5.1f%%  %-6s %s\n", (long long)got,
+	state = file_state(t.real, &st);
+	if (!state) {
+		fprintf(stderr, "s3cachectl: %s: its state: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	printf("%12lld %12lld %5.1f%%  %-9s %s", (long long)got,
 	       (long long)lst.st_size,
 	       lst.st_size ? 100.0 * (double)got / (double)lst.st_size : 100.0,
 	       state, path);
+	if (st.flags & S3CFS_STATE_QUEUED)
+		printf(" (for %llu s%s)", (unsigned long long)st.queued_ms / 1000,
+		       st.tries ? ", uploads failed" : "");
+	printf("\n");
+	conflicts(&t);
 	return 0;
 }
 
@@ -223,7 +342,7 @@ static int cmd_status(int argc, char **argv)
 		fprintf(stderr, "s3cachectl status: name at least one file\n");
 		return 2;
 	}
-	printf("%12s %12s %6s  %-6s %s\n", "CACHED", "SIZE", "", "STATE", "FILE");
+	printf("%12s %12s %6s  %-9s %s\n", "CACHED", "SIZE", "", "STATE", "FILE");
 	for (i = 0; i < argc; i++)
 		rc |= status_one(argv[i]);
 	return rc;
@@ -450,14 +569,6 @@ static void report(const char *what, const char *bucket, const char *key,
 			key, ce->message[0] ? ce->message : strerror(-err));
 }
 
-static void fmt_time(time_t t, char *buf, size_t len)
-{
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-}
-
 static int ls_page(void *arg, const struct s3d_list_page *pg)
 {
 	size_t i;
@@ -632,9 +743,13 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: s3cachectl COMMAND ARGS...\n"
-"  status FILE...     how much of each file is cached; local: written\n"
-"                     here, not uploaded yet; queued: acknowledged by a\n"
-"                     write-back mount, to be uploaded\n"
+"  status FILE...     how much of each file is cached, and its state:\n"
+"                     clean (a copy of the object), local (written here,\n"
+"                     not uploaded), queued (acknowledged by a write-back\n"
+"                     mount, to be uploaded; retrying after a failure),\n"
+"                     uploading; and copies kept from its conflicts\n"
+"  conflicts [PATH...]  copies kept from conflicts (uploads that found the\n"
+"                     object changed in S3) in the mounts' caches (root)\n"
 "  sync [PATH...]     upload what PATH's write-back mount has queued and\n"
 "                     wait (default: the current directory)\n"
 "  evict FILE...      drop the files from the cache (root)\n"
@@ -699,6 +814,8 @@ int main(int argc, char **argv)
 		return cmd_status(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "evict"))
 		return cmd_evict(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "conflicts"))
+		return cmd_conflicts(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "sync"))
 		return cmd_sync(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "stats"))

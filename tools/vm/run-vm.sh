@@ -5,7 +5,7 @@
 #
 #   tools/vm/run-vm.sh --kernel {6.1|6.12|debug|/path/to/bzImage}
 #	[--mem MiB] [--smp N] [--disk-size G] [--timeout S] [--out DIR]
-#	[--env NAME=VALUE]... [--keep-disk] -- GUEST_COMMAND...
+#	[--env NAME=VALUE]... [--keep-disk | --disk IMAGE] -- GUEST_COMMAND...
 #
 # The guest boots the kernel with a small initramfs (busybox + the modules to
 # reach the host, cached under build/vm/), mounts the host root read-only over
@@ -13,6 +13,10 @@
 # the repository directory with /proc, /sys, /dev, /tmp and debugfs mounted,
 # `lo` up, no network, and a fresh unformatted emulated NVMe disk at
 # /dev/nvme0n1. The command's stdout and stderr stream back to ours.
+# --disk IMAGE: the NVMe disk is IMAGE instead, made (empty, --disk-size)
+# if missing and kept after the run, so a second boot finds what the first
+# left on it (the power-cut tests kill QEMU and boot again on the same disk;
+# QEMU's pid is in <run dir>/qemu.pid while it runs).
 #
 # In the guest: VM_OUT is the run directory (shared read-write with the host
 # at the same path: files written there come back), VM_KERNEL the --kernel
@@ -42,7 +46,7 @@ LOG_BAD='BUG:|WARNING:|KASAN|Oops|kernel BUG at|invalid opcode|general protectio
 die() { echo "run-vm: $*" >&2; exit 125; }
 note() { echo "run-vm: $*" >&2; }
 
-kernel= mem= smp= disk_size=8 timeout=1800 out= keep_disk=
+kernel= mem= smp= disk_size=8 timeout=1800 out= keep_disk= disk=
 envs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -54,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--out)		out=$2; shift 2 ;;
 	--env)		envs+=("$2"); shift 2 ;;
 	--keep-disk)	keep_disk=1; shift ;;
+	--disk)		disk=$2; keep_disk=1; shift 2 ;;
 	--)		shift; break ;;
 	-h|--help)	sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*)		die "unknown option $1 (see --help)" ;;
@@ -220,7 +225,8 @@ fi
 case "$run_dir$repo" in
 *[[:space:]]*) die "paths with spaces are not supported: $run_dir" ;;
 esac
-rm -f "$run_dir"/{exit-status,console.log,stdout,stderr,dmesg,kmemleak,disk.img}
+rm -f "$run_dir"/{exit-status,console.log,stdout,stderr,dmesg,kmemleak,qemu.pid}
+[ -n "$disk" ] || rm -f "$run_dir/disk.img"
 
 {
 	printf 'cd %q || exit 125\nexec' "$repo"
@@ -238,8 +244,13 @@ rm -f "$run_dir"/{exit-status,console.log,stdout,stderr,dmesg,kmemleak,disk.img}
 	done
 } >"$run_dir/env"
 
-disk=$run_dir/disk.img
-truncate -s "${disk_size}G" "$disk" || die "cannot create $disk"
+if [ -z "$disk" ]; then
+	disk=$run_dir/disk.img
+	truncate -s "${disk_size}G" "$disk" || die "cannot create $disk"
+elif [ ! -e "$disk" ]; then
+	truncate -s "${disk_size}G" "$disk" || die "cannot create $disk"
+fi
+case "$disk" in *[[:space:],]*) die "bad disk image path: $disk" ;; esac
 console=$run_dir/console.log
 : >"$console" >"$run_dir/stdout" >"$run_dir/stderr"
 
@@ -258,7 +269,7 @@ append+=" ${VM_APPEND:-}"
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
 	"${accel[@]}" -cpu "$cpu" -smp "$smp" -m "$mem"
 	-kernel "$boot_image" -initrd "$initrd" -append "$append"
-	-serial "file:$console"
+	-serial "file:$console" -pidfile "$run_dir/qemu.pid"
 	-fsdev "local,id=hostroot,path=/,readonly=on,security_model=none,multidevs=remap"
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
 	-fsdev "local,id=vmout,path=$run_dir,security_model=none,multidevs=remap"

@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# powercut-guest.sh - one boot of tests/powercut.sh (not a t_* test: the
+# suite's guest does not run it). PC_ROUND=N (1 formats the NVMe disk),
+# PC_SEED, PC_FINAL=1 on the last boot.
+#
+# Every boot: mount the NVMe ext4 (the journal replays what the power cut
+# left), s3rver with its data in the run directory (the host's disk: it
+# outlives the guest, as S3 outlives a node), the module, the daemon and a
+# write-back mount of the same cache. From the second boot on: sync, then
+# check S3 against the writer's log and that no multipart upload is left
+# open. Then, unless PC_FINAL, start the writer and tell the host
+# (writing.N), which kills QEMU at a random moment.
+#
+# The writer creates and rewrites files of a few names (0 to 12 MiB: single
+# PUTs and multipart uploads of 5 MiB parts; some fsync'd) and logs to the
+# run directory (9p, written through to the host before write() returns)
+# "open NAME SHA256" before each open for writing and "ack NAME SHA256"
+# after each close that returned 0. After the cut, for every name: if its
+# last logged step was an acknowledgment, S3 has exactly those bytes;
+# otherwise S3 has one of its acknowledged versions, the whole version
+# whose close was under way, or nothing.
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO" || exit 1
+. tests/lib/common.sh
+
+ROUND=${PC_ROUND:?} SEED=${PC_SEED:?} FINAL=${PC_FINAL:-}
+STATE=$VM_OUT
+export S3CFS_LOGDIR=$STATE/logs/boot-$ROUND S3_DATA=$STATE/s3 S3_PORT=9000
+TEST_NAME=powercut BUCKET=t-powercut CACHE=/nvme/cache MNT=/mnt/powercut
+export TEST_NAME BUCKET CACHE MNT
+mkdir -p "$S3CFS_LOGDIR" "$MNT"
+CTL=$REPO/tools/s3cachectl/s3cachectl
+OPTS="cache=$CACHE,fetch_timeout=20,meta_ttl=3600,writable,writeback,upload_delay=1"
+echo "TAP version 13"
+diag "boot $ROUND, seed $SEED$([ -n "$FINAL" ] && echo ', the last')"
+
+dev=/dev/nvme0n1
+if [ "$ROUND" = 1 ]; then
+	check "boot 1: ext4 made on the NVMe disk" mkfs.ext4 -q -F -E nodiscard $dev
+fi
+mkdir -p /nvme
+check "boot $ROUND: the NVMe ext4 mounts" mount $dev /nvme
+mkdir -p "$CACHE"
+# The pid file of the last boot's server names a process of that boot.
+rm -f "$S3_DATA.s3server.pid"
+check "boot $ROUND: s3rver starts, data on the host" \
+	tests/s3server/s3server.sh start "$S3_DATA" "$S3_PORT"
+[ "$ROUND" = 1 ] && s3_mb "$BUCKET"
+check "boot $ROUND: module loads" load_module
+check_sh "boot $ROUND: daemon starts" start_daemon --part-size 5242880
+check "boot $ROUND: write-back mount of the cache" mount_s3 "$BUCKET" "$MNT" "$OPTS"
+
+verify() {	# one line per name that breaks the rules
+	local name got
+	for name in $(awk '$1 == "open" { print $2 }' "$STATE/acks" | sort -u); do
+		rm -f /tmp/got
+		if s3_get "$BUCKET" "$name" /tmp/got 2>/dev/null; then
+			got=$(sha256sum </tmp/got | cut -d' ' -f1)
+		else
+			got=absent
+		fi
+		awk -v n="$name" -v got="$got" '
+			$2 == n && $1 == "open" { last = "open"; inflight = $3 }
+			$2 == n && $1 == "ack" { last = $3; acked[$3] = 1 }
+			END {
+				if (last != "" && last != "open" && last != got)
+					printf "%s: acknowledged last as %s, S3 has %s\n", n, substr(last, 1, 12), substr(got, 1, 12)
+				else if (last == "open" && got != "absent" && !(got in acked) && got != inflight)
+					printf "%s: S3 has bytes nobody acknowledged (%s)\n", n, substr(got, 1, 12)
+			}' "$STATE/acks"
+	done
+}
+uploads_open() {	# multipart uploads s3rver has not completed or aborted
+	ls -A "$S3_DATA/$BUCKET/._S3rver_uploads" 2>/dev/null | wc -l
+}
+
+if [ "$ROUND" -gt 1 ]; then
+	diag "resumed by the mount: $(mnt_stat wb_resumed) files"
+	check "boot $ROUND: s3cachectl sync uploads what was recorded" "$CTL" sync "$MNT"
+	is "$(verify)" "" "boot $ROUND: S3 holds every last acknowledged version, nothing unacknowledged ($(grep -c '^ack' "$STATE/acks") acks so far)"
+	# The daemon aborts its journal's uploads when the mount comes.
+	for ((i = 0; i < 60; i++)); do
+		[ "$(uploads_open)" = 0 ] && break
+		sleep 0.5
+	done
+	is "$(uploads_open)" 0 "boot $ROUND: no multipart upload left open"
+	# Nobody else writes the bucket: a conflict would be our own upload
+	# taken for another writer's (the daemon checks a failed condition
+	# against the bytes it sent).
+	is "$(ls -A "$CACHE/.s3cachefs/conflicts" 2>/dev/null | wc -l)" 0 \
+		"boot $ROUND: no upload was taken for a conflict"
+fi
+
+if [ -n "$FINAL" ]; then
+	check "boot $ROUND: umount" umount_s3 "$MNT"
+	stop_daemon
+	check "boot $ROUND: module unloads" unload_module
+	tests/s3server/s3server.sh stop "$S3_DATA" "$S3_PORT" >/dev/null 2>&1
+	umount /nvme
+	tap_done
+fi
+
+touch "$STATE/acks"
+a0=$(grep -c "^ack" "$STATE/acks")
+python3 - "$MNT" "$STATE/acks" "$ROUND" "$SEED" <<'EOF' &
+import hashlib, os, random, sys
+mnt, log, rnd, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+r = random.Random(seed * 1000 + int(rnd))
+out = open(log, 'a', buffering=1)
+names = ['n%d.bin' % i for i in range(6)]
+gen = 0
+while True:
+    name = r.choice(names)
+    gen += 1
+    size = r.choice([0, 1, 4096, 65537, r.randrange(1 << 20),
+                     r.randrange(3 << 20), (5 << 20) + 1,
+                     r.randrange(12 << 20)])
+    data = hashlib.sha256(b'%d-%s-%d' % (seed, rnd.encode(), gen)).digest()
+    data = (data * (size // len(data) + 1))[:size]
+    sha = hashlib.sha256(data).hexdigest()
+    out.write('open %s %s\n' % (name, sha))
+    fd = os.open(os.path.join(mnt, name), os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+    for off in range(0, size, 1 << 20):
+        os.write(fd, data[off:off + (1 << 20)])
+    if r.random() < 0.3:
+        os.fsync(fd)
+    os.close(fd)
+    out.write('ack %s %s\n' % (name, sha))
+EOF
+wpid=$!
+# Let a few files through before the host may cut the power.
+for ((i = 0; i < 100; i++)); do
+	[ "$(grep -c '^ack' "$STATE/acks")" -ge $((a0 + 2)) ] && break
+	kill -0 $wpid 2>/dev/null || break
+	sleep 0.2
+done
+if kill -0 $wpid 2>/dev/null; then
+	ok "boot $ROUND: the writer runs"
+	: >"$STATE/writing.$ROUND"
+else
+	not_ok "boot $ROUND: the writer runs"
+fi
+# The host cuts the power now; waiting here is all that is left to do.
+wait $wpid
+not_ok "boot $ROUND: the writer ran until the power went" "it exited $?"
+tap_done
