@@ -20,10 +20,14 @@
  *
  * The numbers come from where they are kept: the transfer engine
  * (s3d_stats, lib/xfer.c), eviction (s3d_evict_stats, per-mount usage,
- * evict.c), the pending kernel requests (ops.c), and the kernel requests
- * answered, counted here from netlink.c's reply path.
+ * evict.c), the pending kernel requests (ops.c), the kernel requests
+ * answered, counted here from netlink.c's reply path, and the module's
+ * write-back queue and conflicts per mount, read from its sysfs directory
+ * at each scrape (a few small reads per mount).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -566,6 +570,109 @@ static void render_cache(struct s3d_buf *b)
 	}
 }
 
+/* ---- write-back: the module's per-mount counters (sysfs) ---- */
+
+#define SYSFS_DIR	"/sys/fs/s3cachefs"
+#define SYS_MOUNTS_MAX	256	/* mounts reported at most */
+
+struct wb_metric {
+	const char *name, *type, *help, *file;
+};
+
+static const struct wb_metric wb_metrics[] = {
+	{ PREFIX "writeback_queued_files", "gauge",
+	  "Files a write-back mount acknowledged and has not uploaded yet.",
+	  "wb_queued" },
+	{ PREFIX "writeback_queued_bytes", "gauge",
+	  "Bytes of those files.", "wb_queued_bytes" },
+	{ PREFIX "writeback_oldest_seconds", "gauge",
+	  "How long the longest-waiting of those files has waited.",
+	  "wb_oldest_s" },
+	{ PREFIX "writeback_upload_errors_total", "counter",
+	  "Queued uploads that failed (each is tried again later).",
+	  "wb_errors" },
+	{ PREFIX "conflicts_total", "counter",
+	  "Uploads refused because the object changed in S3 meanwhile (our bytes kept in the cache's conflicts area).",
+	  "conflicts" },
+};
+
+/* One decimal number from SYSFS_DIR/@dir/@file. */
+static int sys_u64(const char *dir, const char *file, uint64_t *v)
+{
+	char p[256], buf[32], *end;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), SYSFS_DIR "/%s/%s", dir, file);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n ? -errno : -EINVAL;
+	buf[n] = '\0';
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	return 0;
+}
+
+struct sys_mount {
+	uint32_t id;
+	char dir[32];		/* MAJ:MIN under SYSFS_DIR */
+};
+
+/* The module's mounts (none when it is not loaded). */
+static size_t sys_mounts(struct sys_mount *out, size_t max)
+{
+	DIR *d = opendir(SYSFS_DIR);
+	struct dirent *de;
+	uint64_t id;
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while (n < max && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(out->dir) ||
+		    sys_u64(de->d_name, "mount_id", &id))
+			continue;
+		out[n].id = (uint32_t)id;
+		strcpy(out[n].dir, de->d_name);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void render_writeback(struct s3d_buf *b)
+{
+	struct sys_mount *sm = calloc(SYS_MOUNTS_MAX, sizeof(*sm));
+	struct s3d_prom_label l[2];
+	size_t n, i, j;
+	char id[16];
+	uint64_t v;
+
+	if (!sm)
+		return;
+	n = sys_mounts(sm, SYS_MOUNTS_MAX);
+	for (i = 0; i < sizeof(wb_metrics) / sizeof(wb_metrics[0]); i++) {
+		const struct wb_metric *m = &wb_metrics[i];
+
+		s3d_prom_family(b, m->name, m->type, m->help);
+		for (j = 0; j < n; j++) {
+			if (sys_u64(sm[j].dir, m->file, &v))
+				continue;
+			snprintf(id, sizeof(id), "%u", sm[j].id);
+			l[0] = (struct s3d_prom_label){ "mount", id };
+			l[1] = (struct s3d_prom_label){ "bucket", bucket_of(sm[j].id) };
+			s3d_prom_u64(b, m->name, l, 2, v);
+		}
+	}
+	free(sm);
+}
+
 /**
  * s3d_metrics_render() - the whole exposition, as of now
  * @b: appended to
@@ -591,6 +698,7 @@ int s3d_metrics_render(struct s3d_buf *b)
 	render_creds(b);
 	render_kernel(b);
 	render_cache(b);
+	render_writeback(b);
 	return b->err;
 }
 

@@ -15,7 +15,7 @@
 # timeout: 500
 . "$(dirname "$0")/../lib/common.sh"
 test_init writeback
-plan 65
+plan 68
 
 FSDIR=/mnt/writeback-cache
 CTL=$REPO/tools/s3cachectl/s3cachectl
@@ -28,6 +28,12 @@ cleanup_more() {
 }
 trap cleanup_more EXIT
 
+MADDR=127.0.0.1:9471
+metric() {	# NAME: its value for this mount in the daemon's scrape
+	curl -s -m 10 "http://$MADDR/metrics" |
+		awk -v n="$1" -v m="mount=\"$(mnt_stat mount_id)\"" \
+			'index($0, n "{") == 1 && index($0, m) { print $NF }'
+}
 state() {	# FILE: its s3cachectl status state
 	"$CTL" status "$1" | awk 'NR == 2 { print $4 }'
 }
@@ -48,7 +54,7 @@ done
 
 check_sh "an ext4 of 256 MiB on a loop device for the cache" loop_ext4 "$FSDIR" 256M
 check "module loads" load_module
-check_sh "daemon starts" start_daemon
+check_sh "daemon starts" start_daemon --metrics $MADDR
 check_fails "writeback without writable is refused" \
 	mount -t s3cachefs -o "cache=$FSDIR,writeback" "$BUCKET" "$MNT"
 check "writable,writeback mount" mount_s3 "$BUCKET" "$MNT" "$OPTS"
@@ -130,6 +136,7 @@ check "S3 keeps the other writer's object" s3_is wc.bin "$WORK/f6"
 is "$(mnt_stat conflicts) $(pending)" "1 0" "sysfs counts the conflict; no record left"
 is "$("$CTL" status "$MNT/wc.bin" | awk 'NR == 3 { print $1, ($NF ~ /conflicts\/[0-9]+-[0-9]+-wc.bin$/) }')" \
 	"conflict 1" "s3cachectl status names the copy kept from the conflict"
+is "$(metric s3cachefsd_conflicts_total)" 1 "the daemon's metrics count it (s3cachefsd_conflicts_total)"
 kept=$("$CTL" conflicts "$MNT" | awk '$4 == "wc.bin" { print $5 }')
 check "s3cachectl conflicts lists it, and the copy holds our bytes" \
 	cmp "$kept" "$WORK/f5"
@@ -197,7 +204,12 @@ is "$(tail -n 1 "$WORK/w.out")" closed \
 is "$(pending)" 1 "and recorded"
 check_fails "sync with no daemon fails" "$CTL" sync "$MNT"
 is "$(state "$MNT/c.bin")" retrying "s3cachectl status says retrying"
-check_sh "daemon starts again" start_daemon
+check_sh "daemon starts again" start_daemon --metrics $MADDR
+is "$(metric s3cachefsd_writeback_queued_files) $(metric s3cachefsd_writeback_queued_bytes) $(metric s3cachefsd_writeback_upload_errors_total)" \
+	"1 $(stat -c %s "$WORK/f6") 1" \
+	"the daemon's metrics: one file of its size queued, one upload failed"
+is "$(($(metric s3cachefsd_writeback_oldest_seconds) >= 1))" 1 \
+	"... and how long it has waited (s3cachefsd_writeback_oldest_seconds)"
 check "sync" "$CTL" sync "$MNT"
 check "S3 has the file closed while no daemon ran" s3_is c.bin "$WORK/f6"
 
@@ -208,7 +220,7 @@ is "$(tail -n 1 "$WORK/w.out")" closed \
 check "unmount with the daemon gone returns" umount_s3 "$MNT"
 is "$(pending)" 1 "the record is still in the cache"
 check_sh "module reloads" reload_module
-check_sh "daemon starts" start_daemon
+check_sh "daemon starts" start_daemon --metrics $MADDR
 check "mount again" mount_s3 "$BUCKET" "$MNT" "$OPTS"
 is "$(wait_until resumed_is 1 && echo yes)" yes \
 	"the new mount found the record and queued the file"
@@ -237,7 +249,7 @@ umount_s3 "$MNT" || umount -l "$MNT"
 stop_daemon
 check "umount s3cachefs and the cache's ext4" bash -c "! mountpoint -q '$MNT' && umount '$FSDIR'"
 check "the cache's ext4 mounts again" mount "$LOOP_DEV" "$FSDIR"
-check_sh "daemon starts again" start_daemon
+check_sh "daemon starts again" start_daemon --metrics $MADDR
 check "mount on the same cache" mount_s3 "$BUCKET" "$MNT" "$OPTS"
 "$CTL" sync "$MNT"
 check "S3 has the acknowledged file byte for byte" s3_is e.bin "$WORK/f8"

@@ -10,13 +10,17 @@
         filesystem, durable at fsync); prints
         "durable_seconds closed_seconds bytes" (closed: when the last
         close returned; durable: when S3 had the last object, which for a
-        system that uploads after close is later)
+        system that uploads after close is later). With CKPT_SYNC set (a
+        command, e.g. "s3cachectl sync"), it runs on DIR once every writer
+        closed, as a job runs it before it exits, and counts in durable.
     fswrite.py creates DIR SIZE THREADS SECONDS
         THREADS threads create SIZE-byte files in DIR (create, write,
         close) until SECONDS have passed; prints "seconds files"
 """
 import http.client
 import os
+import shlex
+import subprocess
 import sys
 import time
 
@@ -59,6 +63,11 @@ def ckpt(d, port, bucket, keyprefix, files):
     if errors:
         print("error: " + errors[0])
         return 1
+    if os.environ.get("CKPT_SYNC"):
+        r = subprocess.run(shlex.split(os.environ["CKPT_SYNC"]) + [d])
+        if r.returncode:
+            print("error: %s %s exited %d" % (os.environ["CKPT_SYNC"], d, r.returncode))
+            return 1
     if not port:	# a local filesystem: durable once fsync'd
         print("%.3f %.3f %d" % (closed, closed, sum(os.path.getsize(f) for f in files)))
         return 0

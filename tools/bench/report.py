@@ -586,7 +586,7 @@ if any(k[2] in ("ckpt", "creates") for k in R):
                 continue
             name = k[0] + {"curl": " (limit)", "ext4": " (fsync, reference)"}.get(k[0], "")
             if k[0] == "s3cachefs-wb":
-                name = "s3cachefs write-back (%s)" % ("closes" if k[1] == "ack" else "in S3")
+                name = "s3cachefs write-back (%s)" % ("closes" if k[1] == "ack" else "in S3, after s3cachectl sync")
             st = cell_status(r)
             if st:
                 w("| %s | %s | – | – | – | – | %s |" % (name, wl, st))
