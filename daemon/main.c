@@ -50,6 +50,7 @@
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "metrics.h"
+#include "mount.h"
 #include "netlink.h"
 #include "ops.h"
 #include "selftest.h"
@@ -371,6 +372,17 @@ static const struct s3d_cache_policy *cache_policy(const char *bucket)
 	return &pol;
 }
 
+/* A writable mount's defaults: its bucket's section's, else [global]'s. */
+static void mount_defaults(const char *bucket, int *writeback,
+			   int *upload_delay)
+{
+	struct s3d_mount_defaults d;
+
+	s3d_conf_mount_defaults(conf, bucket, &d);
+	*writeback = d.writeback;
+	*upload_delay = d.upload_delay;
+}
+
 /* What does not follow a reload: say so rather than ignore it quietly. */
 static void conf_restart_only(const struct s3d_conf *o,
 			      const struct s3d_conf *n)
@@ -567,6 +579,7 @@ int main(int argc, char **argv)
 	}
 	conf_apply_now(conf);
 	s3d_cache_policy_hook = cache_policy;
+	s3d_mount_defaults_hook = mount_defaults;
 	if (!s3d_metrics_addr)
 		s3d_metrics_addr = conf->metrics;
 	block_signals();

@@ -18,6 +18,7 @@
 #include "lib/util.h"
 #include "listlog.h"
 #include "mount.h"
+#include "netlink.h"
 #include "mpu.h"
 #include "req.h"
 #include "store.h"
@@ -164,6 +165,26 @@ struct mount_caps {
 	struct s3d_mount *m;	/* referenced */
 };
 
+void (*s3d_mount_defaults_hook)(const char *bucket, int *writeback,
+				int *upload_delay);
+
+/* A writable mount's answer carries the bucket's configured defaults. */
+static void mount_defaults(struct s3d_req *r, const char *bucket)
+{
+	int wb = -1, delay = -1;
+
+	if (s3d_mount_defaults_hook)
+		s3d_mount_defaults_hook(bucket, &wb, &delay);
+	if (wb < 0 && delay < 0)
+		return;
+	r->reply_defaults = true;
+	r->reply_flags = wb > 0 ? S3CFS_MOUNT_WRITEBACK : 0;
+	r->reply_upload_delay = delay;
+	if (s3d_nl_version() < 7)
+		s3d_warn("s3://%s: the module (protocol %u) cannot take the bucket's writeback/upload_delay settings (needs 7): the mount's own options apply",
+			 bucket, s3d_nl_version());
+}
+
 /* A writable MOUNT, once its server's conditional writes are known. */
 static void mount_caps_done(void *arg, int err)
 {
@@ -175,6 +196,8 @@ static void mount_caps_done(void *arg, int err)
 		mount_forget(mc->r->mount_id);
 	if (now)
 		s3d_mount_put(now);
+	if (!err)
+		mount_defaults(mc->r, mc->m->bucket);
 	s3d_mount_put(mc->m);
 	s3d_ctx_put(mc->ctx);
 	s3d_req_finish(mc->r, err);

@@ -40,6 +40,13 @@ struct s3d_mount {
 	unsigned int ahead_running;	/* listings ahead in progress */
 };
 
+/*
+ * The configuration's defaults for a writable mount of @bucket (main.c
+ * sets it; NULL: none), answered to the kernel with the MOUNT.
+ */
+extern void (*s3d_mount_defaults_hook)(const char *bucket, int *writeback,
+				       int *upload_delay);
+
 void s3d_mount_start(struct s3d_req *r);
 void s3d_mount_stop(struct s3d_req *r);
 struct s3d_mount *s3d_mount_get(uint32_t id);

@@ -289,6 +289,14 @@ struct nl_msg *s3d_nl_build_reply(const struct s3d_req *r, int status,
 	if (r->cmd == S3CFS_CMD_FETCH && status == -EINPROGRESS && r->done &&
 	    nl.version >= 2 && nla_put_u64(msg, S3CFS_A_DONE, r->done) < 0)
 		goto fail;
+	/* ... and kernels before 7 a MOUNT's defaults. */
+	if (r->cmd == S3CFS_CMD_MOUNT && !status && r->reply_defaults &&
+	    nl.version >= 7 &&
+	    (nla_put_u32(msg, S3CFS_A_FLAGS, r->reply_flags) < 0 ||
+	     (r->reply_upload_delay >= 0 &&
+	      nla_put_u32(msg, S3CFS_A_UPLOAD_DELAY,
+			  (uint32_t)r->reply_upload_delay) < 0)))
+		goto fail;
 	/* ... and kernels before 6 a LIST's (a report's, or its answer's). */
 	if (r->cmd == S3CFS_CMD_LIST && (status == -EINPROGRESS || !status) &&
 	    r->done && r->ino && nl.version >= 6 &&

@@ -52,6 +52,10 @@ struct s3d_req {
 	struct s3cfs_posix posix;	/* ... the object's POSIX attributes */
 	char *reply_etag;	/* UPLOAD, RENAME, SETMETA: the new ETag, sent
 				 * with the answer */
+	bool reply_defaults;	/* MOUNT: the answer carries the bucket's
+				 * defaults (version 7): */
+	uint32_t reply_flags;	/* ... S3CFS_MOUNT_WRITEBACK */
+	int reply_upload_delay;	/* ... seconds, or -1: none */
 	bool ahead;		/* LIST: ours, ahead of a walk (not the kernel's) */
 	unsigned int ahead_levels;	/* ... of subdirectories to list too */
 	/* MOUNT */

@@ -26,6 +26,8 @@ static const struct nla_policy s3cfs_reply_policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_DONE]		= { .type = NLA_U64 },
 	[S3CFS_A_ETAG]		= { .type = NLA_NUL_STRING, .len = S3CFS_ETAG_MAX },
 	[S3CFS_A_INO]		= { .type = NLA_U64 },
+	[S3CFS_A_FLAGS]		= { .type = NLA_U32 },
+	[S3CFS_A_UPLOAD_DELAY]	= NLA_POLICY_MAX(NLA_U32, S3CFS_UPLOAD_DELAY_MAX),
 };
 
 static const struct nla_policy s3cfs_evict_policy[S3CFS_A_MAX + 1] = {
@@ -99,6 +101,12 @@ static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
 		r.ino = nla_get_u64(a[S3CFS_A_INO]);
 	if (a[S3CFS_A_ETAG])
 		r.etag = nla_data(a[S3CFS_A_ETAG]);
+	r.has_flags = a[S3CFS_A_FLAGS];
+	if (r.has_flags)
+		r.flags = nla_get_u32(a[S3CFS_A_FLAGS]);
+	r.has_upload_delay = a[S3CFS_A_UPLOAD_DELAY];
+	if (r.has_upload_delay)
+		r.upload_delay = nla_get_u32(a[S3CFS_A_UPLOAD_DELAY]);
 	err = s3cfs_upcall_reply(&r);
 	if (err == -ENOENT)
 		GENL_SET_ERR_MSG(info, "no such request pending");

@@ -5,7 +5,8 @@
  *   mount -t s3cachefs -o cache=DIR[,chunk=1M][,uid=,gid=,file_mode=,
  *         dir_mode=][,fetch_timeout=S][,meta_ttl=S][,readahead=KiB]
  *         [,writable[,allow_delete][,dirty_ratio=PCT]
- *         [,writeback[,upload_delay=S][,writeback_max=MiB]]][,posix_meta]
+ *         [,writeback|nowriteback[,upload_delay=S][,writeback_max=MiB]]]
+ *         [,posix_meta]
  *         BUCKET[:PREFIX] MOUNTPOINT
  *
  * writable: files may be created, written and uploaded (upload.c),
@@ -18,7 +19,9 @@
  * while writeback drains them to the cache device (a strict limit, as
  * fuse has). writeback: close and fsync return once the file is durable
  * on the cache device, and it is uploaded upload_delay seconds after its
- * last close (upqueue.c); without it they return once S3 has it.
+ * last close (upqueue.c); without it they return once S3 has it. A
+ * writable mount that says neither writeback nor nowriteback (nor
+ * upload_delay=) gets the daemon's configuration of the bucket.
  * writeback_max: MiB of acknowledged files not uploaded yet past which a
  * close or fsync waits for uploads (default: half the cache filesystem). posix_meta:
  * each object's mode, owner and mtime are s3fs-fuse's x-amz-meta-*
@@ -94,7 +97,7 @@ const struct fs_parameter_spec s3cfs_fs_parameters[] = {
 	fsparam_flag("allow_delete", Opt_allow_delete),
 	fsparam_flag("posix_meta", Opt_posix_meta),
 	fsparam_u32("dirty_ratio", Opt_dirty_ratio),
-	fsparam_flag("writeback", Opt_writeback),
+	fsparam_flag_no("writeback", Opt_writeback),
 	fsparam_u32("upload_delay", Opt_upload_delay),
 	fsparam_u32("writeback_max", Opt_writeback_max),
 	{}
@@ -194,7 +197,7 @@ static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		o->dirty_ratio = result.uint_32;
 		break;
 	case Opt_writeback:
-		o->writeback = true;
+		o->writeback = !result.negated;
 		break;
 	case Opt_upload_delay:
 		if (result.uint_32 > S3CFS_TIMEOUT_MAX)
@@ -299,7 +302,7 @@ static bool s3cfs_fixed_opts_changed(struct s3cfs_fs_ctx *ctx,
 	       ((ctx->set & BIT(Opt_writable)) && !o->writable) ||
 	       ((ctx->set & BIT(Opt_allow_delete)) && !o->allow_delete) ||
 	       ((ctx->set & BIT(Opt_posix_meta)) && !o->posix_meta) ||
-	       ((ctx->set & BIT(Opt_writeback)) && !o->writeback);
+	       ((ctx->set & BIT(Opt_writeback)) && n->writeback != o->writeback);
 }
 
 /* Remount may change the knobs, nothing that shapes the cache. */
@@ -399,6 +402,9 @@ void s3cfs_take_opts(struct fs_context *fc, struct s3cfs_mount_opts *opts)
 
 	*opts = ctx->opts;
 	ctx->opts.cache = NULL;
+	/* What the daemon's defaults for the bucket may not override. */
+	opts->writeback_given = ctx->set & BIT(Opt_writeback);
+	opts->upload_delay_given = ctx->set & BIT(Opt_upload_delay);
 	/* A writable mount's files and directories are writable by default. */
 	if (opts->writable && !(ctx->set & BIT(Opt_file_mode)))
 		opts->file_mode = 0644;

@@ -112,6 +112,9 @@ struct s3cfs_stats {
  *	acknowledgment (upload_delay=)
  * @writeback_max_mb: MiB of queued files past which an acknowledgment
  *	waits for uploads (writeback_max=; 0 until the mount sets its default)
+ * @writeback_given: the options said writeback or nowriteback (the
+ *	daemon's default for the bucket does not apply)
+ * @upload_delay_given: the options said upload_delay= (likewise)
  */
 struct s3cfs_mount_opts {
 	char *cache;
@@ -130,6 +133,8 @@ struct s3cfs_mount_opts {
 	bool writeback;
 	unsigned int upload_delay;
 	unsigned int writeback_max_mb;
+	bool writeback_given;
+	bool upload_delay_given;
 };
 
 /**
@@ -145,6 +150,9 @@ struct s3cfs_mount_opts {
  * @draining: unmount: a failed upload is not tried again
  * @resume_work: queues what an earlier mount recorded (at mount)
  * @workq: runs the uploads (and @resume_work); NULL without writeback
+ * @dev_link: entry in the list of write-back mounts (upqueue.c), whose
+ *	queues together are bounded per cache device
+ * @dev_bytes: the size of the cache filesystem, at mount
  */
 struct s3cfs_upq {
 	spinlock_t lock;
@@ -157,6 +165,8 @@ struct s3cfs_upq {
 	bool draining;
 	struct work_struct resume_work;
 	struct workqueue_struct *workq;
+	struct list_head dev_link;
+	u64 dev_bytes;
 };
 
 /**
@@ -392,6 +402,8 @@ struct s3cfs_req {
 	u64 list_done;		/* LIST: bytes of its log (dir.c) */
 	u64 list_ino;		/* LIST: its log's inode number */
 	bool list_whole;	/* LIST: the answer said the log is whole */
+	u32 reply_flags;	/* MOUNT: the answer's FLAGS (the bucket's defaults) */
+	s32 reply_upload_delay;	/* MOUNT: the answer's UPLOAD_DELAY, or -1 */
 };
 
 #define S3CFS_REQ_DONE		0	/* answered, cancelled or flushed */
@@ -610,6 +622,9 @@ struct s3cfs_reply {
 	u32 mount_id;
 	int status;		/* 0 or a negative errno */
 	bool has_offset, has_length, has_done, has_ino;
+	bool has_flags, has_upload_delay;	/* MOUNT (version 7) */
+	u32 flags;		/* MOUNT: S3CFS_MOUNT_WRITEBACK */
+	u32 upload_delay;	/* MOUNT: seconds */
 	u64 offset, length;
 	/* FETCH: the first @done bytes are in the cache; LIST: its log's. */
 	u64 done;

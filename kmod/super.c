@@ -243,10 +243,31 @@ static int s3cfs_claim_cache(struct fs_context *fc, struct s3cfs_sb_info *sbi)
 	return err;
 }
 
-/* Tell the daemon about the mount; it checks the cache's format marker. */
+/*
+ * The daemon's configuration of the bucket (version 7) for what the
+ * options of a writable mount do not say.
+ */
+static void s3cfs_mount_defaults(struct s3cfs_sb_info *sbi,
+				 const struct s3cfs_req *req)
+{
+	struct s3cfs_mount_opts *o = &sbi->opts;
+
+	if (!o->writable)
+		return;
+	if (!o->writeback_given && (req->reply_flags & S3CFS_MOUNT_WRITEBACK))
+		o->writeback = true;
+	if (!o->upload_delay_given && req->reply_upload_delay >= 0)
+		o->upload_delay = req->reply_upload_delay;
+}
+
+/*
+ * Tell the daemon about the mount; it checks the cache's format marker,
+ * and answers with the bucket's defaults.
+ */
 static int s3cfs_register_mount(struct fs_context *fc,
 				struct s3cfs_sb_info *sbi)
 {
+	struct s3cfs_req *req;
 	int err;
 
 	if (!s3cfs_daemon_present()) {
@@ -263,7 +284,13 @@ static int s3cfs_register_mount(struct fs_context *fc,
 			s3cfs_daemon_version());
 		return -EPROTONOSUPPORT;
 	}
-	err = s3cfs_upcall(sbi, S3CFS_CMD_MOUNT, NULL, NULL);
+	req = s3cfs_req_alloc(sbi, S3CFS_CMD_MOUNT);
+	if (!req)
+		return -ENOMEM;
+	err = s3cfs_upcall_req(req);
+	if (!err)
+		s3cfs_mount_defaults(sbi, req);
+	s3cfs_req_put(req);
 	switch (err) {
 	case 0:
 		return 0;

@@ -148,6 +148,7 @@ struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd)
 	refcount_set(&req->ref, 1);
 	req->cmd = cmd;
 	req->sbi = sbi;
+	req->reply_upload_delay = -1;
 	init_completion(&req->done);
 	init_waitqueue_head(&req->wait);
 	INIT_LIST_HEAD(&req->inode_link);
@@ -633,7 +634,9 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 	/* An ETag comes with (and only with) a successful UPLOAD, RENAME, SETMETA. */
 	answers_etag = r->cmd == S3CFS_CMD_UPLOAD || r->cmd == S3CFS_CMD_RENAME ||
 		       r->cmd == S3CFS_CMD_SETMETA;
-	if (!status && answers_etag ? !r->etag : !!r->etag) {
+	if ((!status && answers_etag ? !r->etag : !!r->etag) ||
+	    ((r->has_flags || r->has_upload_delay) &&
+	     (r->cmd != S3CFS_CMD_MOUNT || status))) {
 		xa_unlock(&s3cfs_reqs);
 		return -EINVAL;
 	}
@@ -646,6 +649,10 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 		s3cfs_req_set_log(req, r, true);
 	if (r->cmd == S3CFS_CMD_FETCH && !status)
 		status = s3cfs_chunks_fetched(req);
+	if (r->has_flags)
+		req->reply_flags = r->flags;
+	if (r->has_upload_delay)
+		req->reply_upload_delay = r->upload_delay;
 	if (r->etag) {
 		req->reply_etag = kstrdup(r->etag, GFP_KERNEL);
 		if (!req->reply_etag)

@@ -44,6 +44,7 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <linux/sched/signal.h>
+#include <linux/moduleparam.h>
 
 #define S3CFS_PENDING		(S3CFS_PENDING_DIR + sizeof(S3CFS_META_DIR))
 /* Uploads a mount's queue runs at once. */
@@ -53,6 +54,20 @@
 
 static void s3cfs_upq_workfn(struct work_struct *work);
 static void s3cfs_upq_kick(struct s3cfs_sb_info *sbi);
+
+/*
+ * Write-back mounts (struct s3cfs_upq @dev_link). The files queued by all
+ * those on one cache filesystem are bounded together, at wb_device_pct of
+ * it: each mount's writeback_max alone would let two mounts fill it.
+ */
+static LIST_HEAD(s3cfs_upq_mounts);
+static DEFINE_SPINLOCK(s3cfs_upq_mounts_lock);
+/* Woken after every upload of any mount (throttled writers wait there). */
+static DECLARE_WAIT_QUEUE_HEAD(s3cfs_upq_dev_wq);
+
+static unsigned int wb_device_pct = 50;
+module_param(wb_device_pct, uint, 0644);
+MODULE_PARM_DESC(wb_device_pct, "Percent of a cache filesystem the write-back mounts on it may hold in files not uploaded yet, together (50)");
 
 /* At every allocation of an upper inode (the slab does not zero it). */
 void s3cfs_upq_init_inode(struct s3cfs_inode_info *si)
@@ -70,6 +85,7 @@ void s3cfs_upq_init_mount(struct s3cfs_sb_info *sbi)
 {
 	spin_lock_init(&sbi->upq.lock);
 	INIT_LIST_HEAD(&sbi->upq.list);
+	INIT_LIST_HEAD(&sbi->upq.dev_link);
 	init_waitqueue_head(&sbi->upq.wq);
 	INIT_WORK(&sbi->upq.resume_work, s3cfs_upq_resume_work);
 }
@@ -85,19 +101,64 @@ int s3cfs_upq_start(struct s3cfs_sb_info *sbi)
 {
 	struct kstatfs st;
 
+	if (vfs_statfs(&sbi->lower_root, &st))
+		st.f_blocks = 0;
+	sbi->upq.dev_bytes = st.f_blocks * st.f_bsize;
 	/* By default half the cache filesystem may wait for uploads. */
-	if (!sbi->opts.writeback_max_mb) {
-		if (vfs_statfs(&sbi->lower_root, &st))
-			st.f_blocks = 0;
+	if (!sbi->opts.writeback_max_mb)
 		sbi->opts.writeback_max_mb =
-			max_t(u64, (st.f_blocks * st.f_bsize / 2) >> 20, 1);
-	}
+			max_t(u64, (sbi->upq.dev_bytes / 2) >> 20, 1);
 	sbi->upq.workq = alloc_workqueue("s3cfs_upload%u", WQ_UNBOUND,
 					 S3CFS_UPQ_ACTIVE, sbi->mount_id);
 	if (!sbi->upq.workq)
 		return -ENOMEM;
+	spin_lock(&s3cfs_upq_mounts_lock);
+	list_add_tail(&sbi->upq.dev_link, &s3cfs_upq_mounts);
+	spin_unlock(&s3cfs_upq_mounts_lock);
 	queue_work(sbi->upq.workq, &sbi->upq.resume_work);
 	return 0;
+}
+
+/* Both on the same cache filesystem. */
+static bool s3cfs_upq_same_dev(struct s3cfs_sb_info *a,
+			       struct s3cfs_sb_info *b)
+{
+	return a->lower_root.mnt->mnt_sb == b->lower_root.mnt->mnt_sb;
+}
+
+/*
+ * The files queued by every write-back mount on @sbi's cache filesystem
+ * are within wb_device_pct of it, or only one file is queued there.
+ */
+static bool s3cfs_upq_dev_below(struct s3cfs_sb_info *sbi)
+{
+	u64 max = div_u64(sbi->upq.dev_bytes *
+			  clamp_val(READ_ONCE(wb_device_pct), 1, 100), 100);
+	struct s3cfs_sb_info *other;
+	unsigned int nr = 0;
+	u64 sum = 0;
+
+	spin_lock(&s3cfs_upq_mounts_lock);
+	list_for_each_entry(other, &s3cfs_upq_mounts, upq.dev_link) {
+		if (s3cfs_upq_same_dev(sbi, other)) {
+			sum += READ_ONCE(other->upq.bytes);
+			nr += READ_ONCE(other->upq.nr);
+		}
+	}
+	spin_unlock(&s3cfs_upq_mounts_lock);
+	return sum <= max || nr <= 1;
+}
+
+/* Run every queued upload of every write-back mount on @sbi's device. */
+static void s3cfs_upq_kick_dev(struct s3cfs_sb_info *sbi)
+{
+	struct s3cfs_sb_info *other;
+
+	spin_lock(&s3cfs_upq_mounts_lock);
+	list_for_each_entry(other, &s3cfs_upq_mounts, upq.dev_link)
+		if (s3cfs_upq_same_dev(sbi, other))
+			s3cfs_upq_kick(other);
+	spin_unlock(&s3cfs_upq_mounts_lock);
 }
 
 /* .s3cachefs/pending in the cache, created if missing. */
@@ -292,17 +353,24 @@ static bool s3cfs_upq_below(struct s3cfs_sb_info *sbi)
  * @sbi: the mount
  *
  * Called after an acknowledgment, with no lock held: while the files the
- * queue holds are more than writeback_max MiB, their uploads start at once
- * and the writer waits (killably: what it wrote is acknowledged anyway)
- * until they are under it again, as balance_dirty_pages() makes a writer
- * wait for writeback. The file being written last may stay queued.
+ * queue holds are more than writeback_max MiB, or the queues of all
+ * write-back mounts on the cache filesystem more than wb_device_pct of
+ * it, their uploads start at once and the writer waits (killably: what it
+ * wrote is acknowledged anyway) until they are under it again, as
+ * balance_dirty_pages() makes a writer wait for writeback. The file being
+ * written last may stay queued.
  */
 void s3cfs_upq_throttle(struct s3cfs_sb_info *sbi)
 {
-	if (s3cfs_upq_below(sbi))
-		return;
-	s3cfs_upq_kick(sbi);
-	wait_event_killable(sbi->upq.wq, s3cfs_upq_below(sbi));
+	if (!s3cfs_upq_below(sbi)) {
+		s3cfs_upq_kick(sbi);
+		wait_event_killable(sbi->upq.wq, s3cfs_upq_below(sbi));
+	}
+	if (!s3cfs_upq_dev_below(sbi)) {
+		s3cfs_upq_kick_dev(sbi);
+		wait_event_killable(s3cfs_upq_dev_wq,
+				    s3cfs_upq_dev_below(sbi));
+	}
 }
 
 /**
@@ -451,6 +519,7 @@ static void s3cfs_upq_workfn(struct work_struct *work)
 	sbi->upq.runs++;
 	spin_unlock(&sbi->upq.lock);
 	wake_up_all(&sbi->upq.wq);
+	wake_up_all(&s3cfs_upq_dev_wq);
 	dput(dentry);
 }
 
@@ -552,6 +621,10 @@ void s3cfs_upq_drain(struct s3cfs_sb_info *sbi)
 	/* Each run's last steps (the wake-up, the dput) done too. */
 	destroy_workqueue(sbi->upq.workq);
 	sbi->upq.workq = NULL;
+	spin_lock(&s3cfs_upq_mounts_lock);
+	list_del_init(&sbi->upq.dev_link);
+	spin_unlock(&s3cfs_upq_mounts_lock);
+	wake_up_all(&s3cfs_upq_dev_wq);
 }
 
 /* The upper dentry at @path from the root, or an ERR_PTR. */

@@ -14,9 +14,11 @@
 # gone, the disk image keeps what the guest had written to it (QEMU runs
 # the disk with cache=unsafe, so what the guest wrote reached the image:
 # this is a power cut of a device whose flushes always complete; the
-# journal-less cut of t_writeback_crash covers the rest). S3 (s3rver) keeps
-# its data in the run directory on this host, so it outlives the node. The
-# last boot only checks. The seed is printed; --seed replays a run.
+# journal-less cut of t_writeback_crash covers the rest). S3 is s3rver on
+# this host (its data in the run directory), which the guest reaches
+# through run-vm.sh --s3-forward: it outlives the node and finishes the
+# requests it got, as S3 does. The last boot only checks. The seed is
+# printed; --seed replays a run.
 #
 # Prints TAP and, last, "N passed, N failed". Run directory:
 # build/tests/powercut-K/ (boot-N.out: each boot's TAP; logs/).
@@ -67,7 +69,14 @@ run=$repo/build/tests/powercut-$kernel
 rm -rf "$run"
 mkdir -p "$run"
 disk=$run/nvme.img
+port=$((19000 + seed % 1000))
+if ! tests/s3server/s3server.sh start "$run/s3" "$port" >"$run/s3server-start.log" 2>&1; then
+	emit not_ok "s3rver starts on this host, port $port" "$(tail -n 20 "$run/s3server-start.log")"
+	finish
+fi
+trap 'tests/s3server/s3server.sh stop "$run/s3" "$port" >/dev/null 2>&1' EXIT
 args=(--kernel "$kernel" --out "$run" --disk "$disk" --disk-size 2 --timeout 600
+	--s3-forward "$port"
 	--env "S3CFS_KO=build/$kernel/s3cachefs.ko" --env "PC_SEED=$seed")
 [ "$kernel" = debug ] && args+=(--env S3CFS_TIMEOUT_SCALE=4)
 

@@ -57,6 +57,13 @@
  *       do not send it): PRIORITY on UPLOAD, ASYNC for a write-back
  *       mount's queued upload.
  *
+ *   7 - a bucket's mount defaults: the answer (STATUS 0) to a MOUNT with
+ *       S3CFS_MOUNT_WRITABLE may carry FLAGS (S3CFS_MOUNT_WRITEBACK) and
+ *       UPLOAD_DELAY, the daemon's configuration of the bucket: the
+ *       kernel applies them where the mount's own options do not say
+ *       (writeback, nowriteback, upload_delay=). The daemon sends them only
+ *       to a kernel of version 7 (older ones refuse both in an answer).
+ *
  * ioctls (on files of a mount; not netlink): S3CFS_IOC_SYNC, then
  * S3CFS_IOC_STATE (a module without it answers ENOTTY).
  *
@@ -120,7 +127,7 @@
 #include <linux/ioctl.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
-#define S3CFS_GENL_VERSION	6
+#define S3CFS_GENL_VERSION	7
 #define S3CFS_GENL_VERSION_MIN	1	/* oldest daemon protocol accepted */
 
 /**
@@ -247,13 +254,16 @@ enum s3cfs_cmd {
  *	"Priorities"); an UPLOAD is ASYNC when nobody waits for it (a
  *	write-back mount's queue)
  * @S3CFS_A_SIZE: u64, UPLOAD: bytes to upload; RENAME: the source's size
- * @S3CFS_A_FLAGS: u32, UPLOAD: S3CFS_UP_*; MOUNT: S3CFS_MOUNT_*; DELETE:
- *	S3CFS_DEL_*
+ * @S3CFS_A_FLAGS: u32, UPLOAD: S3CFS_UP_*; MOUNT and its answer (version
+ *	7): S3CFS_MOUNT_*; DELETE: S3CFS_DEL_*
  * @S3CFS_A_INO: u64, UPLOAD: inode number of the lower file; LIST
  *	progress report (version 6): inode number of the listing's log
  * @S3CFS_A_PATH2: string, RENAME: the destination, as PATH
  * @S3CFS_A_POSIX: binary struct s3cfs_posix (host byte order), UPLOAD,
  *	MKDIR, SETMETA: the POSIX attributes to store with the object
+ * @S3CFS_A_UPLOAD_DELAY: u32, MOUNT's answer (version 7): seconds a
+ *	write-back upload waits after the file's last close, at most
+ *	S3CFS_UPLOAD_DELAY_MAX
  * @__S3CFS_A_MAX: number of attributes
  */
 enum s3cfs_attr {
@@ -279,6 +289,7 @@ enum s3cfs_attr {
 	S3CFS_A_INO,
 	S3CFS_A_PATH2,
 	S3CFS_A_POSIX,
+	S3CFS_A_UPLOAD_DELAY,
 	__S3CFS_A_MAX,
 };
 #define S3CFS_A_MAX (__S3CFS_A_MAX - 1)
@@ -306,6 +317,9 @@ enum s3cfs_prio {
 /* MOUNT flags. */
 #define S3CFS_MOUNT_WRITABLE	0x01	/* the mount may create LOCAL files */
 #define S3CFS_MOUNT_POSIX	0x02	/* record x-amz-meta-* (S3CFS_XATTR_POSIX) */
+/* Only in MOUNT's answer: the bucket's writable mounts are write-back. */
+#define S3CFS_MOUNT_WRITEBACK	0x04
+#define S3CFS_UPLOAD_DELAY_MAX	3600	/* s */
 
 /**
  * struct s3cfs_posix - POSIX attributes of an object (S3CFS_A_POSIX)

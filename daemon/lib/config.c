@@ -61,6 +61,8 @@ enum key {
 	K_LOG_LEVEL,
 	K_METRICS,
 	K_STALL_TIMEOUT,
+	K_WRITEBACK,
+	K_UPLOAD_DELAY,
 	K_TUNE,				/* S3D_TUNE_NR keys from here */
 	K_NR = K_TUNE + S3D_TUNE_NR,
 };
@@ -85,6 +87,8 @@ static const struct {
 	[K_LOG_LEVEL] = { "log_level", G },
 	[K_METRICS] = { "metrics", G },
 	[K_STALL_TIMEOUT] = { "stall_timeout", G },
+	[K_WRITEBACK] = { "writeback", G | B },
+	[K_UPLOAD_DELAY] = { "upload_delay", G | B },
 	[K_TUNE + S3D_TUNE_RETRY_ATTEMPTS] = { "retry_attempts", G },
 	[K_TUNE + S3D_TUNE_RETRY_MAX_TIME] = { "retry_max_time", G },
 	[K_TUNE + S3D_TUNE_RETRY_BASE_MS] = { "retry_base_ms", G },
@@ -224,6 +228,8 @@ void s3d_conf_init(struct s3d_conf *c)
 	memset(c, 0, sizeof(*c));
 	conf_s3_init(&c->global);
 	c->log_level = -1;
+	c->mount.writeback = -1;
+	c->mount.upload_delay = -1;
 }
 
 void s3d_conf_free(struct s3d_conf *c)
@@ -500,6 +506,23 @@ static int set_key(struct parse *p, enum key k, const char *name,
 			bad(p, line, "stall_timeout '%s': want seconds, %u..%u",
 			    v, S3D_STALL_MIN, S3D_STALL_MAX);
 		return 0;
+	case K_WRITEBACK:
+		n = parse_bool(v);
+		if (n < 0)
+			bad(p, line, "writeback '%s': want true or false", v);
+		else
+			(b ? &b->mount : &p->conf->mount)->writeback = n;
+		return 0;
+	case K_UPLOAD_DELAY: {
+		uint64_t d;
+
+		if (s3d_parse_u64(v, &d) || d > S3D_UPLOAD_DELAY_MAX)
+			bad(p, line, "upload_delay '%s': want seconds, 0..%u",
+			    v, S3D_UPLOAD_DELAY_MAX);
+		else
+			(b ? &b->mount : &p->conf->mount)->upload_delay = (int)d;
+		return 0;
+	}
 	default:
 		break;
 	}
@@ -614,6 +637,8 @@ static void on_section(struct parse *p, const char *text, size_t len)
 		return;
 	}
 	conf_s3_init(&b->s3);
+	b->mount.writeback = -1;
+	b->mount.upload_delay = -1;
 	b->line = p->lineno;
 	*tail = b;
 	p->bucket = b;
@@ -861,6 +886,25 @@ void s3d_conf_cache_policy(const struct s3d_conf *c, const char *bucket,
 		out->min_free = c->cache.min_free;
 		out->min_free_pct = c->cache.min_free_pct;
 	}
+}
+
+/**
+ * s3d_conf_mount_defaults() - what a new writable mount of @bucket gets
+ *	unless its options say otherwise
+ * @c: the configuration
+ * @bucket: the bucket
+ * @out: each setting from its section, else [global], else -1 (not set)
+ */
+void s3d_conf_mount_defaults(const struct s3d_conf *c, const char *bucket,
+			     struct s3d_mount_defaults *out)
+{
+	const struct s3d_conf_bucket *b = s3d_conf_bucket(c, bucket);
+
+	*out = c->mount;
+	if (b && b->mount.writeback >= 0)
+		out->writeback = b->mount.writeback;
+	if (b && b->mount.upload_delay >= 0)
+		out->upload_delay = b->mount.upload_delay;
 }
 
 /* s3d_conf_s3_open() up to the credentials: @set gets the settings used. */

@@ -78,6 +78,21 @@ struct s3d_conf_s3 {
 	int anonymous;
 };
 
+/* The module's bound on upload_delay (seconds). */
+#define S3D_UPLOAD_DELAY_MAX	3600
+
+/**
+ * struct s3d_mount_defaults - what a writable mount gets unless its own
+ *	options say otherwise (the MOUNT answer's FLAGS, UPLOAD_DELAY)
+ * @writeback: 1: write-back (close and fsync durable on the cache
+ *	device), 0: not; -1: not set
+ * @upload_delay: seconds; -1: not set
+ */
+struct s3d_mount_defaults {
+	int writeback;
+	int upload_delay;
+};
+
 /**
  * struct s3d_conf_bucket - a [bucket NAME] section
  * @next: the next section, in file order
@@ -86,6 +101,7 @@ struct s3d_conf_s3 {
  * @s3: its S3 settings (unset ones come from [global])
  * @max_concurrency: S3 requests in flight for this bucket at most; 0: no cap
  * @cache: cache limits of its mounts, where @has_cache_limit/@has_min_free
+ * @mount: defaults of its writable mounts, where set
  */
 struct s3d_conf_bucket {
 	struct s3d_conf_bucket *next;
@@ -96,6 +112,7 @@ struct s3d_conf_bucket {
 	bool has_cache_limit;
 	bool has_min_free;
 	struct s3d_cache_policy cache;
+	struct s3d_mount_defaults mount;
 };
 
 /*
@@ -144,6 +161,7 @@ extern const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR];
  * @cache: default cache limits of a mount
  * @log_level: S3D_LOG_*, or -1: not set
  * @metrics: metrics listen address, or NULL: not set
+ * @mount: defaults of writable mounts, where set
  * @buckets: the [bucket NAME] sections, in file order
  */
 struct s3d_conf {
@@ -158,6 +176,7 @@ struct s3d_conf {
 	struct s3d_cache_policy cache;
 	int log_level;
 	char *metrics;
+	struct s3d_mount_defaults mount;
 	struct s3d_conf_bucket *buckets;
 };
 
@@ -173,6 +192,8 @@ void s3d_conf_settings(const struct s3d_conf *c, const char *bucket,
 		       struct s3d_conf_s3 *out);
 void s3d_conf_cache_policy(const struct s3d_conf *c, const char *bucket,
 			   struct s3d_cache_policy *out);
+void s3d_conf_mount_defaults(const struct s3d_conf *c, const char *bucket,
+			     struct s3d_mount_defaults *out);
 int s3d_conf_s3_client(const struct s3d_conf *c, const char *bucket,
 		       struct s3d_s3 *s3);
 int s3d_conf_s3_init(const struct s3d_conf *c, const char *bucket,

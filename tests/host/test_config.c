@@ -45,6 +45,7 @@ static void test_good(void)
 	const struct s3d_conf_bucket *b;
 	struct s3d_conf_s3 set;
 	struct s3d_cache_policy pol;
+	struct s3d_mount_defaults md;
 	int err;
 
 	s3d_buf_init(&errs, 0);
@@ -62,7 +63,7 @@ static void test_good(void)
 	is_int(c->stall_timeout, 90, "[global] stall_timeout");
 
 	b = s3d_conf_bucket(c, "alpha-data");
-	ok(b && b->line == 11, "[bucket alpha-data] found at line 11");
+	ok(b && b->line == 12, "[bucket alpha-data] found at line 12");
 	ok(b && b->max_concurrency == 2 && b->s3.path_style == 1 &&
 	   b->s3.anonymous == 1, "alpha-data: path, anonymous, max_concurrency 2");
 	ok(s3d_conf_bucket(c, "beta-data") != NULL, "[bucket beta-data] found");
@@ -89,6 +90,12 @@ static void test_good(void)
 	s3d_conf_cache_policy(c, "beta-data", &pol);
 	ok(pol.limit == 10ULL << 30 && pol.min_free == 2ULL << 30 &&
 	   !pol.min_free_pct, "beta-data: [global]'s cache_limit, its min_free");
+	s3d_conf_mount_defaults(c, "alpha-data", &md);
+	ok(md.writeback == -1 && md.upload_delay == 10,
+	   "alpha-data: writeback not set, [global]'s upload_delay");
+	s3d_conf_mount_defaults(c, "beta-data", &md);
+	ok(md.writeback == 1 && md.upload_delay == 30,
+	   "beta-data: its writeback and upload_delay");
 	s3d_conf_free(c);
 	s3d_buf_free(&errs);
 }
@@ -163,6 +170,8 @@ static const struct {
 	{ 23, "duplicate section [bucket gamma-data] (first on line 13)" },
 	{ 24, "bad section heading" },
 	{ 26, "'stall_timeout' is not allowed in this [bucket] section" },
+	{ 27, "writeback 'maybe': want true or false" },
+	{ 28, "upload_delay '3601': want seconds, 0..3600" },
 };
 
 static void test_stall_timeout(void)

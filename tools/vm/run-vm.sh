@@ -5,7 +5,8 @@
 #
 #   tools/vm/run-vm.sh --kernel {6.1|6.12|debug|/path/to/bzImage}
 #	[--mem MiB] [--smp N] [--disk-size G] [--timeout S] [--out DIR]
-#	[--env NAME=VALUE]... [--keep-disk | --disk IMAGE] -- GUEST_COMMAND...
+#	[--env NAME=VALUE]... [--keep-disk | --disk IMAGE] [--s3-forward PORT]
+#	-- GUEST_COMMAND...
 #
 # The guest boots the kernel with a small initramfs (busybox + the modules to
 # reach the host, cached under build/vm/), mounts the host root read-only over
@@ -17,6 +18,10 @@
 # if missing and kept after the run, so a second boot finds what the first
 # left on it (the power-cut tests kill QEMU and boot again on the same disk;
 # QEMU's pid is in <run dir>/qemu.pid while it runs).
+# --s3-forward PORT: the guest gets one virtio NIC on a restricted user
+# network whose only way out is 10.0.2.100:9000, forwarded to this host's
+# 127.0.0.1:PORT (one `busybox nc` per connection): an S3 server that
+# outlives the guest. The guest configures eth0 itself (10.0.2.15/24).
 #
 # In the guest: VM_OUT is the run directory (shared read-write with the host
 # at the same path: files written there come back), VM_KERNEL the --kernel
@@ -46,7 +51,7 @@ LOG_BAD='BUG:|WARNING:|KASAN|Oops|kernel BUG at|invalid opcode|general protectio
 die() { echo "run-vm: $*" >&2; exit 125; }
 note() { echo "run-vm: $*" >&2; }
 
-kernel= mem= smp= disk_size=8 timeout=1800 out= keep_disk= disk=
+kernel= mem= smp= disk_size=8 timeout=1800 out= keep_disk= disk= s3_forward=
 envs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -59,6 +64,7 @@ while [ $# -gt 0 ]; do
 	--env)		envs+=("$2"); shift 2 ;;
 	--keep-disk)	keep_disk=1; shift ;;
 	--disk)		disk=$2; keep_disk=1; shift 2 ;;
+	--s3-forward)	s3_forward=$2; shift 2 ;;
 	--)		shift; break ;;
 	-h|--help)	sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*)		die "unknown option $1 (see --help)" ;;
@@ -66,7 +72,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$kernel" ] || die "--kernel is required"
 [ $# -gt 0 ] || die "no guest command given (after --)"
-for n in "$mem" "$smp" "$disk_size" "$timeout"; do
+for n in "$mem" "$smp" "$disk_size" "$timeout" "$s3_forward"; do
 	[[ -z $n || $n =~ ^[0-9]+$ ]] || die "not a number: $n"
 done
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (run tools/setup.sh)"
@@ -280,8 +286,13 @@ qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
 	-chardev "file,id=gerr,path=$run_dir/stderr"
 	-device virtserialport,chardev=gerr,name=vmrun.stderr
 	-drive "file=$disk,if=none,id=nv,format=raw,cache=unsafe,discard=unmap"
-	-device nvme,serial=s3cfs0,drive=nv
-	-nic none)
+	-device nvme,serial=s3cfs0,drive=nv)
+if [ -n "$s3_forward" ]; then
+	qemu+=(-netdev "user,id=n0,restrict=on,guestfwd=tcp:10.0.2.100:9000-cmd:busybox nc 127.0.0.1 $s3_forward"
+		-device virtio-net-pci,netdev=n0)
+else
+	qemu+=(-nic none)
+fi
 
 note "kernel $kver ($image), ${accel[*]}, $smp cpu, $mem MiB, run dir $run_dir"
 start=$(date +%s.%N)
