@@ -545,6 +545,7 @@ int s3cfs_upq_start(struct s3cfs_sb_info *sbi);
 int s3cfs_upq_ack(struct inode *inode, struct dentry *dentry);
 int s3cfs_upq_changing(struct inode *inode);
 void s3cfs_upq_throttle(struct s3cfs_sb_info *sbi);
+bool s3cfs_upq_unchanged(struct inode *inode);
 void s3cfs_upq_unlinked(struct inode *inode);
 int s3cfs_upq_renaming(struct inode *inode, const char *old_path,
 		       const char *new_path);

@@ -540,6 +540,13 @@ int s3cfs_upload(struct file *file, bool closing)
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	int err;
 
+	/*
+	 * Write-back, and nothing changed since the last acknowledgment (an
+	 * fsync's, before this close): it holds, and the lock the queued
+	 * upload of the file may be holding is not waited for.
+	 */
+	if (S3CFS_SB(inode->i_sb)->opts.writeback && s3cfs_upq_unchanged(inode))
+		return 0;
 	inode_lock(inode);
 	/* Write-back: durable here now, in S3 later (upqueue.c). */
 	if (S3CFS_SB(inode->i_sb)->opts.writeback &&

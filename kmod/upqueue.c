@@ -349,6 +349,26 @@ static bool s3cfs_upq_below(struct s3cfs_sb_info *sbi)
 }
 
 /**
+ * s3cfs_upq_unchanged() - nothing changed since @inode's acknowledgment
+ * @inode: upper inode
+ *
+ * Without locks: the record stands (writeback into the lower file, a
+ * truncate or a fallocate would have dropped it first), no folio waits
+ * for writeback, and the sizes agree (an ftruncate up reaches the lower
+ * file only at the next acknowledgment). A write racing with the caller
+ * may be missed, as it would be by a lock taken a moment earlier.
+ */
+bool s3cfs_upq_unchanged(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+
+	return test_bit(S3CFS_I_QUEUED, &si->flags) &&
+	       !mapping_tagged(inode->i_mapping, PAGECACHE_TAG_DIRTY) &&
+	       !mapping_tagged(inode->i_mapping, PAGECACHE_TAG_WRITEBACK) &&
+	       i_size_read(inode) == i_size_read(d_inode(si->lower.dentry));
+}
+
+/**
  * s3cfs_upq_throttle() - an acknowledgment past writeback_max waits
  * @sbi: the mount
  *

@@ -69,7 +69,10 @@ run=$repo/build/tests/powercut-$kernel
 rm -rf "$run"
 mkdir -p "$run"
 disk=$run/nvme.img
-port=$((19000 + seed % 1000))
+# A free port for s3rver (nothing answers on it).
+for ((port = 19000 + seed % 1000; port < 20100; port++)); do
+	(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+done
 if ! tests/s3server/s3server.sh start "$run/s3" "$port" >"$run/s3server-start.log" 2>&1; then
 	emit not_ok "s3rver starts on this host, port $port" "$(tail -n 20 "$run/s3server-start.log")"
 	finish

@@ -15,7 +15,7 @@
 # timeout: 500
 . "$(dirname "$0")/../lib/common.sh"
 test_init writeback
-plan 68
+plan 72
 
 FSDIR=/mnt/writeback-cache
 CTL=$REPO/tools/s3cachectl/s3cachectl
@@ -127,6 +127,31 @@ echo >$P/fault_points
 echo 0 >$P/fault_delay_ms
 is "$st $(state "$MNT/up.bin")" "uploading clean" \
 	"s3cachectl status: uploading while the daemon has it, then clean"
+
+# A close right after an fsync finds the file acknowledged: it does not
+# wait for the fsync's upload, which holds the file's lock (upload_delay=0
+# here; the fault point holds the upload 3 s before its UPLOAD goes out).
+check "remount with upload_delay=0" mount -o remount,upload_delay=0 "$MNT"
+d0=$(dmesg | wc -l)
+echo 3000 >$P/fault_delay_ms
+echo upload_send >$P/fault_points
+t=$(python3 -c "
+import os, subprocess, time
+fd = os.open('$MNT/fc.bin', os.O_CREAT | os.O_WRONLY)
+os.write(fd, open('$WORK/f5', 'rb').read())
+os.fsync(fd)
+while 'fault point upload_send' not in ''.join(
+        subprocess.run(['dmesg'], capture_output=True, text=True).stdout.splitlines(True)[$d0:]):
+    time.sleep(0.05)
+t0 = time.monotonic()
+os.close(fd)
+print('%.1f' % (time.monotonic() - t0))")
+"$CTL" sync "$MNT"
+echo >$P/fault_points
+echo 0 >$P/fault_delay_ms
+is "$(echo "$t < 1" | bc)" 1 "a close during the upload of its fsync's acknowledgment returns at once (${t} s)"
+check "S3 has the file" s3_is fc.bin "$WORK/f5"
+check "remount with upload_delay=30" mount -o remount,upload_delay=30 "$MNT"
 
 # A conflict: the key is created in S3 after our close, before the upload.
 cp "$WORK/f5" "$MNT/wc.bin"
