@@ -9,6 +9,12 @@
 #   s3_is KEY FILE                 the test's $BUCKET has KEY with exactly
 #                                  FILE's bytes (fetched to $WORK/got)
 #   s3_absent KEY                  the test's $BUCKET has no KEY
+#   s3_check_acks LOG              a write-back writer's log ("open NAME
+#                                  SHA256" before each open for writing,
+#                                  "ack NAME SHA256" after each close that
+#                                  returned 0) against $BUCKET: one line
+#                                  per name S3 holds wrongly, none if all
+#                                  is well (see below)
 #   s3_seed BUCKET KEY FILE        lay KEY out directly in s3rver's data dir
 #                                  ($S3_DATA; fast, for big fixtures)
 #   s3_seed_many BUCKET PREFIX N   N tiny objects PREFIXobj-00000 .. (one
@@ -73,6 +79,32 @@ s3_is() {
 
 s3_absent() {
 	! s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null
+}
+
+# For every name: if its last step was an acknowledgment, S3 has exactly
+# those bytes; otherwise one of its acknowledged versions, the whole of the
+# version whose close was under way (a close cut short may or may not
+# have taken effect, as any system call), or nothing.
+s3_check_acks() {	# LOG
+	local name got tmp
+	tmp=$(mktemp) || return 1
+	for name in $(awk '$1 == "open" { print $2 }' "$1" | sort -u); do
+		if s3_get "$BUCKET" "$name" "$tmp" 2>/dev/null; then
+			got=$(sha256sum <"$tmp" | cut -d' ' -f1)
+		else
+			got=absent
+		fi
+		awk -v n="$name" -v got="$got" '
+			$2 == n && $1 == "open" { last = "open"; inflight = $3 }
+			$2 == n && $1 == "ack" { last = $3; acked[$3] = 1 }
+			END {
+				if (last != "" && last != "open" && last != got)
+					printf "%s: acknowledged last as %s, S3 has %s\n", n, substr(last, 1, 12), substr(got, 1, 12)
+				else if (last == "open" && got != "absent" && !(got in acked) && got != inflight)
+					printf "%s: S3 has bytes nobody acknowledged (%s)\n", n, substr(got, 1, 12)
+			}' "$1"
+	done
+	rm -f "$tmp"
 }
 
 s3_delete() {

@@ -55,26 +55,6 @@ check "boot $ROUND: module loads" load_module
 check_sh "boot $ROUND: daemon starts" start_daemon --part-size 5242880
 check "boot $ROUND: write-back mount of the cache" mount_s3 "$BUCKET" "$MNT" "$OPTS"
 
-verify() {	# one line per name that breaks the rules
-	local name got
-	for name in $(awk '$1 == "open" { print $2 }' "$STATE/acks" | sort -u); do
-		rm -f /tmp/got
-		if s3_get "$BUCKET" "$name" /tmp/got 2>/dev/null; then
-			got=$(sha256sum </tmp/got | cut -d' ' -f1)
-		else
-			got=absent
-		fi
-		awk -v n="$name" -v got="$got" '
-			$2 == n && $1 == "open" { last = "open"; inflight = $3 }
-			$2 == n && $1 == "ack" { last = $3; acked[$3] = 1 }
-			END {
-				if (last != "" && last != "open" && last != got)
-					printf "%s: acknowledged last as %s, S3 has %s\n", n, substr(last, 1, 12), substr(got, 1, 12)
-				else if (last == "open" && got != "absent" && !(got in acked) && got != inflight)
-					printf "%s: S3 has bytes nobody acknowledged (%s)\n", n, substr(got, 1, 12)
-			}' "$STATE/acks"
-	done
-}
 uploads_open() {	# multipart uploads s3rver has not completed or aborted
 	ls -A "$S3_DATA/$BUCKET/._S3rver_uploads" 2>/dev/null | wc -l
 }
@@ -82,7 +62,7 @@ uploads_open() {	# multipart uploads s3rver has not completed or aborted
 if [ "$ROUND" -gt 1 ]; then
 	diag "resumed by the mount: $(mnt_stat wb_resumed) files"
 	check "boot $ROUND: s3cachectl sync uploads what was recorded" "$CTL" sync "$MNT"
-	is "$(verify)" "" "boot $ROUND: S3 holds every last acknowledged version, nothing unacknowledged ($(grep -c '^ack' "$STATE/acks") acks so far)"
+	is "$(s3_check_acks "$STATE/acks")" "" "boot $ROUND: S3 holds every last acknowledged version, nothing unacknowledged ($(grep -c '^ack' "$STATE/acks") acks so far)"
 	# The daemon aborts its journal's uploads when the mount comes.
 	for ((i = 0; i < 60; i++)); do
 		[ "$(uploads_open)" = 0 ] && break

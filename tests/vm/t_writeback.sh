@@ -93,20 +93,26 @@ check "and nothing under the temporary name" s3_absent ck.tmp
 # record is not the one the upload drops (the upload is held 3 s after
 # its answer, before it drops its record, by the fault point).
 P=/sys/module/s3cachefs/parameters
+hold_sync() {	# POINT: a sync in the background, its upload held 3 s there
+	D0=$(dmesg | wc -l)
+	echo 3000 >$P/fault_delay_ms
+	echo "$1" >$P/fault_points
+	"$CTL" sync "$MNT" &
+	SPID=$!
+	wait_until bash -c "dmesg | tail -n +$((D0 + 1)) | grep -q 'fault point $1'"
+}
+release_sync() {	# wait for that sync; the fault point off
+	wait $SPID
+	echo >$P/fault_points
+	echo 0 >$P/fault_delay_ms
+}
 cp "$WORK/f2" "$MNT/race.bin"
-d0=$(dmesg | wc -l)
-echo 3000 >$P/fault_delay_ms
-echo upq_uploaded >$P/fault_points
-"$CTL" sync "$MNT" &
-spid=$!
-wait_until bash -c "dmesg | tail -n +$((d0 + 1)) | grep -q 'fault point upq_uploaded'"
+hold_sync upq_uploaded
 t0=$(date +%s.%N)
 cp "$WORK/f3" "$MNT/race.bin"
 t1=$(date +%s.%N)
-wait $spid
-echo >$P/fault_points
-echo 0 >$P/fault_delay_ms
-is "$(dmesg | tail -n +$((d0 + 1)) | grep -c 'fault point upq_uploaded: done') $(echo "$t1 - $t0 > 1" | bc)" "1 1" \
+release_sync
+is "$(dmesg | tail -n +$((D0 + 1)) | grep -c 'fault point upq_uploaded: done') $(echo "$t1 - $t0 > 1" | bc)" "1 1" \
 	"a close during the held end of an upload waited for it (the interleaving happened)"
 is "$(pending) $(mnt_stat wb_queued)" "1 1" "the new close's record and queue entry stand"
 check "sync" "$CTL" sync "$MNT"
@@ -115,16 +121,9 @@ check "S3 has the second close's bytes" s3_is race.bin "$WORK/f3"
 # While the daemon has the upload (held 3 s by the fault point before the
 # UPLOAD goes out), status says uploading.
 cp "$WORK/f4" "$MNT/up.bin"
-d0=$(dmesg | wc -l)
-echo 3000 >$P/fault_delay_ms
-echo upload_send >$P/fault_points
-"$CTL" sync "$MNT" &
-spid=$!
-wait_until bash -c "dmesg | tail -n +$((d0 + 1)) | grep -q 'fault point upload_send'"
+hold_sync upload_send
 st=$(state "$MNT/up.bin")
-wait $spid
-echo >$P/fault_points
-echo 0 >$P/fault_delay_ms
+release_sync
 is "$st $(state "$MNT/up.bin")" "uploading clean" \
 	"s3cachectl status: uploading while the daemon has it, then clean"
 

@@ -71,29 +71,6 @@ while True:
 EOF
 }
 
-# What S3 may hold after a round: prints one line per name that breaks
-# the rules, nothing if all is well.
-verify() {
-	local name
-	for name in $(awk '$1 == "open" { print $2 }' "$WORK/acks" | sort -u); do
-		rm -f "$WORK/got"
-		if s3_get "$BUCKET" "$name" "$WORK/got" 2>/dev/null; then
-			got=$(sha256sum <"$WORK/got" | cut -d' ' -f1)
-		else
-			got=absent
-		fi
-		awk -v n="$name" -v got="$got" '
-			$2 == n && $1 == "open" { last = "open"; inflight = $3 }
-			$2 == n && $1 == "ack" { last = $3; acked[$3] = 1 }
-			END {
-				if (last != "" && last != "open" && last != got)
-					printf "%s: acknowledged last as %s, S3 has %s\n", n, substr(last, 1, 12), substr(got, 1, 12)
-				else if (last == "open" && got != "absent" && !(got in acked) && got != inflight)
-					printf "%s: S3 has bytes nobody acknowledged (%s)\n", n, substr(got, 1, 12)
-			}' "$WORK/acks"
-	done
-}
-
 for ((round = 1; round <= ROUNDS; round++)); do
 	rseed=$((SEED + round))
 	hold_ms=$((200 + rseed * 7919 % 1500))
@@ -113,7 +90,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	umount "$FSDIR" && mount "$LOOP_DEV" "$FSDIR" &&
 		mount_s3 "$BUCKET" "$MNT" "$OPTS" && "$CTL" sync "$MNT"
 	is "$?" 0 "round $round (crash after ${hold_ms} ms, $(grep -c '^ack' "$WORK/acks") acks so far): cache remounted, recorded uploads done"
-	bad=$(verify)
+	bad=$(s3_check_acks "$WORK/acks")
 	is "$bad" "" "round $round: S3 holds every last acknowledged version, nothing unacknowledged"
 	umount_s3 "$MNT"
 done
