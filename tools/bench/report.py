@@ -569,8 +569,8 @@ if any(k[2] in ("ckpt", "creates") for k in R):
     w("Small files: 8 threads create 4 KiB files (create, write, close) for %s s; limit: 8 keep-alive" %
       env.get("create_runtime", "?"))
     w("PutObject streams. A close on s3cachefs and s3fs returns once the object is in S3; on rclone,")
-    w("before it is uploaded. s3cachefs write-back (`writeback,upload_delay=0`): an fsync or close")
-    w("returns once the cache device has the file, and its upload starts then; its \"closes\" row")
+    w("before it is uploaded. s3cachefs write-back (`writeback,upload_delay=1`): an fsync or close")
+    w("returns once the cache device has the file; its \"closes\" row")
     w("times the writers (against ext4 with fsync), its \"in S3\" row the same run until S3 had every")
     w("object, after `s3cachectl sync` as a job ends (against curl).")
     w("")
