@@ -474,8 +474,7 @@ int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry)
 	/* Cleared first: a mapped write from now on sets it again. */
 	clear_bit(S3CFS_I_DIRTY, &si->flags);
 	size = i_size_read(d_inode(si->lower.dentry));
-	unchanged = !mapping_tagged(inode->i_mapping, PAGECACHE_TAG_DIRTY) &&
-		    size == i_size_read(inode);
+	unchanged = s3cfs_upq_unchanged(inode);
 	err = s3cfs_upload_send(inode, path, size, true, &etag);
 	up_write(&si->wb_sem);
 	if (err && !s3cfs_upload_conflicted(err))

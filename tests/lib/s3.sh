@@ -9,6 +9,8 @@
 #   s3_is KEY FILE                 the test's $BUCKET has KEY with exactly
 #                                  FILE's bytes (fetched to $WORK/got)
 #   s3_absent KEY                  the test's $BUCKET has no KEY
+#   s3_uploads_open                multipart uploads in the test's $BUCKET that
+#                                  s3rver has not completed or aborted
 #   s3_check_acks LOG              a write-back writer's log ("open NAME
 #                                  SHA256" before each open for writing,
 #                                  "ack NAME SHA256" after each close that
@@ -79,6 +81,10 @@ s3_is() {
 
 s3_absent() {
 	! s3_get "$BUCKET" "$1" "$WORK/got" 2>/dev/null
+}
+
+s3_uploads_open() {
+	ls -A "$S3_DATA/$BUCKET/._S3rver_uploads" 2>/dev/null | wc -l
 }
 
 # For every name: if its last step was an acknowledgment, S3 has exactly

@@ -55,9 +55,6 @@ check "boot $ROUND: module loads" load_module
 check_sh "boot $ROUND: daemon starts" start_daemon --part-size 5242880
 check "boot $ROUND: write-back mount of the cache" mount_s3 "$BUCKET" "$MNT" "$OPTS"
 
-uploads_open() {	# multipart uploads s3rver has not completed or aborted
-	ls -A "$S3_DATA/$BUCKET/._S3rver_uploads" 2>/dev/null | wc -l
-}
 
 if [ "$ROUND" -gt 1 ]; then
 	diag "resumed by the mount: $(mnt_stat wb_resumed) files"
@@ -65,10 +62,10 @@ if [ "$ROUND" -gt 1 ]; then
 	is "$(s3_check_acks "$STATE/acks")" "" "boot $ROUND: S3 holds every last acknowledged version, nothing unacknowledged ($(grep -c '^ack' "$STATE/acks") acks so far)"
 	# The daemon aborts its journal's uploads when the mount comes.
 	for ((i = 0; i < 60; i++)); do
-		[ "$(uploads_open)" = 0 ] && break
+		[ "$(s3_uploads_open)" = 0 ] && break
 		sleep 0.5
 	done
-	is "$(uploads_open)" 0 "boot $ROUND: no multipart upload left open"
+	is "$(s3_uploads_open)" 0 "boot $ROUND: no multipart upload left open"
 	# Nobody else writes the bucket: a conflict would be our own upload
 	# taken for another writer's (the daemon checks a failed condition
 	# against the bytes it sent).
@@ -86,31 +83,7 @@ fi
 
 touch "$STATE/acks"
 a0=$(grep -c "^ack" "$STATE/acks")
-python3 - "$MNT" "$STATE/acks" "$ROUND" "$SEED" <<'EOF' &
-import hashlib, os, random, sys
-mnt, log, rnd, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-r = random.Random(seed * 1000 + int(rnd))
-out = open(log, 'a', buffering=1)
-names = ['n%d.bin' % i for i in range(6)]
-gen = 0
-while True:
-    name = r.choice(names)
-    gen += 1
-    size = r.choice([0, 1, 4096, 65537, r.randrange(1 << 20),
-                     r.randrange(3 << 20), (5 << 20) + 1,
-                     r.randrange(12 << 20)])
-    data = hashlib.sha256(b'%d-%s-%d' % (seed, rnd.encode(), gen)).digest()
-    data = (data * (size // len(data) + 1))[:size]
-    sha = hashlib.sha256(data).hexdigest()
-    out.write('open %s %s\n' % (name, sha))
-    fd = os.open(os.path.join(mnt, name), os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
-    for off in range(0, size, 1 << 20):
-        os.write(fd, data[off:off + (1 << 20)])
-    if r.random() < 0.3:
-        os.fsync(fd)
-    os.close(fd)
-    out.write('ack %s %s\n' % (name, sha))
-EOF
+python3 tests/vm/helpers/wbwriter.py "$MNT" "$STATE/acks" $((SEED * 1000 + ROUND)) 12 &
 wpid=$!
 # Let a few files through before the host may cut the power.
 for ((i = 0; i < 100; i++)); do

@@ -22,9 +22,6 @@ s3_etag() {	# KEY: its ETag, unquoted
 	s3_curl -I "$S3_ENDPOINT/$BUCKET/$1" 2>/dev/null | tr -d '\r"' |
 		awk 'tolower($1) == "etag:" { print $2 }'
 }
-uploads_open() {	# multipart uploads s3rver has not completed or aborted
-	ls -A "$S3_DATA/$BUCKET/._S3rver_uploads" 2>/dev/null | wc -l
-}
 write_close() {	# SRC DST: copy, print the errno name of close (or "ok")
 	python3 -c "import errno, os, sys
 fd = os.open(sys.argv[2], os.O_CREAT | os.O_WRONLY)
@@ -69,7 +66,7 @@ for spec in "one:$PART:PUT" "onep1:$((PART + 1)):2" "three7:$((3 * PART + 7)):4"
 		is "$(s3_etag "$name.bin" | sed 's/.*-//')" "$how" "$name: $how parts (ETag ...-$how)"
 	fi
 done
-is "$(uploads_open)" 0 "no multipart upload is left open"
+is "$(s3_uploads_open)" 0 "no multipart upload is left open"
 
 # A part refused for good: EIO at close, the upload aborted. Part 1 is
 # held by the server meanwhile, and lands even if the daemon hangs up on
@@ -83,7 +80,7 @@ check "part 2 was tried and refused" test "$(fp_count --method PUT --query 'part
 check "part 1 was held by the server" test "$(fp_count --method PUT --query 'partNumber=1(&|$)' --fault stall)" = 1
 check "the proxy has answered everything" proxy_idle
 check "... part 2 was refused for good while part 1 was held" part2_failed_first
-is "$(uploads_open)" 0 "... and the upload was aborted (no parts left)"
+is "$(s3_uploads_open)" 0 "... and the upload was aborted (no parts left)"
 check "... no object was made" bash -c "! s3_get '$BUCKET' bad.bin '$WORK/got' 2>/dev/null"
 
 # The answer to a Complete lost: sent again, NoSuchUpload, a HEAD: ours.

@@ -32,9 +32,6 @@ py() {
 M, C = os.environ['M'], os.environ['C']
 $1"
 }
-uploads_open() {	# multipart uploads s3rver has not completed or aborted
-	ls -A "$S3_DATA/$BUCKET/._S3rver_uploads" 2>/dev/null | wc -l
-}
 meta_version() {	# FILE: version byte of its S3CFS_XATTR_META
 	py "print(os.getxattr('$1', 'trusted.s3cachefs.meta')[0])"
 }
@@ -129,7 +126,7 @@ check "dd of 20 MiB + 1" dd if="$WORK/big" of="$MNT/big.bin" bs=1M status=none
 check "S3 has the 20 MiB + 1 bytes" s3_is big.bin "$WORK/big"
 check "... sent as a multipart upload (above part_size)" \
 	grep -q "UPLOAD s3://$BUCKET/big.bin: 20971521 bytes in parts" "$DAEMON_LOG"
-is "$(uploads_open)" 0 "... and no multipart upload is left open"
+is "$(s3_uploads_open)" 0 "... and no multipart upload is left open"
 is "$(py "
 fd = os.open(M + '/rmw.bin', os.O_CREAT | os.O_RDWR)
 os.write(fd, bytes(range(256)) * 40)		# 10240 bytes
@@ -197,7 +194,7 @@ try: os.close(fd); print('closed')
 except OSError as e: print(errno.errorcode[e.errno])")" ESTALE \
 	"a 20 MiB file whose key was created meanwhile: close fails with ESTALE"
 check "S3 keeps the other writer's object" s3_is cbig.bin "$WORK/theirs"
-is "$(uploads_open)" 0 "... and our multipart upload was aborted"
+is "$(s3_uploads_open)" 0 "... and our multipart upload was aborted"
 
 # A daemon killed in the middle of a multipart upload: the kernel sends the
 # UPLOAD again to the next daemon, which aborts the upload the killed one
@@ -229,7 +226,7 @@ is "$(cat "$WORK/mp.rc")" 0 "the close returns success (the kernel sent the UPLO
 check "S3 has the 40 MiB" s3_is mp.bin "$WORK/mp"
 check "the new daemon aborted the upload the killed one left" \
 	grep -q "mp.bin: upload .* was left by an earlier daemon: aborting" "$DAEMON_LOG"
-is "$(uploads_open)" 0 "... no multipart upload is left open"
+is "$(s3_uploads_open)" 0 "... no multipart upload is left open"
 is "$(journal_n)" 0 "... and the journal is empty"
 
 check "umount" umount_s3 "$MNT"

@@ -38,44 +38,13 @@ check_sh "an ext4 of 256 MiB on a loop device for the cache" loop_ext4 "$FSDIR" 
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
 
-# The writer: ROUND SEED. Runs until killed or the cache device fails.
-writer() {
-	python3 - "$MNT" "$WORK/acks" "$1" "$2" <<'EOF'
-import hashlib, os, random, sys
-mnt, log, rnd, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-r = random.Random(seed)
-out = open(log, 'a', buffering=1)
-names = ['n%d.bin' % i for i in range(6)]
-gen = 0
-while True:
-    name = r.choice(names)
-    gen += 1
-    size = r.choice([0, 1, 4096, 65537, r.randrange(1 << 20),
-                     r.randrange(3 << 20)])
-    data = hashlib.sha256(b'%d-%s-%d' % (seed, rnd.encode(), gen)).digest()
-    data = (data * (size // len(data) + 1))[:size]
-    sha = hashlib.sha256(data).hexdigest()
-    out.write('open %s %s\n' % (name, sha))
-    try:
-        fd = os.open(os.path.join(mnt, name),
-                     os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
-        for off in range(0, size, 1 << 20):
-            os.write(fd, data[off:off + (1 << 20)])
-        if r.random() < 0.3:
-            os.fsync(fd)
-        os.close(fd)
-    except OSError as e:
-        out.write('error %s %s\n' % (name, e))
-        sys.exit(0)
-    out.write('ack %s %s\n' % (name, sha))
-EOF
-}
 
 for ((round = 1; round <= ROUNDS; round++)); do
 	rseed=$((SEED + round))
 	hold_ms=$((200 + rseed * 7919 % 1500))
 	mount_s3 "$BUCKET" "$MNT" "$OPTS" || { not_ok "round $round: mount"; continue; }
-	writer "$round" "$rseed" &
+	# Runs until killed or the cache device fails.
+	python3 "$REPO/tests/vm/helpers/wbwriter.py" "$MNT" "$WORK/acks" "$rseed" 3 &
 	WPID=$!
 	sleep "$((hold_ms / 1000)).$(printf %03d $((hold_ms % 1000)))"
 	((round % 2)) && kill_daemon
