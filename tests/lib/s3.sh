@@ -11,12 +11,14 @@
 #   s3_absent KEY                  the test's $BUCKET has no KEY
 #   s3_uploads_open                multipart uploads in the test's $BUCKET that
 #                                  s3rver has not completed or aborted
-#   s3_check_acks LOG              a write-back writer's log ("open NAME
-#                                  SHA256" before each open for writing,
-#                                  "ack NAME SHA256" after each close that
-#                                  returned 0) against $BUCKET: one line
-#                                  per name S3 holds wrongly, none if all
-#                                  is well (see below)
+#   s3_check_acks LOG              a write-back writer's log ("start" when
+#                                  a writer starts, "open NAME SHA256"
+#                                  before each open for writing, "ack NAME
+#                                  SHA256" after each close that returned
+#                                  0) against $BUCKET: one line per name S3
+#                                  holds wrongly, none if all is well
+#   s3_ack_verdict LOG NAME GOT    the same for one name that S3 holds as
+#                                  GOT (a SHA256, or "absent")
 #   s3_seed BUCKET KEY FILE        lay KEY out directly in s3rver's data dir
 #                                  ($S3_DATA; fast, for big fixtures)
 #   s3_seed_many BUCKET PREFIX N   N tiny objects PREFIXobj-00000 .. (one
@@ -87,10 +89,26 @@ s3_uploads_open() {
 	ls -A "$S3_DATA/$BUCKET/._S3rver_uploads" 2>/dev/null | wc -l
 }
 
-# For every name: if its last step was an acknowledgment, S3 has exactly
+# For one name: if its last step was an acknowledgment, S3 has exactly
 # those bytes; otherwise one of its acknowledged versions, the whole of the
 # version whose close was under way (a close cut short may or may not
-# have taken effect, as any system call), or nothing.
+# have taken effect, as any system call), or nothing. A version whose
+# close was under way when its writer died (the log's next writer
+# "start"s after it) may have been acknowledged without the log hearing
+# of it: it counts as acknowledged from then on.
+s3_ack_verdict() {	# LOG NAME GOT
+	awk -v n="$2" -v got="$3" '
+		$1 == "start" && last == "open" { acked[inflight] = 1 }
+		$2 == n && $1 == "open" { last = "open"; inflight = $3 }
+		$2 == n && $1 == "ack" { last = $3; acked[$3] = 1 }
+		END {
+			if (last != "" && last != "open" && last != got)
+				printf "%s: acknowledged last as %s, S3 has %s\n", n, substr(last, 1, 12), substr(got, 1, 12)
+			else if (last == "open" && got != "absent" && !(got in acked) && got != inflight)
+				printf "%s: S3 has bytes nobody acknowledged (%s)\n", n, substr(got, 1, 12)
+		}' "$1"
+}
+
 s3_check_acks() {	# LOG
 	local name got tmp
 	tmp=$(mktemp) || return 1
@@ -100,15 +118,7 @@ s3_check_acks() {	# LOG
 		else
 			got=absent
 		fi
-		awk -v n="$name" -v got="$got" '
-			$2 == n && $1 == "open" { last = "open"; inflight = $3 }
-			$2 == n && $1 == "ack" { last = $3; acked[$3] = 1 }
-			END {
-				if (last != "" && last != "open" && last != got)
-					printf "%s: acknowledged last as %s, S3 has %s\n", n, substr(last, 1, 12), substr(got, 1, 12)
-				else if (last == "open" && got != "absent" && !(got in acked) && got != inflight)
-					printf "%s: S3 has bytes nobody acknowledged (%s)\n", n, substr(got, 1, 12)
-			}' "$1"
+		s3_ack_verdict "$1" "$name" "$got"
 	done
 	rm -f "$tmp"
 }

@@ -21,7 +21,9 @@
 # after each close that returned 0. After the cut, for every name: if its
 # last logged step was an acknowledgment, S3 has exactly those bytes;
 # otherwise S3 has one of its acknowledged versions, the whole version
-# whose close was under way, or nothing.
+# whose close was under way, or nothing. A close under way at an earlier
+# cut may have returned unlogged: that version counts as acknowledged
+# (the writer logs "start" at each boot; s3_ack_verdict).
 set -u
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO" || exit 1

@@ -7,10 +7,11 @@
 Creates and rewrites files n0.bin .. n5.bin in MNT (O_TRUNC, 1 MiB
 writes, fsync in 3 writes of 10, close) with sizes from 0 bytes to
 MAX_MIB (3: single PUTs only; 12: multipart uploads of 5 MiB parts too),
-until killed or a call fails. Appends to LOG, line-buffered, "open NAME
-SHA256" before each open for writing and "ack NAME SHA256" after each
-close that returned 0 (s3_check_acks in tests/lib/s3.sh reads it); a
-failed call logs "error NAME ERR" and ends the writer.
+until killed or a call fails. Appends to LOG, line-buffered, "start"
+first, "open NAME SHA256" before each open for writing and "ack NAME
+SHA256" after each close that returned 0 (s3_check_acks in
+tests/lib/s3.sh reads it); a failed call logs "error NAME ERR" and ends
+the writer.
 """
 import hashlib
 import os
@@ -20,6 +21,7 @@ import sys
 mnt, log, seed, max_mib = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 r = random.Random(seed)
 out = open(log, 'a', buffering=1)
+out.write('start %d\n' % seed)
 names = ['n%d.bin' % i for i in range(6)]
 gen = 0
 while True:
