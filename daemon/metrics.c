@@ -431,6 +431,12 @@ static void render_uploads(struct s3d_buf *b)
 	upload_counter(b, PREFIX "upload_recovered_total",
 		       "Multipart uploads a dead daemon left, aborted at MOUNT from the journal.",
 		       u->recovered);
+	upload_counter(b, PREFIX "upload_streamed_total",
+		       "Uploads whose first parts went up while the file was written (streams used).",
+		       u->streamed);
+	upload_counter(b, PREFIX "upload_stream_dropped_total",
+		       "Streams aborted unused: the file was rewritten, renamed, unlinked, or a part failed.",
+		       u->stream_dropped);
 }
 
 static void render_kernel(struct s3d_buf *b)

@@ -14,6 +14,12 @@
  * S3 no longer has it: a daemon that dies mid-upload leaves the record,
  * and the next one aborts the upload at MOUNT (s3d_mpu_recover()).
  *
+ * An upload may also be opened before the file's size is known (a stream,
+ * s3d_mpu_open()): the writer's finished parts go up while it writes
+ * (s3d_mpu_ready()), and s3d_mpu_close() names the size and the condition
+ * once the file is complete; the parts after the streamed ones are then
+ * sized to fit S3D_PARTS_MAX as a whole.
+ *
  * A Complete whose answer was lost is sent again; S3 then answers
  * NoSuchUpload, since the first one took effect. That is not a failure: a
  * HEAD finds the object, and it is ours when its ETag is the one S3 gives
@@ -64,8 +70,11 @@ struct s3d_mpu {
 	struct s3d_posix_hdrs posix_hdrs;	/* ... their values */
 	int fd;				/* ours: a cancel does not wait */
 	uint64_t size;
-	uint64_t part;			/* part size in use */
-	unsigned int nparts;
+	uint64_t part;			/* part size in use (after @early) */
+	bool open;			/* a stream: size and condition to come */
+	unsigned int early;		/* parts of @part0 bytes first */
+	uint64_t part0;
+	unsigned int nparts;		/* open: the parts ready to send */
 	unsigned int next;		/* next part to send (0-based) */
 	unsigned int ndone;
 	unsigned int parallel;
@@ -519,13 +528,27 @@ static void mpu_complete(struct s3d_mpu *u)
 
 /* ---- parts ---- */
 
+/* Where part @n (from 1) lies in the file. */
+static void part_range(const struct s3d_mpu *u, unsigned int n, uint64_t *off,
+		       uint64_t *len)
+{
+	if (n <= u->early) {
+		*off = (uint64_t)(n - 1) * u->part0;
+		*len = u->part0;
+		return;
+	}
+	*off = (uint64_t)u->early * u->part0 +
+	       (uint64_t)(n - 1 - u->early) * u->part;
+	*len = S3D_MIN(u->part, u->size - *off);
+}
+
 static int part_prepare(struct s3d_xfer *x)
 {
 	struct mpu_slot *s = s3d_container_of(x, struct mpu_slot, x);
 	struct s3d_mpu *u = s->u;
-	uint64_t off = (uint64_t)(s->number - 1) * u->part;
-	uint64_t len = S3D_MIN(u->part, u->size - off);
+	uint64_t off, len;
 
+	part_range(u, s->number, &off, &len);
 	if (u->failing)
 		return -ECANCELED;	/* a retry of a part sent before */
 	x->src = (struct s3d_xfer_src){ .fd = u->fd, .off = off, .len = len };
@@ -577,7 +600,7 @@ static int part_done(struct s3d_xfer *x)
 	u->ndone++;
 	u->done_bytes += len;
 	s3d_upload_stats.parts++;
-	if (u->ndone == u->nparts)
+	if (u->ndone == u->nparts && !u->open)
 		mpu_complete(u);
 	else
 		parts_fill(u);
@@ -711,6 +734,129 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 	*err = 0;
 	ctl_submit(u, MPU_CREATE, &create_ops, "POST");
 	return u;
+}
+
+/**
+ * s3d_mpu_open() - start a multipart upload of a file still being written
+ * @p: what to upload where; @p->size, the condition and @p->posix are not
+ *	used (s3d_mpu_close() gives the first two; a stream carries no
+ *	POSIX attributes), @p->part_size is the streamed parts' exact size
+ * @err: -errno when it cannot start (nothing was sent)
+ *
+ * No part is sent before s3d_mpu_ready() says it is written. @p->done is
+ * called if the upload fails before s3d_mpu_close() (it is aborted).
+ *
+ * Return: the upload, or NULL.
+ */
+struct s3d_mpu *s3d_mpu_open(const struct s3d_mpu_params *p, int *err)
+{
+	struct s3d_mpu *u;
+	unsigned int i;
+
+	*err = -EINVAL;
+	if (p->part_size < S3D_PART_MIN || p->part_size > S3D_SINGLE_MAX ||
+	    !p->parallel)
+		return NULL;
+	*err = -ENOMEM;
+	u = mpu_new(p->ctx, p->bucket, p->key, p->rootfd);
+	if (!u)
+		return NULL;
+	u->fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+	if (u->fd < 0) {
+		*err = -errno;
+		mpu_free(u);
+		return NULL;
+	}
+	u->open = true;
+	u->part0 = p->part_size;
+	u->part = p->part_size;
+	u->parallel = p->parallel;
+	u->prio = p->prio;
+	u->done = p->done;
+	u->arg = p->arg;
+	u->etags = calloc(S3D_PARTS_MAX, sizeof(*u->etags));
+	u->slots = calloc(u->parallel, sizeof(*u->slots));
+	if (!u->etags || !u->slots) {
+		mpu_free(u);
+		return NULL;
+	}
+	for (i = 0; i < u->parallel; i++)
+		u->slots[i].u = u;
+	*err = 0;
+	ctl_submit(u, MPU_CREATE, &create_ops, "POST");
+	return u;
+}
+
+/**
+ * s3d_mpu_ready() - the first @n parts of an open upload are written
+ * @u: the upload (s3d_mpu_open())
+ * @n: parts of the streamed size, from the file's start; fewer than
+ *	before, or past the streamed share of S3D_PARTS_MAX, is refused
+ *
+ * Return: 0, or -EINVAL.
+ */
+int s3d_mpu_ready(struct s3d_mpu *u, unsigned int n)
+{
+	if (!u->open || n < u->nparts || n > S3CFS_STREAM_PARTS_MAX)
+		return -EINVAL;
+	u->nparts = n;
+	u->early = n;
+	if (u->stage == MPU_PARTS && !u->failing)
+		parts_fill(u);
+	return 0;
+}
+
+/**
+ * s3d_mpu_close() - the file of an open upload is complete
+ * @u: the upload (s3d_mpu_open())
+ * @p: @p->size, the condition and what to call at the end (@p->done,
+ *	@p->arg); the rest is as at the open
+ * @early: the streamed parts that hold the file's first bytes: all those
+ *	s3d_mpu_ready() announced, or the upload cannot be used
+ *
+ * The rest of the file goes up in parts sized so that the object fits in
+ * S3D_PARTS_MAX, then the Complete, with @p's condition.
+ *
+ * Return: 0 (@p->done will be called), or -errno: the upload cannot be
+ * used (failing, another layout, a size it cannot make); the caller
+ * cancels it.
+ */
+int s3d_mpu_close(struct s3d_mpu *u, const struct s3d_mpu_params *p,
+		  unsigned int early)
+{
+	uint64_t head, rest, part;
+
+	if (!u->open || u->failing || u->err || early != u->nparts ||
+	    !early || (p->if_match && p->if_none_match))
+		return -EINVAL;
+	head = (uint64_t)early * u->part0;
+	if (p->size < head || p->size > S3D_OBJECT_MAX)
+		return -EINVAL;
+	rest = p->size - head;
+	/* At least the configured size, and the rest fits in the parts left. */
+	part = (rest + S3D_PARTS_MAX - early - 1) / (S3D_PARTS_MAX - early);
+	part = (part + (1ULL << 20) - 1) & ~((1ULL << 20) - 1);
+	part = S3D_MAX(part, S3D_MAX(p->part_size, S3D_PART_MIN));
+	if (p->if_match) {
+		u->if_match = strdup(p->if_match);
+		if (!u->if_match)
+			return -ENOMEM;
+	}
+	u->if_none_match = p->if_none_match;
+	u->open = false;
+	u->size = p->size;
+	u->part = part;
+	u->nparts = early + (unsigned int)((rest + part - 1) / part);
+	u->prio = p->prio;
+	u->done = p->done;
+	u->arg = p->arg;
+	if (u->stage == MPU_PARTS) {
+		if (u->ndone == u->nparts)
+			mpu_complete(u);
+		else
+			parts_fill(u);
+	}
+	return 0;
 }
 
 /**

@@ -74,11 +74,17 @@ struct s3d_upload_stats {
 	uint64_t abort_failed;	/* ... that could not be (parts left) */
 	uint64_t ours;		/* failed conditions found to be our bytes */
 	uint64_t recovered;	/* uploads of a dead daemon aborted at MOUNT */
+	uint64_t streamed;	/* uploads that used a stream (stream.c) */
+	uint64_t stream_dropped;	/* streams aborted unused */
 };
 
 extern struct s3d_upload_stats s3d_upload_stats;
 
 struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err);
+struct s3d_mpu *s3d_mpu_open(const struct s3d_mpu_params *p, int *err);
+int s3d_mpu_ready(struct s3d_mpu *u, unsigned int n);
+int s3d_mpu_close(struct s3d_mpu *u, const struct s3d_mpu_params *p,
+		  unsigned int early);
 uint64_t s3d_mpu_sent(const struct s3d_mpu *u);
 void s3d_mpu_cancel(struct s3d_mpu *u);
 int s3d_mpu_recover(struct s3d_ctx *ctx, const char *bucket, int rootfd);

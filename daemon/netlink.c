@@ -108,6 +108,8 @@ static struct nla_policy policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_PATH2] = { .type = NLA_STRING, .maxlen = S3CFS_PATH_MAX + 1 },
 	/* Binary, its length checked exactly by s3d_nl_parse_req(). */
 	[S3CFS_A_POSIX] = { .type = NLA_UNSPEC },
+	[S3CFS_A_STREAM] = { .type = NLA_U64 },
+	[S3CFS_A_PARTS] = { .type = NLA_U32 },
 };
 
 /* Which attributes each request must carry. */
@@ -222,6 +224,10 @@ int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out)
 		r->size = nla_get_u64(tb[S3CFS_A_SIZE]);
 	if (tb[S3CFS_A_FLAGS])
 		r->flags = nla_get_u32(tb[S3CFS_A_FLAGS]);
+	if (tb[S3CFS_A_STREAM])
+		r->stream = nla_get_u64(tb[S3CFS_A_STREAM]);
+	if (tb[S3CFS_A_PARTS])
+		r->parts = nla_get_u32(tb[S3CFS_A_PARTS]);
 	err = get_str(tb, S3CFS_A_PATH, &r->path);
 	err = err ?: get_str(tb, S3CFS_A_NAME, &r->name);
 	err = err ?: get_str(tb, S3CFS_A_ETAG, &r->etag);

@@ -43,6 +43,7 @@
 #include "caps.h"
 #include "mpu.h"
 #include "op_common.h"
+#include "stream.h"
 
 /* Files above part_size go up in parts, upload_parallel at a time. */
 static uint64_t part_size = S3D_PART_SIZE_DEFAULT;
@@ -330,12 +331,18 @@ static int upload_check(struct upload_op *op)
 
 void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 {
+	struct s3d_mpu_params p;
 	struct upload_op *op;
+	bool complete_ignores;
 	int err;
 
 	if (r->cancelled) {
 		/* Given up while it waited for credentials: the file may change now. */
 		s3d_op_done(r, m, ctx, -ECANCELED);
+		return;
+	}
+	if (r->flags & S3CFS_UP_PART) {
+		s3d_stream_part(r, m, ctx, upload_parallel);
 		return;
 	}
 	op = calloc(1, sizeof(*op));
@@ -369,26 +376,34 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	if (r->flags & S3CFS_UP_MATCH)
 		s3d_caps_if_match(m->bucket, r->etag, op->if_match,
 				  sizeof(op->if_match));
+	p = (struct s3d_mpu_params){
+		.ctx = ctx, .bucket = m->bucket, .key = op->key,
+		.fd = op->fd, .rootfd = m->rootfd, .size = r->size,
+		.part_size = part_size,
+		.parallel = upload_parallel,
+		.prio = op->prio,
+		.if_match = (r->flags & S3CFS_UP_MATCH) ? op->if_match : NULL,
+		.if_none_match = r->flags & S3CFS_UP_NEW,
+		.posix = r->has_posix ? &r->posix : NULL,
+		.done = upload_mpu_done, .arg = op,
+	};
+	complete_ignores = s3d_caps_of(m->bucket)->complete_ignores;
+	/* The parts a stream put already, and the rest (stream.c). */
+	if (r->stream) {
+		op->mpu = s3d_stream_finish(m, r, op->key, &p,
+					    !complete_ignores);
+		if (op->mpu) {
+			r->started = true;
+			return;
+		}
+	}
 	/*
 	 * In parts above part_size, unless the server ignores conditions on
 	 * CompleteMultipartUpload (caps.c): then one conditional PUT, as far
 	 * as one PUT goes.
 	 */
 	if (r->size > part_size &&
-	    (!s3d_caps_of(m->bucket)->complete_ignores ||
-	     r->size > S3D_SINGLE_MAX)) {
-		struct s3d_mpu_params p = {
-			.ctx = ctx, .bucket = m->bucket, .key = op->key,
-			.fd = op->fd, .rootfd = m->rootfd, .size = r->size,
-			.part_size = part_size,
-			.parallel = upload_parallel,
-			.prio = op->prio,
-			.if_match = (r->flags & S3CFS_UP_MATCH) ? op->if_match : NULL,
-			.if_none_match = r->flags & S3CFS_UP_NEW,
-			.posix = r->has_posix ? &r->posix : NULL,
-			.done = upload_mpu_done, .arg = op,
-		};
-
+	    (!complete_ignores || r->size > S3D_SINGLE_MAX)) {
 		r->started = true;
 		op->mpu = s3d_mpu_start(&p, &err);
 		if (!op->mpu) {

@@ -3,7 +3,7 @@
  * The kernel's requests, handed to what does each:
  *
  *   MOUNT   mount.c: open the cache root, check or write the format marker.
- *   UMOUNT  mount.c: forget the mount.
+ *   UMOUNT  mount.c: forget the mount; stream.c: abort its streams.
  *   CANCEL  req.c: the kernel gave a request up; a LIST stops.
  *   LIST    op_list.c: ListObjectsV2 (delimiter '/', all pages) into the
  *           lower directory.
@@ -12,7 +12,8 @@
  *   FETCH   op_fetch.c: ranged GET with If-Match into the lower file with
  *           O_DIRECT.
  *   UPLOAD  op_upload.c: PutObject of a file the kernel wrote, on the
- *           condition it names (If-None-Match: * or If-Match).
+ *           condition it names (If-None-Match: * or If-Match); with
+ *           S3CFS_UP_PART, stream.c: parts of a file still being written.
  *   MKDIR, DELETE, RENAME  op_ns.c: a directory's marker object, a
  *           DeleteObject, a CopyObject and DeleteObject.
  *   SETMETA op_setmeta.c: new POSIX attributes, a CopyObject of the key
@@ -32,6 +33,7 @@
 #include "op_common.h"
 #include "ops.h"
 #include "req.h"
+#include "stream.h"
 #include "uapi/s3cachefs.h"
 
 /* @r's context is ready (@err 0) or failed: run its operation. */
@@ -76,6 +78,8 @@ void s3d_req_handle(struct s3d_req *r)
 		s3d_mount_start(r);
 		return;
 	case S3CFS_CMD_UMOUNT:
+		/* Files of a mount that is gone are never closed here. */
+		s3d_stream_drop_mount(r->mount_id);
 		s3d_mount_stop(r);
 		return;
 	case S3CFS_CMD_CANCEL:

@@ -47,6 +47,9 @@ struct s3d_req {
 				 * object's */
 	uint32_t flags;		/* UPLOAD: S3CFS_UP_*; MOUNT: S3CFS_MOUNT_*;
 				 * DELETE: S3CFS_DEL_* */
+	uint64_t stream;	/* UPLOAD: a streamed upload's id (version 8) */
+	uint32_t parts;		/* ... its parts; with S3CFS_UP_PART, @len
+				 * is their size */
 	char *path2;		/* RENAME: the destination */
 	bool has_posix;		/* UPLOAD, MKDIR, SETMETA: @posix is given */
 	struct s3cfs_posix posix;	/* ... the object's POSIX attributes */

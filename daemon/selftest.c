@@ -165,7 +165,9 @@ static int parse_posix(const char *spec, struct s3cfs_posix *p)
 
 /*
  * "list:PATH" "lookup:PATH:NAME" "fetch:PATH:OFF:LEN[:ETAG]"
- * "upload:PATH:new" "upload:PATH:match:ETAG" "mkdir:PARENT:NAME"
+ * "upload:PATH:new" "upload:PATH:match:ETAG" (either with a last
+ * ":stream=ID/PARTS/PART-SIZE": a streamed file's close)
+ * "part:PATH:STREAM:PARTS:PART-SIZE" (PARTS 0: abort) "mkdir:PARENT:NAME"
  * "delete:PARENT:NAME[:dir]" "rename:SRC:DST:SIZE:ETAG"
  * "setmeta:PATH:SIZE:ETAG:posix=..." of mount 1, or of mount N with a
  * leading "@N:"; upload and mkdir take a last ":posix=..." too (see
@@ -197,6 +199,13 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 	}
 	if (t)
 		goto syntax;	/* more fields than any request has */
+	/* A streamed file's close: stream=ID/PARTS/PART-SIZE. */
+	if (n > 1 && !strncmp(f[n - 1], "stream=", 7)) {
+		if (sscanf(f[n - 1] + 7, "%" SCNu64 "/%" SCNu32 "/%" SCNu64,
+			   &r->stream, &r->parts, &r->len) != 3)
+			goto syntax;
+		n--;
+	}
 	if (n > 1 && !strncmp(f[n - 1], "posix=", 6)) {
 		if (parse_posix(f[n - 1], &r->posix))
 			goto syntax;
@@ -251,6 +260,27 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		free(file);
 		r->ino = st.st_ino;
 		r->size = (uint64_t)st.st_size;
+	} else if (!strcmp(f[0], "part") && n == 5) {
+		struct stat st;
+		char *file;
+
+		/* Parts 1..PARTS of a file being written (stream.c). */
+		r->cmd = S3CFS_CMD_UPLOAD;
+		r->flags = S3CFS_UP_PART;
+		r->path = strdup(f[1]);
+		r->stream = strtoull(f[2], NULL, 0);
+		r->parts = (uint32_t)strtoul(f[3], NULL, 0);
+		r->len = strtoull(f[4], NULL, 0);
+		r->size = r->parts * r->len;
+		if (asprintf(&file, "%s/%s", dir, f[1]) < 0)
+			goto bad;
+		if (stat(file, &st)) {
+			perror(file);
+			free(file);
+			goto bad;
+		}
+		free(file);
+		r->ino = st.st_ino;
 	} else if (!strcmp(f[0], "mkdir") && n == 3) {
 		r->cmd = S3CFS_CMD_MKDIR;
 		r->path = strdup(f[1]);

@@ -63,6 +63,16 @@
  *       kernel applies them where the mount's own options do not say
  *       (writeback, nowriteback, upload_delay=). The daemon sends them only
  *       to a kernel of version 7 (older ones refuse both in an answer).
+ *   8 - streamed uploads: an UPLOAD with S3CFS_UP_PART says the first PARTS
+ *       parts (LENGTH bytes each) of a file being written from its start
+ *       are in its lower file and will not change; the daemon puts them
+ *       into a multipart upload it opens for the stream STREAM, while the
+ *       writer goes on. The close or fsync's UPLOAD may name the STREAM
+ *       and how many of its PARTS hold the file's first bytes: the daemon
+ *       sends only the rest, and completes that upload on the UPLOAD's
+ *       condition. The kernel sends them only to a daemon of version 8
+ *       (older ones would ignore both attributes and upload the file
+ *       whole, but would take an S3CFS_UP_PART for a whole upload).
  *
  * ioctls (on files of a mount; not netlink): S3CFS_IOC_SYNC, then
  * S3CFS_IOC_STATE (a module without it answers ENOTTY).
@@ -127,7 +137,7 @@
 #include <linux/ioctl.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
-#define S3CFS_GENL_VERSION	7
+#define S3CFS_GENL_VERSION	8
 #define S3CFS_GENL_VERSION_MIN	1	/* oldest daemon protocol accepted */
 
 /**
@@ -175,7 +185,18 @@
  *	exists; -ESTALE: S3CFS_UP_MATCH and the object is another version;
  *	-ENOENT: S3CFS_UP_MATCH and the key is gone; -EFBIG: larger than one
  *	PutObject takes; -EACCES, -EIO. The lower file is the kernel's
- *	(S3CFS_META_LOCAL): the daemon only reads it.
+ *	(S3CFS_META_LOCAL): the daemon only reads it. With STREAM and PARTS
+ *	(version 8), the first PARTS parts of LENGTH bytes each may come
+ *	from that stream's upload (see S3CFS_UP_PART); a stream the daemon
+ *	cannot use (unknown, failed, another key or layout) is aborted and
+ *	the file goes up whole. With S3CFS_UP_PART (version 8; no
+ *	condition flag): PATH, INO, STREAM, PARTS, LENGTH; SIZE is PARTS *
+ *	LENGTH. The parts up to PARTS are written for good: put those not
+ *	sent yet into the stream's multipart upload (opened at the stream's
+ *	first). Answer 0 once they are taken on, not sent; -EBUSY (too many
+ *	streams), -EOPNOTSUPP (the server ignores conditions on a Complete),
+ *	-EINVAL, or the upload's failure: the kernel stops the stream. PARTS
+ *	0 aborts the stream (answer 0 also when it is unknown).
  * @S3CFS_CMD_MKDIR: kernel -> daemon (version 4). Attrs: REQ_ID,
  *	MOUNT_ID, PATH (the parent), NAME. Put the directory's marker object
  *	"KEY/" (If-None-Match: *) and make the lower directory, empty and
@@ -264,6 +285,10 @@ enum s3cfs_cmd {
  * @S3CFS_A_UPLOAD_DELAY: u32, MOUNT's answer (version 7): seconds a
  *	write-back upload waits after the file's last close, at most
  *	S3CFS_UPLOAD_DELAY_MAX
+ * @S3CFS_A_STREAM: u64, UPLOAD (version 8): a streamed upload's id, unique
+ *	on the mount while the module is loaded
+ * @S3CFS_A_PARTS: u32, UPLOAD (version 8): parts of the stream, at most
+ *	S3CFS_STREAM_PARTS_MAX
  * @__S3CFS_A_MAX: number of attributes
  */
 enum s3cfs_attr {
@@ -290,6 +315,8 @@ enum s3cfs_attr {
 	S3CFS_A_PATH2,
 	S3CFS_A_POSIX,
 	S3CFS_A_UPLOAD_DELAY,
+	S3CFS_A_STREAM,
+	S3CFS_A_PARTS,
 	__S3CFS_A_MAX,
 };
 #define S3CFS_A_MAX (__S3CFS_A_MAX - 1)
@@ -310,6 +337,10 @@ enum s3cfs_prio {
 /* UPLOAD flags: the condition of the put (exactly one). */
 #define S3CFS_UP_NEW		0x01	/* If-None-Match: *, the key must not exist */
 #define S3CFS_UP_MATCH		0x02	/* If-Match: ETAG, the object must be ETAG */
+/* ... or none: parts of a stream are written (version 8). */
+#define S3CFS_UP_PART		0x04
+/* Parts a stream may have: the rest of a 5 TiB object fits S3's 10000. */
+#define S3CFS_STREAM_PARTS_MAX	1000
 
 /* DELETE flags. */
 #define S3CFS_DEL_DIR		0x01	/* a directory: only if empty */

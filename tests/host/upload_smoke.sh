@@ -11,7 +11,10 @@
 # a success once a HEAD shows the object is ours, not a conflict. The
 # journal: an upload a killed daemon left open is aborted by the next
 # daemon's MOUNT; a MOUNT sent again leaves running uploads alone. And a
-# LIST never replaces a file the kernel creates while it runs.
+# LIST never replaces a file the kernel creates while it runs. Streams
+# (protocol 8): parts put while a file is written, used by its close (only
+# the rest sent, the close's condition on the Complete), or aborted when
+# the kernel drops them, the close cannot use them, or a part fails.
 # Prints TAP; exit 1 if anything failed. Needs python3, and root for the
 # trusted.* xattrs of the cache files.
 #
@@ -248,10 +251,82 @@ is "$(nreqs POST "^/fake/up/cancel.bin\\?uploadId")" 0 "... with no Complete sen
 is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/fake/up/cancel.bin")" 404 \
 	"... and no object"
 
+# --- streams (protocol 8): parts put while the file is written --------------
+P=$((5 * MIB))
+local_file up/s1.bin $((3 * P + 7))
+ctl "part_delay=0.3" >/dev/null
+out=$(cache_metrics "part:up/s1.bin:11:1:$P" "part:up/s1.bin:11:2:$P" "sleep:800" \
+	"upload:up/s1.bin:new:stream=11/2/$P" metrics)
+ctl "part_delay=0" >/dev/null
+is "$(grep -E '_(streamed|stream_dropped|parts)_total' <<<"$out" | tr '\n' ' ')" \
+	"s3cachefsd_upload_parts_total 4 s3cachefsd_upload_streamed_total 1 s3cachefsd_upload_stream_dropped_total 0 " \
+	"a stream of 2 parts, then its close: 4 parts in all, the stream used"
+is "$(served_md5 up/s1.bin)" "$(file_md5 up/s1.bin)" "... S3 has exactly the file's bytes"
+is "$(nreqs POST "^/fake/up/s1.bin\\?uploads")" 1 "... in one multipart upload"
+is "$(nreqs PUT "^/fake/up/s1.bin\\?.*partNumber=[12]&")" 2 "... parts 1 and 2 sent once each"
+if python3 -c 'import json, sys
+sys.exit(0 if any(r["method"] == "POST" and "uploadId" in r["path"] and r["headers"].get("if-none-match") == "*"
+                  and "s1.bin" in r["path"] for r in map(json.loads, open(sys.argv[1]))) else 1)' "$reqlog"; then
+	ok "... its Complete carries the close's condition (If-None-Match: *)"
+else
+	not_ok "... its Complete carries the close's condition (If-None-Match: *)"
+fi
+# Its ETag is the one S3 gives the parts, as the kernel's next If-Match needs.
+out=$(cache "part:up/s1.bin:12:1:$P" "upload:up/s1.bin:match:$(mpu_etag "$cache/up/s1.bin" "$P"):stream=12/1/$P")
+is "$(etag_of "$out")" "$(mpu_etag "$cache/up/s1.bin" "$P")" \
+	"a second stream of the same bytes If-Match the first's ETag: the same ETag"
+# A file whose size is a whole number of streamed parts: nothing left to send.
+local_file up/s2.bin $((2 * P))
+out=$(cache_metrics "part:up/s2.bin:13:2:$P" "sleep:500" "upload:up/s2.bin:new:stream=13/2/$P" metrics)
+is "$(served_md5 up/s2.bin)" "$(file_md5 up/s2.bin)" "a file of exactly 2 streamed parts: S3 has its bytes"
+is "$(nreqs PUT "^/fake/up/s2.bin\\?.*partNumber")" 2 "... from the 2 streamed parts alone"
+# Aborted by the kernel (rewritten, unlinked): no upload left open.
+local_file up/s3.bin $((2 * P + 1))
+out=$(selftest "${OPTS[@]}" -- "part:up/s3.bin:14:1:$P" "sleep:300" "part:up/s3.bin:14:0:$P" "sleep:500" metrics)
+is "$(grep -c '^REPLY part:up/s3.bin:14:[01]:[0-9]* -> 0$' <<<"$out")" 2 "a stream, then its abort: both answered 0"
+is "$(open_uploads)" 0 "... no upload is left open"
+is "$(nreqs DELETE "^/fake/up/s3.bin\\?uploadId")" 1 "... one AbortMultipartUpload"
+is "$(grep '^METRIC s3cachefsd_upload_stream_dropped_total' <<<"$out")" "METRIC s3cachefsd_upload_stream_dropped_total 1" "... counted as dropped"
+# A close that cannot use its stream (renamed, another layout): the stream
+# is aborted, the file goes up whole.
+local_file up/s4.bin $((2 * P + 1))
+local_file up/s4b.bin $((2 * P + 1))
+cp "$cache/up/s4.bin" "$cache/up/s4b.bin"
+out=$(cache "part:up/s4.bin:15:1:$P" "sleep:300" "upload:up/s4b.bin:new:stream=15/1/$P" | tail -n 1)
+is "${out%% etag*}" "REPLY upload:up/s4b.bin:new:stream=15/1/$P -> 0" \
+	"a close under another name than its stream's: uploaded"
+is "$(served_md5 up/s4b.bin)" "$(file_md5 up/s4b.bin)" "... whole, with the right bytes"
+is "$(nreqs PUT "^/fake/up/s4b.bin\\?.*partNumber")" 3 "... in 3 parts of its own"
+is "$(open_uploads)" 0 "... and the stream's upload is aborted"
+out=$(cache "upload:up/s4.bin:new:stream=99/1/$P")
+is "${out%% etag*}" "REPLY upload:up/s4.bin:new:stream=99/1/$P -> 0" "a close naming a stream this daemon never saw: uploaded whole"
+is "$(served_md5 up/s4.bin)" "$(file_md5 up/s4.bin)" "... with the right bytes"
+# A conflict at the Complete of a stream: refused, and nothing left open.
+local_file up/s4.bin $((2 * P + 1))
+out=$(cache "part:up/s4.bin:16:1:$P" "sleep:300" "upload:up/s4.bin:new:stream=16/1/$P" | tail -n 1)
+is "$out" "REPLY upload:up/s4.bin:new:stream=16/1/$P -> -17 File exists" \
+	"a stream whose key was created meanwhile: EEXIST at its close"
+is "$(open_uploads)" 0 "... and its upload is aborted"
+# A stream whose part fails: the close uploads whole (one PUT: part size
+# 16 MiB for the daemon's own uploads).
+local_file up/s5.bin $((2 * P + 1))
+ctl "part_fail=1&status=403" >/dev/null
+out=$(selftest --part-size $((16 * MIB)) --retry-base-ms 10 -- \
+	"part:up/s5.bin:17:1:$P" "sleep:800" "upload:up/s5.bin:new:stream=17/1/$P" metrics)
+ctl "part_fail=0" >/dev/null
+if grep -q "stream 17 failed" "$work/log"; then
+	ok "a stream whose part the server refuses fails"
+else
+	not_ok "a stream whose part the server refuses fails" "$(tail -5 "$work/log")"
+fi
+is "$(served_md5 up/s5.bin)" "$(file_md5 up/s5.bin)" "a stream whose upload failed: the close uploads the file whole"
+is "$(grep '^METRIC s3cachefsd_upload_stream_dropped_total' <<<"$out")" "METRIC s3cachefsd_upload_stream_dropped_total 1" "... the stream counted as dropped"
+is "$(open_uploads)" 0 "no upload is left open after the streams"
+
 # --- metrics of one multipart upload -----------------------------------------
 local_file up/metrics.bin $((12 * MIB + 3))
 is "$(cache_metrics "upload:up/metrics.bin:new" metrics | tr '\n' ' ')" \
-	"s3cachefsd_upload_bytes_total $((12 * MIB + 3)) s3cachefsd_upload_multipart_total 1 s3cachefsd_upload_parts_total 3 s3cachefsd_upload_aborted_total 0 s3cachefsd_upload_abort_failures_total 0 s3cachefsd_upload_ours_total 0 s3cachefsd_upload_recovered_total 0 " \
+	"s3cachefsd_upload_bytes_total $((12 * MIB + 3)) s3cachefsd_upload_multipart_total 1 s3cachefsd_upload_parts_total 3 s3cachefsd_upload_aborted_total 0 s3cachefsd_upload_abort_failures_total 0 s3cachefsd_upload_ours_total 0 s3cachefsd_upload_recovered_total 0 s3cachefsd_upload_streamed_total 0 s3cachefsd_upload_stream_dropped_total 0 " \
 	"metrics: the bytes, the multipart upload and its 3 parts"
 
 # --- the journal: a daemon killed mid-upload leaves a record; the next --------
