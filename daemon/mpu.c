@@ -738,9 +738,9 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 
 /**
  * s3d_mpu_open() - start a multipart upload of a file still being written
- * @p: what to upload where; @p->size, the condition and @p->posix are not
- *	used (s3d_mpu_close() gives the first two; a stream carries no
- *	POSIX attributes), @p->part_size is the streamed parts' exact size
+ * @p: what to upload where; @p->size and the condition are not used
+ *	(s3d_mpu_close() gives them), @p->part_size is the streamed parts'
+ *	exact size
  * @err: -errno when it cannot start (nothing was sent)
  *
  * No part is sent before s3d_mpu_ready() says it is written. @p->done is
@@ -768,6 +768,9 @@ struct s3d_mpu *s3d_mpu_open(const struct s3d_mpu_params *p, int *err)
 		return NULL;
 	}
 	u->open = true;
+	u->has_posix = p->posix;
+	if (p->posix)
+		u->posix = *p->posix;
 	u->part0 = p->part_size;
 	u->part = p->part_size;
 	u->parallel = p->parallel;

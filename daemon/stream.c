@@ -12,8 +12,10 @@
  * conflicts.
  *
  * A stream the final UPLOAD cannot use (a part failed, the file was
- * renamed, another layout, POSIX attributes to send, a stream this daemon
- * never saw) is aborted, and the file goes up whole. PARTS 0 aborts one
+ * renamed, another layout, other POSIX attributes, a stream this daemon
+ * never saw) is aborted, and the file goes up whole. The upload is
+ * created with the attributes of the first parts but the mtime, which
+ * changes while the file is written: the object's time is S3's. PARTS 0 aborts one
  * (the file was rewritten, truncated or unlinked); so does the mount's
  * UMOUNT. A daemon that dies leaves the stream's upload in the journal
  * (mpu.c): the next one aborts it at MOUNT, as any other.
@@ -42,6 +44,8 @@ struct s3d_stream {
 	uint64_t ino;			/* the lower file's */
 	uint64_t part;			/* bytes per part */
 	char *key;
+	bool has_posix;			/* the upload was created with: */
+	struct s3cfs_posix posix;	/* ... these (no mtime) */
 	struct s3d_mpu *mpu;		/* NULL once it failed */
 	int err;			/* ... with this */
 };
@@ -117,6 +121,8 @@ static int stream_open(struct s3d_req *r, struct s3d_mount *m,
 	st->id = r->stream;
 	st->ino = r->ino;
 	st->part = r->len;
+	st->has_posix = r->has_posix;
+	st->posix = r->posix;
 	st->key = s3d_key_of(m->prefix, r->path, NULL);
 	if (st->key) {
 		struct s3d_mpu_params p = {
@@ -124,6 +130,7 @@ static int stream_open(struct s3d_req *r, struct s3d_mount *m,
 			.fd = fd, .rootfd = m->rootfd, .part_size = r->len,
 			.parallel = parallel,
 			.prio = S3D_PRIO_ASYNC,
+			.posix = st->has_posix ? &st->posix : NULL,
 			.done = stream_failed, .arg = st,
 		};
 
@@ -193,6 +200,25 @@ out:
 	s3d_op_done(r, m, ctx, err);
 }
 
+/*
+ * The close's attributes are those the upload was created with, but the
+ * mtime: a stream's object has none of its own (its time is S3's, that of
+ * the Complete); the kernel breaks a stream at a chmod, chown or utimes.
+ */
+static bool posix_same(const struct s3d_stream *st,
+		       const struct s3cfs_posix *p)
+{
+	uint32_t f = st->posix.flags;
+
+	if (!p || !st->has_posix)
+		return !p == !st->has_posix;
+	if ((p->flags & ~S3CFS_POSIX_MTIME) != f)
+		return false;
+	return (!(f & S3CFS_POSIX_MODE) || p->mode == st->posix.mode) &&
+	       (!(f & S3CFS_POSIX_UID) || p->uid == st->posix.uid) &&
+	       (!(f & S3CFS_POSIX_GID) || p->gid == st->posix.gid);
+}
+
 /**
  * s3d_stream_finish() - the close or fsync's UPLOAD of a streamed file
  * @m: the mount
@@ -228,8 +254,8 @@ struct s3d_mpu *s3d_stream_finish(struct s3d_mount *m, struct s3d_req *r,
 		why = "another file";
 	else if (strcmp(st->key, key))
 		why = "renamed";
-	else if (p->posix)
-		why = "attributes to send";
+	else if (!posix_same(st, p->posix))
+		why = "other attributes";
 	else if (s3d_mpu_close(st->mpu, p, r->parts))
 		why = "its parts do not fit";
 	if (why) {

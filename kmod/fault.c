@@ -20,6 +20,9 @@
  *                   (local.c)
  *   upq_uploaded    write-back: a queued upload is done, its record not
  *                   dropped yet (upqueue.c)
+ *   upload_send     an UPLOAD is about to go to the daemon (upload.c)
+ *   stream_send     a stream's parts are written back, not yet announced
+ *                   to the daemon (stream.c)
  */
 #include "s3cachefs.h"
 #include <linux/moduleparam.h>

@@ -116,7 +116,10 @@ static int s3cfs_release(struct inode *inode, struct file *file)
 		 */
 		if (s3cfs_inode_local(inode) && !sf->uploaded)
 			s3cfs_upload(file, true);
-		atomic_dec(&S3CFS_I(inode)->nr_writers);
+		/* No upload to come that could use the file's stream. */
+		if (atomic_dec_and_test(&S3CFS_I(inode)->nr_writers) &&
+		    !test_bit(S3CFS_I_QUEUED, &S3CFS_I(inode)->flags))
+			s3cfs_stream_drop(inode);
 	}
 	if (sf->next)
 		fput(sf->next);

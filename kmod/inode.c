@@ -49,6 +49,7 @@ struct inode *s3cfs_alloc_inode(struct super_block *sb)
 	si->res_end = 0;
 	INIT_LIST_HEAD(&si->fetches);
 	s3cfs_upq_init_inode(si);
+	s3cfs_stream_init_inode(si);
 	return &si->vfs_inode;
 }
 
@@ -61,6 +62,7 @@ void s3cfs_evict_inode(struct inode *inode)
 {
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 
+	s3cfs_stream_evict(inode);
 	truncate_inode_pages_final(&inode->i_data);
 	clear_inode(inode);
 	WARN_ON_ONCE(!list_empty(&si->fetches));

@@ -338,6 +338,12 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 	     nla_put_u32(skb, S3CFS_A_PRIORITY, req->prio) ||
 	     (req->etag && nla_put_string(skb, S3CFS_A_ETAG, req->etag))))
 		goto too_big;
+	/* A stream (version 8; stream.c sends them to no older daemon). */
+	if (req->cmd == S3CFS_CMD_UPLOAD && req->stream &&
+	    (nla_put_u64_64bit(skb, S3CFS_A_STREAM, req->stream, S3CFS_A_PAD) ||
+	     nla_put_u32(skb, S3CFS_A_PARTS, req->parts) ||
+	     nla_put_u64_64bit(skb, S3CFS_A_LENGTH, req->length, S3CFS_A_PAD)))
+		goto too_big;
 	if (req->cmd == S3CFS_CMD_DELETE &&
 	    nla_put_u32(skb, S3CFS_A_FLAGS, req->up_flags))
 		goto too_big;

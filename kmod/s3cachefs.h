@@ -84,6 +84,8 @@ struct s3cfs_stats {
 	atomic64_t conflicts;
 	atomic64_t wb_acks;
 	atomic64_t wb_resumed;
+	atomic64_t stream_parts;
+	atomic64_t stream_uploads;
 	atomic64_t latency[S3CFS_LAT_BUCKETS];
 };
 
@@ -266,6 +268,14 @@ struct s3cfs_sb_info {
  * @up_since: jiffies when it was queued (it has owed an upload since)
  * @up_mutex: serializes the file's upload record with what drops it
  * @up_tries: failed uploads in a row (the next waits longer)
+ * @st_lock: protects the @st_* fields (stream.c)
+ * @st_id: the stream the file's writes are in, 0: none
+ * @st_told: the stream the daemon was told of (abort it if not used)
+ * @st_next: the stream's end: written in order from 0 up to here
+ * @st_ready: parts the daemon was told are written
+ * @st_part: their size
+ * @st_broken: written other than in order since the stream began
+ * @st_work: writes back and announces parts, aborts broken streams
  */
 struct s3cfs_inode_info {
 	struct inode vfs_inode;
@@ -297,6 +307,14 @@ struct s3cfs_inode_info {
 	unsigned long up_since;
 	struct mutex up_mutex;
 	unsigned int up_tries;
+	spinlock_t st_lock;
+	u64 st_id;
+	u64 st_told;
+	loff_t st_next;
+	unsigned int st_ready;
+	u64 st_part;
+	bool st_broken;
+	struct work_struct st_work;
 };
 
 /*
@@ -396,6 +414,8 @@ struct s3cfs_req {
 	u64 ino;		/* UPLOAD: INO */
 	u64 size;		/* UPLOAD, RENAME: SIZE */
 	u32 up_flags;		/* UPLOAD: FLAGS (S3CFS_UP_*); DELETE: S3CFS_DEL_* */
+	u64 stream;		/* UPLOAD: STREAM, with PARTS and LENGTH (stream.c) */
+	u32 parts;
 	char *path2;		/* RENAME: PATH2 */
 	char *reply_etag;	/* UPLOAD, RENAME, SETMETA: the answer's ETAG (kmalloc'ed) */
 	struct s3cfs_posix posix;	/* UPLOAD, MKDIR, SETMETA: POSIX */
@@ -537,6 +557,16 @@ int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry);
 int s3cfs_upload_state(struct inode *inode, struct s3cfs_ioc_state *st);
 int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 		       struct file *file, bool closing);
+
+/* stream.c */
+void s3cfs_stream_init_inode(struct s3cfs_inode_info *si);
+void s3cfs_stream_wrote(struct inode *inode, loff_t pos, size_t len,
+			loff_t old_size);
+void s3cfs_stream_break(struct inode *inode);
+void s3cfs_stream_settle(struct inode *inode);
+void s3cfs_stream_take(struct inode *inode, struct s3cfs_req *req, u64 size);
+void s3cfs_stream_drop(struct inode *inode);
+void s3cfs_stream_evict(struct inode *inode);
 
 /* upqueue.c */
 void s3cfs_upq_init_inode(struct s3cfs_inode_info *si);

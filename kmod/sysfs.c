@@ -50,6 +50,8 @@ S3CFS_COUNTER(upload_errors);
 S3CFS_COUNTER(conflicts);
 S3CFS_COUNTER(wb_acks);
 S3CFS_COUNTER(wb_resumed);
+S3CFS_COUNTER(stream_parts);
+S3CFS_COUNTER(stream_uploads);
 
 static ssize_t fetch_latency_show(struct s3cfs_sb_info *sbi, char *buf)
 {
@@ -232,6 +234,8 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_conflicts.attr,
 	&s3cfs_attr_wb_acks.attr,
 	&s3cfs_attr_wb_resumed.attr,
+	&s3cfs_attr_stream_parts.attr,
+	&s3cfs_attr_stream_uploads.attr,
 	&s3cfs_attr_wb_queued.attr,
 	&s3cfs_attr_wb_queued_bytes.attr,
 	&s3cfs_attr_wb_oldest_s.attr,

@@ -631,9 +631,13 @@ int s3cfs_upcall_reply(const struct s3cfs_reply *r)
 		s3cfs_req_put(req);
 		return 0;
 	}
-	/* An ETag comes with (and only with) a successful UPLOAD, RENAME, SETMETA. */
-	answers_etag = r->cmd == S3CFS_CMD_UPLOAD || r->cmd == S3CFS_CMD_RENAME ||
-		       r->cmd == S3CFS_CMD_SETMETA;
+	/*
+	 * An ETag comes with (and only with) a successful UPLOAD (not a
+	 * stream's parts), RENAME, SETMETA.
+	 */
+	answers_etag = (r->cmd == S3CFS_CMD_UPLOAD &&
+			!(req->up_flags & S3CFS_UP_PART)) ||
+		       r->cmd == S3CFS_CMD_RENAME || r->cmd == S3CFS_CMD_SETMETA;
 	if ((!status && answers_etag ? !r->etag : !!r->etag) ||
 	    ((r->has_flags || r->has_upload_delay) &&
 	     (r->cmd != S3CFS_CMD_MOUNT || status))) {

@@ -248,6 +248,8 @@ static int s3cfs_upload_send(struct inode *inode, const char *path,
 	} else {
 		req->up_flags = S3CFS_UP_NEW;
 	}
+	/* Its first parts may be up already (stream.c). */
+	s3cfs_stream_take(inode, req, size);
 	atomic64_inc(&sbi->stats.uploads);
 	set_bit(S3CFS_I_UPLOADING, &si->flags);
 	s3cfs_fault("upload_send");
@@ -362,6 +364,8 @@ static int s3cfs_upload_locked(struct inode *inode, struct dentry *dentry,
 	 * again, and the next close or fsync sends that too.
 	 */
 	dirty = test_and_clear_bit(S3CFS_I_DIRTY, &si->flags);
+	/* Its stream's worker writes back too: done before wb_sem. */
+	s3cfs_stream_settle(inode);
 	err = s3cfs_upload_prepare(inode);
 	if (err)
 		goto out;
@@ -464,6 +468,7 @@ int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry)
 	err = s3cfs_open_lower(inode) ?: s3cfs_inode_path(dentry, &buf, &path);
 	if (err)
 		goto out;
+	s3cfs_stream_settle(inode);
 	/* No writeback into the lower file from here to the answer. */
 	down_write(&si->wb_sem);
 	err = -EAGAIN;

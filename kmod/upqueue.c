@@ -446,8 +446,12 @@ static void s3cfs_upq_forget(struct inode *inode)
  */
 void s3cfs_upq_unlinked(struct inode *inode)
 {
-	if (test_bit(S3CFS_I_QUEUED, &S3CFS_I(inode)->flags))
+	if (test_bit(S3CFS_I_QUEUED, &S3CFS_I(inode)->flags)) {
 		s3cfs_upq_forget(inode);
+		/* Never uploaded now: a stream it kept for that is dropped. */
+		if (!atomic_read(&S3CFS_I(inode)->nr_writers))
+			s3cfs_stream_drop(inode);
+	}
 }
 
 /**

@@ -246,7 +246,7 @@ ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	struct file *file = iocb->ki_filp;
 	struct inode *inode = file_inode(file);
 	bool direct = iocb->ki_flags & IOCB_DIRECT;
-	loff_t pos;
+	loff_t pos, old_size;
 	ssize_t ret;
 	int err;
 
@@ -268,6 +268,7 @@ ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 	if (ret)
 		goto out;
 	pos = iocb->ki_pos;
+	old_size = i_size_read(inode);
 	iocb->ki_flags &= ~IOCB_DIRECT;
 	/* Advances ki_pos (6.1 stable has it too, backported from 6.4). */
 	ret = generic_perform_write(iocb, from);
@@ -279,6 +280,8 @@ ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		if (err)
 			ret = err;
 	}
+	if (ret > 0)
+		s3cfs_stream_wrote(inode, pos, ret, old_size);
 out:
 	inode_unlock(inode);
 	if (ret > 0)
@@ -350,6 +353,10 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 		return err;
 	if ((attr->ia_valid & ATTR_SIZE) && attr->ia_size == i_size_read(inode))
 		attr->ia_valid &= ~ATTR_SIZE;
+	/* Set by hand: the stream's upload was created with the old ones. */
+	if (S_ISREG(inode->i_mode) &&
+	    (attr->ia_valid & (ATTR_MTIME | ATTR_MODE | ATTR_UID | ATTR_GID)))
+		s3cfs_stream_break(inode);
 	/* Modes, owners and mtimes kept in S3 (posix.c). */
 	if (S3CFS_SB(inode->i_sb)->opts.posix_meta && S_ISREG(inode->i_mode) &&
 	    !(attr->ia_valid & ATTR_SIZE))
@@ -371,6 +378,7 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	if ((attr->ia_valid & ATTR_SIZE) &&
 	    attr->ia_size != i_size_read(inode)) {
 		inode_dio_wait(inode);
+		s3cfs_stream_break(inode);
 		truncate_setsize(inode, attr->ia_size);
 		s3cfs_reserve_forget(S3CFS_I(inode));
 		/* Outside invalidate_lock: see the lock order above. */
@@ -414,6 +422,8 @@ long s3cfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 	if (!s3cfs_inode_local(inode) || s3cfs_inode_stale(inode))
 		goto out;
 	inode_dio_wait(inode);
+	if (zeroes || (!(mode & FALLOC_FL_KEEP_SIZE) && end > i_size_read(inode)))
+		s3cfs_stream_break(inode);
 	if (zeroes) {
 		err = filemap_write_and_wait_range(inode->i_mapping, offset,
 						   end - 1);
@@ -466,6 +476,7 @@ static vm_fault_t s3cfs_page_mkwrite(struct vm_fault *vmf)
 	}
 	folio_mark_dirty(folio);
 	set_bit(S3CFS_I_DIRTY, &S3CFS_I(inode)->flags);
+	s3cfs_stream_break(inode);
 	folio_wait_stable(folio);
 out:
 	sb_end_pagefault(inode->i_sb);

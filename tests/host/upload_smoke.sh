@@ -307,6 +307,24 @@ out=$(cache "part:up/s4.bin:16:1:$P" "sleep:300" "upload:up/s4.bin:new:stream=16
 is "$out" "REPLY upload:up/s4.bin:new:stream=16/1/$P -> -17 File exists" \
 	"a stream whose key was created meanwhile: EEXIST at its close"
 is "$(open_uploads)" 0 "... and its upload is aborted"
+# POSIX attributes: the upload is created with the first parts' (no mtime:
+# the object's time is S3's); a close with other ones does not use it.
+local_file up/s6.bin $((2 * P + 1))
+out=$(cache "part:up/s6.bin:18:1:$P:posix=33188/1000/1001/" "sleep:300" \
+	"upload:up/s6.bin:new:posix=33188/1000/1001/1700000000.5:stream=18/1/$P" | tail -n 1)
+is "${out%% etag*}" "REPLY upload:up/s6.bin:new:posix=33188/1000/1001/1700000000.5:stream=18/1/$P -> 0" \
+	"a stream with attributes, closed with the same ones and an mtime: uploaded"
+is "$(nreqs POST "^/fake/up/s6.bin\\?uploads") $(nreqs DELETE "^/fake/up/s6.bin\\?uploadId")" "1 0" \
+	"... by the stream's upload (one created, none aborted)"
+hdrs=$(curl -sfI "http://127.0.0.1:$port/fake/up/s6.bin" | tr -d '\r' | grep -i '^x-amz-meta-' | sort | tr '\n' ' ')
+is "$hdrs" "x-amz-meta-gid: 1001 x-amz-meta-mode: 33188 x-amz-meta-uid: 1000 " \
+	"... with the stream's mode, uid and gid, and no mtime of its own"
+out=$(cache "part:up/s6.bin:19:1:$P:posix=33188/1000/1001/" "sleep:300" \
+	"upload:up/s6.bin:match:$(mpu_etag "$cache/up/s6.bin" "$P"):posix=33261/1000/1001/1700000000.5:stream=19/1/$P" | tail -n 1)
+is "${out%% etag*}" "REPLY upload:up/s6.bin:match:$(mpu_etag "$cache/up/s6.bin" "$P"):posix=33261/1000/1001/1700000000.5:stream=19/1/$P -> 0" \
+	"a close with another mode than its stream's: uploaded"
+is "$(curl -sfI "http://127.0.0.1:$port/fake/up/s6.bin" | tr -d '\r' | grep -ci '^x-amz-meta-mode: 33261')" 1 \
+	"... whole, with the close's attributes"
 # A stream whose part fails: the close uploads whole (one PUT: part size
 # 16 MiB for the daemon's own uploads).
 local_file up/s5.bin $((2 * P + 1))
