@@ -9,7 +9,7 @@
  *
  *   1. a write at offset 0 into an empty file starts a stream (an id); each
  *      write that continues it moves its end (@st_next);
- *   2. when the end passes a whole part (stream_part_mb), a worker writes
+ *   2. when a byte is written past a whole part (stream_part_mb), a worker writes
  *      that range back to the lower file and tells the daemon the first
  *      @st_ready parts are there for good (UPLOAD with S3CFS_UP_PART); the
  *      daemon puts them into a multipart upload it opened for the stream;
@@ -79,6 +79,17 @@ void s3cfs_stream_init_inode(struct s3cfs_inode_info *si)
 	INIT_WORK(&si->st_work, s3cfs_stream_workfn);
 }
 
+/*
+ * Parts of @part bytes a stream ending at @end has finished: those a byte
+ * was written past. A file that ends on a part's end keeps that part for
+ * its close, so the close always has something to send, and a file of
+ * one part goes up in one PutObject.
+ */
+static u64 s3cfs_stream_done_parts(loff_t end, u64 part)
+{
+	return end > 0 && part ? div64_u64(end - 1, part) : 0;
+}
+
 /* Streams are unique while the module is loaded (the daemon keys them). */
 static atomic64_t s3cfs_stream_ids = ATOMIC64_INIT(0);
 
@@ -128,7 +139,7 @@ void s3cfs_stream_wrote(struct inode *inode, loff_t pos, size_t len,
 		}
 	}
 	if (si->st_id && !si->st_broken) {
-		part = div64_u64(si->st_next, si->st_part);
+		part = s3cfs_stream_done_parts(si->st_next, si->st_part);
 		kick |= part > si->st_ready &&
 			si->st_ready < S3CFS_STREAM_PARTS_MAX;
 	}
@@ -233,7 +244,8 @@ static void s3cfs_stream_workfn(struct work_struct *work)
 		broken = si->st_broken;
 		part = si->st_part;
 		ready = si->st_ready;
-		target = id ? min_t(u64, div64_u64(si->st_next, part ?: 1),
+		target = id ? min_t(u64, s3cfs_stream_done_parts(si->st_next,
+								 part),
 				    S3CFS_STREAM_PARTS_MAX) : 0;
 		if (told && (told != id || broken))
 			si->st_told = 0;

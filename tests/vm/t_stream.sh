@@ -8,7 +8,9 @@
 # a mapped write) must not let a sent part stand in for new bytes: the
 # stream is aborted and the file goes up whole. So must an unlink (no
 # upload left open), a rename (the object under the new name), a conflict
-# (the other writer's object kept), and a rewrite that lands while the
+# (the other writer's object kept), a daemon killed mid-stream (the next
+# one aborts its upload and starts the stream again from the file), and a
+# rewrite that lands while the
 # worker is between writing a part back and telling the daemon (held
 # there by the fault point stream_send). Write-back mounts use streams
 # too; stream_part_mb=0 turns them off.
@@ -16,7 +18,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
 test_init stream
-plan 47
+plan 55
 
 MIB=1048576
 PART=$((5 * MIB))
@@ -126,7 +128,14 @@ used() { echo "$(dmetric s3cachefsd_upload_streamed_total)/$(dmetric s3cachefsd_
 export -f parts_put
 
 check_sh "fault proxy starts" start_faultproxy 9463
-check "module loads (5 MiB stream parts)" load_module stream_part_mb=5
+cleanup_more() {
+	echo 16 >$P/stream_part_mb 2>/dev/null
+	echo >$P/fault_points 2>/dev/null
+	test_cleanup
+}
+trap cleanup_more EXIT
+check "module loads" load_module
+check "stream parts of 5 MiB (stream_part_mb)" bash -c "echo 5 >$P/stream_part_mb"
 check_sh "daemon starts (5 MiB parts)" start_daemon --part-size $PART --metrics $MADDR
 check "writable mount" mount_s3 "$BUCKET" "$MNT" "$OPTS"
 
@@ -185,6 +194,26 @@ is "$(s3_uploads_open) $(used)" "0 3/5" "the stream was used, and its upload abo
 check "our bytes are kept under conflicts/" \
 	bash -c "cmp \"\$(ls -t $CACHE/.s3cachefs/conflicts/*cfl | head -1)\" $WORK/cfl.want"
 
+# --- the daemon killed mid-stream: the next one aborts the stream's upload --
+# --- (its journal) and opens it again at the next announcement -------------
+rm -f "$WORK/gate-kil"
+WANT=$WORK/kil.want python3 "$WORK/writer.py" "$MNT/kil" $((3 * PART + 3)) kil \
+	--hold-at $((2 * PART + MIB)) "$WORK/gate-kil" >"$WORK/kil.res" &
+pid=$!
+wait_until bash -c '[ "$(parts_put kil)" -ge 2 ]'
+kill_daemon
+is "$(s3_uploads_open)" 1 "a daemon killed while a stream's parts were up leaves its upload open"
+check_sh "a new daemon starts" start_daemon --part-size $PART --metrics $MADDR
+wait_until bash -c '[ "$(s3_uploads_open)" = 0 ]'
+is "$(s3_uploads_open)" 0 "... which aborts it at MOUNT (from the journal)"
+touch "$WORK/gate-kil"
+wait $pid
+is "$(cat "$WORK/kil.res")" ok "the writer goes on and closes: ok"
+check "the object is the file" s3_is kil "$WORK/kil.want"
+is "$(used) $(parts_put kil 1)" "1/0 2" \
+	"the new daemon took the stream up at its next announcement (part 1 sent again)"
+is "$(s3_uploads_open)" 0 "no upload is left open"
+
 # --- the race: a rewrite while the worker holds a part written back but ----
 # --- not yet told (fault point stream_send) ---------------------------------
 d0=$(dmesg | wc -l)
@@ -207,7 +236,7 @@ is "$(dmesg | tail -n +$((d0 + 1)) | grep -o 'fault point stream_send: [0-9]* ms
 	"... the rewrite came while the worker was held (the interleaving happened)"
 check "the object is the rewritten file" s3_is race "$WORK/race.want"
 wait_until bash -c '[ "$(s3_uploads_open)" = 0 ]'
-is "$(s3_uploads_open) $(used)" "0 3/6" "that stream was dropped and its upload aborted"
+is "$(s3_uploads_open) $(used)" "0 1/1" "that stream was dropped and its upload aborted"
 
 # --- write-back mounts stream too; stream_part_mb=0 turns streams off ------
 check "umount" umount_s3 "$MNT"
@@ -216,12 +245,12 @@ is "$(held_write wb $((2 * PART + 5)) $((PART + MIB)) 1)" "ok 1" \
 	"write-back: part 1 went up while written; close ok"
 check "s3cachectl sync" "$REPO/tools/s3cachectl/s3cachectl" sync "$MNT"
 check "the object is the file" s3_is wb "$WORK/wb.want"
-is "$(mnt_stat stream_uploads) $(parts_put wb 1) $(used)" "1 1 4/6" "the queued upload used the stream (part 1 sent once)"
+is "$(mnt_stat stream_uploads) $(parts_put wb 1) $(used)" "1 1 2/1" "the queued upload used the stream (part 1 sent once)"
 echo 0 >$P/stream_part_mb
 WANT=$WORK/off.want python3 "$WORK/writer.py" "$MNT/off" $((2 * PART)) off >/dev/null
 check "s3cachectl sync" "$REPO/tools/s3cachectl/s3cachectl" sync "$MNT"
 check "stream_part_mb=0: the object is the file" s3_is off "$WORK/off.want"
-is "$(mnt_stat stream_uploads) $(mnt_stat stream_parts) $(used)" "1 2 4/6" "... and no stream was offered or told"
+is "$(mnt_stat stream_uploads) $(mnt_stat stream_parts) $(used)" "1 2 2/1" "... and no stream was offered or told"
 check_fails "stream_part_mb=3 is refused (S3's parts are 5 MiB at least)" \
 	bash -c "echo 3 >$P/stream_part_mb"
 echo 16 >$P/stream_part_mb
