@@ -572,7 +572,9 @@ if any(k[2] in ("ckpt", "creates") for k in R):
     w("before it is uploaded. s3cachefs write-back (`writeback,upload_delay=1`): an fsync or close")
     w("returns once the cache device has the file; its \"closes\" row")
     w("times the writers (against ext4 with fsync), its \"in S3\" row the same run until S3 had every")
-    w("object, after `s3cachectl sync` as a job ends (against curl).")
+    w("object, after `s3cachectl sync` as a job ends (against curl). \"No streamed uploads\": the")
+    w("same mount with `stream_part_mb=0` (every part goes up after the fsync), a reference for what")
+    w("uploading finished parts while the files are written gains in this run.")
     w("")
     w("| system | workload | MiB/s | files/s | s | × limit | |")
     w("|---|---|---:|---:|---:|---:|---|")
@@ -580,7 +582,7 @@ if any(k[2] in ("ckpt", "creates") for k in R):
         m = "mibs" if wl == "ckpt" else "iops"
         lim = metric(("curl", "write", wl), m)
         for k in [("curl", "write"), ("ext4", "nvme"), ("s3cachefs", "write"),
-                  ("s3cachefs-wb", "ack"), ("s3cachefs-wb", "write"), ("s3fs", "write"),
+                  ("s3cachefs-nostream", "write"), ("s3cachefs-wb", "ack"), ("s3cachefs-wb", "write"), ("s3fs", "write"),
                   ("rclone", "write")]:
             r = R.get(k + (wl,))
             if r is None:
@@ -588,6 +590,8 @@ if any(k[2] in ("ckpt", "creates") for k in R):
             name = k[0] + {"curl": " (limit)", "ext4": " (fsync, reference)"}.get(k[0], "")
             if k[0] == "s3cachefs-wb":
                 name = "s3cachefs write-back (%s)" % ("closes" if k[1] == "ack" else "in S3, after s3cachectl sync")
+            if k[0] == "s3cachefs-nostream":
+                name = "s3cachefs, no streamed uploads (stream_part_mb=0, reference)"
             st = cell_status(r)
             if st:
                 w("| %s | %s | – | – | – | – | %s |" % (name, wl, st))
