@@ -685,22 +685,17 @@ static const struct s3d_xfer_ops create_ops = {
 	.done = create_done,
 };
 
-/**
- * s3d_mpu_start() - start a multipart upload of @p->fd
- * @p: what to upload where
- * @err: -errno when it cannot start (nothing was sent)
- *
- * Return: the upload (its end is @p->done), or NULL.
+/*
+ * An upload of @p's file (a descriptor of its own) with room for @nparts
+ * parts' ETags and @parallel parts in flight. NULL: *@err says why.
  */
-struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
+static struct s3d_mpu *mpu_alloc(const struct s3d_mpu_params *p,
+				 unsigned int nparts, unsigned int parallel,
+				 int *err)
 {
 	struct s3d_mpu *u;
 	unsigned int i;
 
-	*err = -EINVAL;
-	if (!p->size || p->size > S3D_OBJECT_MAX || !p->parallel ||
-	    (p->if_match && p->if_none_match))
-		return NULL;
 	*err = -ENOMEM;
 	u = mpu_new(p->ctx, p->bucket, p->key, p->rootfd);
 	if (!u)
@@ -711,27 +706,57 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 		mpu_free(u);
 		return NULL;
 	}
-	u->size = p->size;
-	u->part = s3d_mpu_part_size(p->size, p->part_size);
-	u->nparts = (unsigned int)((p->size + u->part - 1) / u->part);
-	u->parallel = S3D_MIN(p->parallel, u->nparts);
+	u->parallel = parallel;
 	u->prio = p->prio;
-	u->if_none_match = p->if_none_match;
 	u->has_posix = p->posix;
 	if (p->posix)
 		u->posix = *p->posix;
 	u->done = p->done;
 	u->arg = p->arg;
-	u->if_match = p->if_match ? strdup(p->if_match) : NULL;
-	u->etags = calloc(u->nparts, sizeof(*u->etags));
-	u->slots = calloc(u->parallel, sizeof(*u->slots));
-	if ((p->if_match && !u->if_match) || !u->etags || !u->slots) {
+	u->etags = calloc(nparts, sizeof(*u->etags));
+	u->slots = calloc(parallel, sizeof(*u->slots));
+	if (!u->etags || !u->slots) {
 		mpu_free(u);
 		return NULL;
 	}
-	for (i = 0; i < u->parallel; i++)
+	for (i = 0; i < parallel; i++)
 		u->slots[i].u = u;
 	*err = 0;
+	return u;
+}
+
+/**
+ * s3d_mpu_start() - start a multipart upload of @p->fd
+ * @p: what to upload where
+ * @err: -errno when it cannot start (nothing was sent)
+ *
+ * Return: the upload (its end is @p->done), or NULL.
+ */
+struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
+{
+	struct s3d_mpu *u;
+	uint64_t part;
+	unsigned int nparts;
+
+	*err = -EINVAL;
+	if (!p->size || p->size > S3D_OBJECT_MAX || !p->parallel ||
+	    (p->if_match && p->if_none_match))
+		return NULL;
+	part = s3d_mpu_part_size(p->size, p->part_size);
+	nparts = (unsigned int)((p->size + part - 1) / part);
+	u = mpu_alloc(p, nparts, S3D_MIN(p->parallel, nparts), err);
+	if (!u)
+		return NULL;
+	u->size = p->size;
+	u->part = part;
+	u->nparts = nparts;
+	u->if_none_match = p->if_none_match;
+	u->if_match = p->if_match ? strdup(p->if_match) : NULL;
+	if (p->if_match && !u->if_match) {
+		*err = -ENOMEM;
+		mpu_free(u);
+		return NULL;
+	}
 	ctl_submit(u, MPU_CREATE, &create_ops, "POST");
 	return u;
 }
@@ -751,41 +776,17 @@ struct s3d_mpu *s3d_mpu_start(const struct s3d_mpu_params *p, int *err)
 struct s3d_mpu *s3d_mpu_open(const struct s3d_mpu_params *p, int *err)
 {
 	struct s3d_mpu *u;
-	unsigned int i;
 
 	*err = -EINVAL;
 	if (p->part_size < S3D_PART_MIN || p->part_size > S3D_SINGLE_MAX ||
 	    !p->parallel)
 		return NULL;
-	*err = -ENOMEM;
-	u = mpu_new(p->ctx, p->bucket, p->key, p->rootfd);
+	u = mpu_alloc(p, S3D_PARTS_MAX, p->parallel, err);
 	if (!u)
 		return NULL;
-	u->fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
-	if (u->fd < 0) {
-		*err = -errno;
-		mpu_free(u);
-		return NULL;
-	}
 	u->open = true;
-	u->has_posix = p->posix;
-	if (p->posix)
-		u->posix = *p->posix;
 	u->part0 = p->part_size;
 	u->part = p->part_size;
-	u->parallel = p->parallel;
-	u->prio = p->prio;
-	u->done = p->done;
-	u->arg = p->arg;
-	u->etags = calloc(S3D_PARTS_MAX, sizeof(*u->etags));
-	u->slots = calloc(u->parallel, sizeof(*u->slots));
-	if (!u->etags || !u->slots) {
-		mpu_free(u);
-		return NULL;
-	}
-	for (i = 0; i < u->parallel; i++)
-		u->slots[i].u = u;
-	*err = 0;
 	ctl_submit(u, MPU_CREATE, &create_ops, "POST");
 	return u;
 }

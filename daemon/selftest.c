@@ -163,6 +163,27 @@ static int parse_posix(const char *spec, struct s3cfs_posix *p)
 	return *v || s3d_posix_parse(&t, p) ? -EINVAL : 0;
 }
 
+/* The inode number and size of PATH in the cache DIR (what UPLOAD names). */
+static int file_of(const char *dir, const char *path, uint64_t *ino,
+		   uint64_t *size)
+{
+	struct stat st;
+	char *file;
+	int err;
+
+	if (asprintf(&file, "%s/%s", dir, path) < 0)
+		return -ENOMEM;
+	err = stat(file, &st);
+	if (err)
+		perror(file);
+	free(file);
+	if (err)
+		return -ENOENT;
+	*ino = st.st_ino;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
 /*
  * "list:PATH" "lookup:PATH:NAME" "fetch:PATH:OFF:LEN[:ETAG]"
  * "upload:PATH:new" "upload:PATH:match:ETAG" (either with a last
@@ -242,27 +263,18 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 	} else if (!strcmp(f[0], "upload") &&
 		   ((n == 3 && !strcmp(f[2], "new")) ||
 		    (n == 4 && !strcmp(f[2], "match")))) {
-		struct stat st;
-		char *file;
+		uint64_t size;
 
 		/* The whole file as it is, as the kernel would send it. */
 		r->cmd = S3CFS_CMD_UPLOAD;
 		r->path = strdup(f[1]);
 		r->flags = n == 3 ? S3CFS_UP_NEW : S3CFS_UP_MATCH;
 		r->etag = n == 4 ? strdup(f[3]) : NULL;
-		if (asprintf(&file, "%s/%s", dir, f[1]) < 0)
+		if (file_of(dir, f[1], &r->ino, &size))
 			goto bad;
-		if (stat(file, &st)) {
-			perror(file);
-			free(file);
-			goto bad;
-		}
-		free(file);
-		r->ino = st.st_ino;
-		r->size = (uint64_t)st.st_size;
+		r->size = size;
 	} else if (!strcmp(f[0], "part") && n == 5) {
-		struct stat st;
-		char *file;
+		uint64_t size;
 
 		/* Parts 1..PARTS of a file being written (stream.c). */
 		r->cmd = S3CFS_CMD_UPLOAD;
@@ -272,15 +284,8 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		r->parts = (uint32_t)strtoul(f[3], NULL, 0);
 		r->len = strtoull(f[4], NULL, 0);
 		r->size = r->parts * r->len;
-		if (asprintf(&file, "%s/%s", dir, f[1]) < 0)
+		if (file_of(dir, f[1], &r->ino, &size))
 			goto bad;
-		if (stat(file, &st)) {
-			perror(file);
-			free(file);
-			goto bad;
-		}
-		free(file);
-		r->ino = st.st_ino;
 	} else if (!strcmp(f[0], "mkdir") && n == 3) {
 		r->cmd = S3CFS_CMD_MKDIR;
 		r->path = strdup(f[1]);
