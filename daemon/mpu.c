@@ -104,6 +104,17 @@ struct s3d_upload_stats s3d_upload_stats;
 /* Every upload of this daemon, so that recovery leaves them alone. */
 static struct s3d_list live_uploads = { &live_uploads, &live_uploads };
 
+/* At least @asked and S3D_PART_MIN, and @size fits in @nparts (whole MiB). */
+static uint64_t part_size_in(uint64_t size, uint64_t asked,
+			     unsigned int nparts)
+{
+	uint64_t p = S3D_MAX(asked, S3D_PART_MIN);
+	uint64_t need = (size + nparts - 1) / nparts;
+
+	need = (need + (1ULL << 20) - 1) & ~((1ULL << 20) - 1);
+	return S3D_MAX(p, need);
+}
+
 /**
  * s3d_mpu_part_size() - the part size an upload of @size bytes uses
  * @size: the object's size
@@ -114,11 +125,7 @@ static struct s3d_list live_uploads = { &live_uploads, &live_uploads };
  */
 uint64_t s3d_mpu_part_size(uint64_t size, uint64_t asked)
 {
-	uint64_t p = S3D_MAX(asked, S3D_PART_MIN);
-	uint64_t need = (size + S3D_PARTS_MAX - 1) / S3D_PARTS_MAX;
-
-	need = (need + (1ULL << 20) - 1) & ~((1ULL << 20) - 1);
-	return S3D_MAX(p, need);
+	return part_size_in(size, asked, S3D_PARTS_MAX);
 }
 
 /**
@@ -837,10 +844,8 @@ int s3d_mpu_close(struct s3d_mpu *u, const struct s3d_mpu_params *p,
 	if (p->size < head || p->size > S3D_OBJECT_MAX)
 		return -EINVAL;
 	rest = p->size - head;
-	/* At least the configured size, and the rest fits in the parts left. */
-	part = (rest + S3D_PARTS_MAX - early - 1) / (S3D_PARTS_MAX - early);
-	part = (part + (1ULL << 20) - 1) & ~((1ULL << 20) - 1);
-	part = S3D_MAX(part, S3D_MAX(p->part_size, S3D_PART_MIN));
+	/* The rest fits in the parts the streamed ones left. */
+	part = part_size_in(rest, p->part_size, S3D_PARTS_MAX - early);
 	if (p->if_match) {
 		u->if_match = strdup(p->if_match);
 		if (!u->if_match)

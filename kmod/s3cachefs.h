@@ -307,7 +307,7 @@ struct s3cfs_inode_info {
 	unsigned long up_since;
 	struct mutex up_mutex;
 	unsigned int up_tries;
-	spinlock_t st_lock;
+	spinlock_t st_lock;	/* see @st_lock above */
 	u64 st_id;
 	u64 st_told;
 	loff_t st_next;

@@ -234,7 +234,7 @@ static void s3cfs_stream_workfn(struct work_struct *work)
 	struct inode *inode = &si->vfs_inode;
 	unsigned int ready, target;
 	u64 id, told, part;
-	bool broken;
+	bool broken, abort;
 	int err;
 
 	for (;;) {
@@ -247,10 +247,11 @@ static void s3cfs_stream_workfn(struct work_struct *work)
 		target = id ? min_t(u64, s3cfs_stream_done_parts(si->st_next,
 								 part),
 				    S3CFS_STREAM_PARTS_MAX) : 0;
-		if (told && (told != id || broken))
+		abort = told && (told != id || broken);
+		if (abort)
 			si->st_told = 0;
 		spin_unlock(&si->st_lock);
-		if (told && (told != id || broken)) {
+		if (abort) {
 			/* No answer needed to go on: the daemon drops it at UMOUNT too. */
 			s3cfs_stream_send(inode, told, 0, part);
 			continue;

@@ -353,9 +353,13 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 		return err;
 	if ((attr->ia_valid & ATTR_SIZE) && attr->ia_size == i_size_read(inode))
 		attr->ia_valid &= ~ATTR_SIZE;
-	/* Set by hand: the stream's upload was created with the old ones. */
+	/*
+	 * A truncate, or attributes set by hand (the stream's upload was
+	 * created with the old ones).
+	 */
 	if (S_ISREG(inode->i_mode) &&
-	    (attr->ia_valid & (ATTR_MTIME | ATTR_MODE | ATTR_UID | ATTR_GID)))
+	    (attr->ia_valid & (ATTR_SIZE | ATTR_MTIME | ATTR_MODE | ATTR_UID |
+			       ATTR_GID)))
 		s3cfs_stream_break(inode);
 	/* Modes, owners and mtimes kept in S3 (posix.c). */
 	if (S3CFS_SB(inode->i_sb)->opts.posix_meta && S_ISREG(inode->i_mode) &&
@@ -378,7 +382,6 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	if ((attr->ia_valid & ATTR_SIZE) &&
 	    attr->ia_size != i_size_read(inode)) {
 		inode_dio_wait(inode);
-		s3cfs_stream_break(inode);
 		truncate_setsize(inode, attr->ia_size);
 		s3cfs_reserve_forget(S3CFS_I(inode));
 		/* Outside invalidate_lock: see the lock order above. */
