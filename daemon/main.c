@@ -122,6 +122,8 @@ static const struct option long_opts[] = {
 	  OPT_TUNE + S3D_TUNE_LOOKUP_GET_MAX },
 	{ "list-ahead", required_argument, NULL,
 	  OPT_TUNE + S3D_TUNE_LIST_AHEAD },
+	{ "lookup-list-pages", required_argument, NULL,
+	  OPT_TUNE + S3D_TUNE_LOOKUP_LIST_PAGES },
 	{ "part-size", required_argument, NULL,
 	  OPT_TUNE + S3D_TUNE_PART_SIZE },
 	{ "upload-parallel", required_argument, NULL,
@@ -177,6 +179,10 @@ static void usage(FILE *f)
 "  --list-ahead N       after a listing, list its subdirectories (two levels)\n"
 "                       in the background, N at a time per mount (0..64,\n"
 "                       0: off; default 4)\n"
+"  --lookup-list-pages N  the second name new to the cache looked up in a\n"
+"                       directory within a minute has the directory listed\n"
+"                       if it fits in N pages; its lookups wait for that\n"
+"                       (0..100, 0: off; default 4)\n"
 "  --part-size N        files of more than N bytes are uploaded in parts of N\n"
 "                       bytes (5242880..1073741824; default 16777216)\n"
 "  --upload-parallel N  parts of one upload in flight at most (1..64;\n"

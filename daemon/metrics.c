@@ -475,6 +475,18 @@ static void render_kernel(struct s3d_buf *b)
 			"Bytes of those objects, written to the cache.");
 	s3d_prom_u64(b, PREFIX "lookup_whole_bytes_total", NULL, 0,
 		     s3d_lookup_stats.whole_bytes);
+	s3d_prom_family(b, PREFIX "lookup_listings_total", "counter",
+			"Directories listed because names new to the cache were looked up in them.");
+	s3d_prom_u64(b, PREFIX "lookup_listings_total", NULL, 0,
+		     s3d_lookup_stats.listings);
+	s3d_prom_family(b, PREFIX "lookup_listings_big_total", "counter",
+			"... of them given up: more than lookup_list_pages pages.");
+	s3d_prom_u64(b, PREFIX "lookup_listings_big_total", NULL, 0,
+		     s3d_lookup_stats.listings_big);
+	s3d_prom_family(b, PREFIX "lookup_listed_total", "counter",
+			"LOOKUPs answered by such a listing, with no request of their own.");
+	s3d_prom_u64(b, PREFIX "lookup_listed_total", NULL, 0,
+		     s3d_lookup_stats.listed);
 	render_uploads(b);
 }
 

@@ -34,6 +34,7 @@ void s3d_mount_put(struct s3d_mount *m)
 		return;
 	s3d_cache_close(m->cache);
 	s3d_strset_free(&m->whole);
+	s3d_strset_free(&m->lookup_dirs);
 	while (!s3d_list_empty(&m->ahead)) {
 		struct s3d_ahead_dir *d = s3d_container_of(m->ahead.next,
 							   struct s3d_ahead_dir, node);

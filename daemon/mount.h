@@ -38,6 +38,8 @@ struct s3d_mount {
 	struct s3d_list ahead;		/* struct s3d_ahead_dir, oldest first */
 	unsigned int ahead_queued;
 	unsigned int ahead_running;	/* listings ahead in progress */
+	struct s3d_strset lookup_dirs;	/* directories with names new to the
+					 * cache looked up (op_list.c) */
 };
 
 /*

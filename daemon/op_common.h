@@ -22,6 +22,23 @@
 
 void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_list_set_ahead(unsigned int n);
+void s3d_op_list_set_lookup_pages(unsigned int n);
+
+/**
+ * struct s3d_list_waiter - a LOOKUP waiting for a listing of its directory
+ * @node: on the listing's waiters (op_list.c)
+ * @done: called once when the listing ends: @listed if it applied the
+ *	whole directory (the lower directory now answers the lookup), else
+ *	the lookup asks S3 itself
+ */
+struct s3d_list_waiter {
+	struct s3d_list node;
+	void (*done)(struct s3d_list_waiter *w, bool listed);
+};
+
+bool s3d_op_list_wait(struct s3d_mount *m, const char *path, bool name_new,
+		      struct s3d_list_waiter *w);
+void s3d_op_list_unwait(struct s3d_list_waiter *w);
 void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_lookup_set_get_max(unsigned int bytes);
 
@@ -29,6 +46,9 @@ void s3d_op_lookup_set_get_max(unsigned int bytes);
 struct s3d_op_stats_lookup {
 	uint64_t whole;		/* objects a LOOKUP's GET brought whole */
 	uint64_t whole_bytes;	/* ... their bytes */
+	uint64_t listings;	/* directories listed for lookups */
+	uint64_t listings_big;	/* ... given up: more than the pages allowed */
+	uint64_t listed;	/* LOOKUPs a listing answered (no request) */
 };
 
 extern struct s3d_op_stats_lookup s3d_lookup_stats;

@@ -10,6 +10,11 @@
  * "name/" (a common prefix of that name, on a later page, would replace
  * it); at the end, every name in the lower directory not logged yet
  * follows: files kept or made meanwhile, and names a later page changed.
+ *
+ * The daemon also lists on its own: the subdirectories of a listed
+ * directory, ahead of a walk, and a directory in which lookups of new
+ * names show a loader opening its files by name; such lookups wait for
+ * that listing instead of asking S3 each.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -65,6 +70,36 @@
 #define AHEAD_FRESH_S	60
 
 static unsigned int list_ahead = S3D_LIST_AHEAD_DEFAULT;
+
+/*
+ * Listing for lookups: a loader that opens files by name (from an index,
+ * in shuffled order) costs S3 two requests per file in its LOOKUPs (a GET
+ * and the LIST of "name/"), where one listing answers a directory's every
+ * name. So the second name new to the cache looked up in a directory
+ * within LOOKUP_WINDOW_S has that directory listed, if it has at most
+ * lookup_list_pages pages: its pages are kept until the last has come,
+ * and a bigger directory is left alone (nothing applied; its lookups ask
+ * S3 one by one, and a readdir lists it whole). LOOKUPs in the directory
+ * wait for the listing and are then answered from the lower directory,
+ * which the kernel trusts as listed for meta_ttl. At most one such
+ * listing per directory every LOOKUP_WINDOW_S; at most LOOKUP_DIRS
+ * directories remembered per mount. Not on posix_meta mounts: a listing
+ * has no x-amz-meta-* attributes, the lookups must HEAD.
+ */
+#define LOOKUP_WINDOW_S	60
+#define LOOKUP_DIRS	4096
+
+static unsigned int lookup_list_pages = S3D_LOOKUP_LIST_PAGES_DEFAULT;
+
+/* A listing for lookups in progress, and the lookups waiting for it. */
+struct lookup_listing {
+	struct s3d_list node;		/* on lookup_listings */
+	struct s3d_mount *m;		/* with a reference */
+	struct s3d_list waiters;	/* struct s3d_list_waiter */
+	char path[];
+};
+
+static struct s3d_list lookup_listings = { &lookup_listings, &lookup_listings };
 
 enum { SEEN_FILE = 1, SEEN_DIR = 2, SEEN_TYPE = 3, SEEN_LOGGED = 4 };
 
@@ -521,12 +556,31 @@ static void ahead_go(void *arg, struct s3d_ctx *ctx, int err)
 		s3d_op_list(r, m, ctx);
 }
 
+/* Start @r, a listing of ours (not the kernel's), on @m (a live mount). */
+static void list_ours(struct s3d_mount *m, struct s3d_req *r)
+{
+	struct s3d_ctx *ctx;
+	int err;
+
+	s3d_req_begin(r);
+	if (s3d_req_join(r))
+		return;		/* that directory is being listed already */
+	ctx = s3d_ctx_get(m->bucket, &err);
+	if (!ctx) {
+		s3d_req_finish(r, err);
+		return;
+	}
+	m->refs++;		/* the operation's */
+	r->mount = m;
+	err = s3d_ctx_ready(ctx, ahead_go, r);
+	if (err <= 0)
+		ahead_go(r, ctx, err);
+}
+
 /* Start one listing ahead of @d on @m (a live mount). */
 static void ahead_start(struct s3d_mount *m, struct s3d_ahead_dir *d)
 {
 	struct s3d_req *r = calloc(1, sizeof(*r));
-	struct s3d_ctx *ctx;
-	int err;
 
 	if (!r) {
 		free(d->path);
@@ -543,19 +597,7 @@ static void ahead_start(struct s3d_mount *m, struct s3d_ahead_dir *d)
 	free(d);
 	m->refs++;		/* r->priv's */
 	m->ahead_running++;
-	s3d_req_begin(r);
-	if (s3d_req_join(r))
-		return;		/* that directory is being listed already */
-	ctx = s3d_ctx_get(m->bucket, &err);
-	if (!ctx) {
-		s3d_req_finish(r, err);
-		return;
-	}
-	m->refs++;		/* the operation's */
-	r->mount = m;
-	err = s3d_ctx_ready(ctx, ahead_go, r);
-	if (err <= 0)
-		ahead_go(r, ctx, err);
+	list_ours(m, r);
 }
 
 static void ahead_pump(struct s3d_mount *m)
@@ -634,15 +676,30 @@ static void list_complete(struct list_op *op)
 	list_finish(op, err);
 }
 
-/* A listing ahead waits behind others, unless a kernel LIST rides on it. */
+/*
+ * A listing ahead waits behind others, unless a kernel LIST rides on it or
+ * lookups wait for it.
+ */
 static int list_prio(const struct list_op *op)
 {
-	return op->r->ahead && !op->r->riders ? S3D_PRIO_ASYNC : S3D_PRIO_META;
+	return op->r->ahead && !op->r->for_lookups && !op->r->riders ?
+	       S3D_PRIO_ASYNC : S3D_PRIO_META;
+}
+
+/*
+ * A listing of ours, with no kernel LIST riding on it, takes a few pages
+ * at most: it keeps them until the last (and applies none if there are
+ * more).
+ */
+static bool list_capped(const struct list_op *op)
+{
+	return op->r->ahead && !op->r->riders;
 }
 
 static void list_fetch_more(struct list_op *op)
 {
-	if (!op->more || op->fetching || op->queued >= LIST_AHEAD)
+	if (!op->more || op->fetching ||
+	    (op->queued >= LIST_AHEAD && !list_capped(op)))
 		return;
 	op->more = false;
 	op->fetching = true;
@@ -721,13 +778,19 @@ static int list_page_done(struct s3d_xfer *x)
 		list_finish(op, err == -ENOMEM ? err : -EIO);
 		return 0;
 	}
-	if (p->pg.truncated && op->r->ahead && !op->r->riders) {
-		/* Too big to list ahead: the kernel's own LIST will. */
-		s3d_dbg("LIST s3://%s/%s: more than a page, not listed ahead",
-			op->m->bucket, op->lp);
+	if (p->pg.truncated && list_capped(op) &&
+	    op->pages >= (op->r->ahead_pages ?: 1)) {
+		/* Too big to list for lookups or ahead: a kernel LIST will. */
+		if (op->pages == 1)
+			s3d_dbg("LIST s3://%s/%s: more than a page, not listed %s",
+				op->m->bucket, op->lp,
+				op->r->for_lookups ? "for lookups" : "ahead");
+		else
+			s3d_dbg("LIST s3://%s/%s: more than %u pages, not listed for lookups",
+				op->m->bucket, op->lp, op->pages);
 		s3d_list_page_free(&p->pg);
 		free(p);
-		list_finish(op, 0);
+		list_finish(op, op->r->for_lookups ? -EFBIG : 0);
 		return 0;
 	}
 	if (p->pg.truncated) {
@@ -746,7 +809,7 @@ static int list_page_done(struct s3d_xfer *x)
 	op->queued++;
 	s3d_req_progress(op->r);		/* a page: the listing moves on */
 	list_fetch_more(op);
-	if (!op->work.armed)
+	if (!op->work.armed && (op->last || !list_capped(op)))
 		s3d_timer_arm(&op->work, 0);
 	return 0;
 }
@@ -830,4 +893,155 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 void s3d_op_list_set_ahead(unsigned int n)
 {
 	list_ahead = S3D_MIN(n, S3D_LIST_AHEAD_MAX);
+}
+
+void s3d_op_list_set_lookup_pages(unsigned int n)
+{
+	lookup_list_pages = S3D_MIN(n, S3D_LOOKUP_LIST_PAGES_MAX);
+}
+
+/* Seconds on the monotonic clock, from 1: 0 means none in the set. */
+static int lookup_now(void)
+{
+	return (int)(s3d_now_ms() / 1000) + 1;
+}
+
+static struct lookup_listing *lookup_listing_of(const struct s3d_mount *m,
+						const char *path)
+{
+	struct s3d_list *pos;
+
+	for (pos = lookup_listings.next; pos != &lookup_listings; pos = pos->next) {
+		struct lookup_listing *ll = s3d_container_of(pos,
+							     struct lookup_listing, node);
+
+		if (ll->m == m && !strcmp(ll->path, path))
+			return ll;
+	}
+	return NULL;
+}
+
+/* The listing for lookups ended: 0 if it applied the whole directory. */
+static void lookup_list_reply(struct s3d_req *r, int status)
+{
+	struct lookup_listing *ll = r->priv;
+
+	s3d_list_del(&ll->node);
+	if (status == -EFBIG)
+		s3d_lookup_stats.listings_big++;
+	else if (status && status != -ECANCELED)
+		s3d_info("LIST %s for lookups: %s; they ask S3 themselves",
+			 r->path, strerror(-status));
+	while (!s3d_list_empty(&ll->waiters)) {
+		struct s3d_list_waiter *w = s3d_container_of(ll->waiters.next,
+							     struct s3d_list_waiter,
+							     node);
+
+		s3d_list_del(&w->node);
+		if (!status)
+			s3d_lookup_stats.listed++;
+		w->done(w, !status);
+	}
+	s3d_mount_put(ll->m);
+	free(ll);
+	s3d_req_free(r);
+}
+
+/*
+ * Is this the second name new to the cache looked up in @path within
+ * LOOKUP_WINDOW_S (and no listing for lookups of it in that time)? The
+ * set holds, per directory, the second of the last such lookup (> 0), or
+ * until when none may start a listing (< 0).
+ */
+static bool lookup_list_due(struct s3d_mount *m, const char *path)
+{
+	struct s3d_strset *set = &m->lookup_dirs;
+	int now = lookup_now(), v = 0;
+	time_t at;
+
+	s3d_strset_get(set, path, &v);
+	if (v < 0 && now < -v)
+		return false;		/* listed for lookups lately */
+	if (v <= 0 || now - v >= LOOKUP_WINDOW_S) {
+		if (set->count >= LOOKUP_DIRS) {
+			s3d_strset_free(set);
+			s3d_strset_init(set);
+		}
+		s3d_strset_put(set, path, now);
+		return false;
+	}
+	s3d_strset_put(set, path, -(now + LOOKUP_WINDOW_S));
+	/* Listed lately by a readdir (the kernel trusts it, or did). */
+	at = s3d_store_get_listed(m->rootfd, path);
+	return !at || time(NULL) - at >= LOOKUP_WINDOW_S;
+}
+
+/* Start listing @path of @m for lookups, @w the first to wait for it. */
+static bool lookup_list_start(struct s3d_mount *m, const char *path,
+			      struct s3d_list_waiter *w)
+{
+	size_t n = strlen(path) + 1;
+	struct lookup_listing *ll = malloc(sizeof(*ll) + n);
+	struct s3d_req *r = calloc(1, sizeof(*r));
+
+	if (ll)
+		memcpy(ll->path, path, n);
+	if (r)
+		r->path = strdup(path);
+	if (!ll || !r || !r->path) {
+		free(ll);
+		s3d_req_free(r);
+		return false;
+	}
+	ll->m = m;
+	m->refs++;		/* ll's */
+	s3d_list_init(&ll->waiters);
+	s3d_list_add_tail(&w->node, &ll->waiters);
+	s3d_list_add_tail(&ll->node, &lookup_listings);
+	r->cmd = S3CFS_CMD_LIST;
+	r->mount_id = m->id;
+	r->ahead = true;
+	r->ahead_pages = lookup_list_pages;
+	r->for_lookups = true;
+	r->reply = lookup_list_reply;
+	r->priv = ll;
+	s3d_lookup_stats.listings++;
+	s3d_dbg("LIST %s for lookups of new names in it", path);
+	list_ours(m, r);	/* may end, and call @w, before it returns */
+	return true;
+}
+
+/**
+ * s3d_op_list_wait() - have a LOOKUP in @path wait for a listing of it
+ * @m: the mount
+ * @path: the directory, as in the request
+ * @name_new: the name looked up is not in the cache (counts towards
+ *	listing the directory)
+ * @w: the lookup's waiter; @w->done is called once, possibly before this
+ *	returns
+ *
+ * Return: true if @w waits for (or was answered by) a listing for
+ * lookups, false if the lookup should ask S3 itself.
+ */
+bool s3d_op_list_wait(struct s3d_mount *m, const char *path, bool name_new,
+		      struct s3d_list_waiter *w)
+{
+	struct lookup_listing *ll;
+
+	if (!lookup_list_pages || m->posix)
+		return false;
+	ll = lookup_listing_of(m, path);
+	if (ll) {
+		s3d_list_add_tail(&w->node, &ll->waiters);
+		return true;
+	}
+	if (!name_new || !lookup_list_due(m, path))
+		return false;
+	return lookup_list_start(m, path, w);
+}
+
+/* @w (waiting) no longer waits: the kernel gave its LOOKUP up. */
+void s3d_op_list_unwait(struct s3d_list_waiter *w)
+{
+	s3d_list_del(&w->node);
 }

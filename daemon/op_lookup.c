@@ -8,6 +8,10 @@
  * x-amz-meta-mode, -uid, -gid and -mtime say (S3CFS_XATTR_POSIX, flags 0
  * for none: the kernel then knows the object was asked about), and
  * s3fs's legacy directory markers ("DIR_$folder$") are not files.
+ *
+ * A lookup in a directory that is being listed for lookups (op_list.c)
+ * waits for that listing instead, and asks S3 only if the listing did
+ * not apply the whole directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +53,7 @@ struct lookup_op {
 	struct s3d_buf body;	/* ... what it brought */
 	struct s3d_xfer obj;	/* HEAD key, or GET its first bytes */
 	struct s3d_xfer list;
+	struct s3d_list_waiter wait;	/* for a listing of the directory */
 };
 
 void s3d_op_lookup_set_get_max(unsigned int bytes)
@@ -439,9 +444,41 @@ static bool lookup_name_new(const struct s3d_req *r, const struct s3d_mount *m)
 	return err == ENOENT;
 }
 
+/* Ask S3: the object (or its first bytes) and "key/" at once. */
+static void lookup_ask(struct lookup_op *op)
+{
+	s3d_ctx_submit(op->ctx, &op->obj);
+	s3d_ctx_submit(op->ctx, &op->list);
+}
+
+/*
+ * The listing @op waited for ended: the lower directory answers if it
+ * applied the whole directory (the kernel looks the name up in it again).
+ */
+static void lookup_listed(struct s3d_list_waiter *w, bool listed)
+{
+	struct lookup_op *op = s3d_container_of(w, struct lookup_op, wait);
+
+	op->r->cancel = NULL;
+	if (listed)
+		lookup_finish(op, 0);
+	else
+		lookup_ask(op);
+}
+
+/* The kernel gave the lookup up while it waited for a listing. */
+static void lookup_cancel(void *arg)
+{
+	struct lookup_op *op = arg;
+
+	s3d_op_list_unwait(&op->wait);
+	lookup_finish(op, -ECANCELED);
+}
+
 void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 {
 	struct lookup_op *op;
+	bool fresh;
 	size_t n;
 
 	if (!r->name || !s3d_name_valid(r->name, strlen(r->name), !*r->path) ||
@@ -459,7 +496,8 @@ void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	op->m = m;
 	op->ctx = ctx;
 	s3d_buf_init(&op->body, 0);
-	op->get = lookup_get_max && lookup_name_new(r, m);
+	fresh = lookup_name_new(r, m);
+	op->get = lookup_get_max && fresh;
 	if (op->get) {
 		s3d_xfer_init(&op->obj, &lookup_get_ops, "GET", "");
 		op->obj.prio = S3D_PRIO_META;
@@ -484,6 +522,11 @@ void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	op->obj.key = op->key;
 	op->list.key = op->dirprefix;
 	op->left = 2;
-	s3d_ctx_submit(op->ctx, &op->obj);
-	s3d_ctx_submit(op->ctx, &op->list);
+	op->wait.done = lookup_listed;
+	r->cancel = lookup_cancel;
+	r->cancel_arg = op;
+	if (s3d_op_list_wait(m, r->path, fresh, &op->wait))
+		return;
+	r->cancel = NULL;
+	lookup_ask(op);
 }

@@ -61,6 +61,9 @@ struct s3d_req {
 	int reply_upload_delay;	/* ... seconds, or -1: none */
 	bool ahead;		/* LIST: ours, ahead of a walk (not the kernel's) */
 	unsigned int ahead_levels;	/* ... of subdirectories to list too */
+	unsigned int ahead_pages;	/* ... pages at most, else none is
+					 * applied (0: one) */
+	bool for_lookups;	/* ... for lookups waiting for it */
 	/* MOUNT */
 	char *bucket;
 	char *prefix;

@@ -216,6 +216,10 @@ fi
 # a lost Complete answer), host only.
 [ -f daemon/s3cachefsd ] &&
 	host_suite "tests/host/upload_smoke.sh" "$logs/upload_smoke.log" timeout 300 bash tests/host/upload_smoke.sh
+# Listing for lookups: a directory listed once for a loader opening its
+# names, and the lookups that wait for that listing, host only.
+[ -f daemon/s3cachefsd ] &&
+	host_suite "tests/host/lookup_list.sh" "$logs/lookup_list.log" timeout 300 bash tests/host/lookup_list.sh
 # POSIX attributes (protocol 5): the x-amz-meta-* of UPLOAD, MKDIR and
 # SETMETA, and what LOOKUP records on a posix_meta mount, host only.
 [ -f daemon/s3cachefsd ] &&

@@ -50,6 +50,15 @@ int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
 #define S3D_LIST_AHEAD_MAX		64
 
 /*
+ * The second name new to the cache looked up in a directory within a
+ * minute has the directory listed, if it fits in lookup_list_pages pages
+ * (1000 keys each); lookups in it wait for that listing and need no
+ * request of their own. 0: off.
+ */
+#define S3D_LOOKUP_LIST_PAGES_DEFAULT	4
+#define S3D_LOOKUP_LIST_PAGES_MAX	100
+
+/*
  * An UPLOAD of more than part_size bytes is a multipart upload with parts
  * of that size (at least S3's 5 MiB; more when the object would need over
  * 10 000 parts), upload_parallel parts in flight at most.
@@ -131,6 +140,7 @@ enum s3d_tune {
 	S3D_TUNE_EVICT_TIMEOUT,
 	S3D_TUNE_LOOKUP_GET_MAX,
 	S3D_TUNE_LIST_AHEAD,
+	S3D_TUNE_LOOKUP_LIST_PAGES,
 	S3D_TUNE_PART_SIZE,
 	S3D_TUNE_UPLOAD_PARALLEL,
 	S3D_TUNE_REQUIRE_CONDITIONS,
