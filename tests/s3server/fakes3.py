@@ -5,7 +5,8 @@
     fakes3.py PORT MANIFEST.json [--log FILE]
 
 MANIFEST: {"bucket": "NAME", "objects": {"KEY": "TEXT", ...}} (UTF-8 text
-bodies). Serves, path-style, on 127.0.0.1:PORT:
+bodies; or {"bytes": N, "seed": S}: N pseudo-random bytes from seed S,
+one copy in memory for every key that names the same pair). Serves, path-style, on 127.0.0.1:PORT:
 
   GET /BUCKET?list-type=2  ListObjectsV2: prefix, delimiter, max-keys,
                            start-after, continuation-token; keys in UTF-8
@@ -26,6 +27,7 @@ import email.utils
 import hashlib
 import http.server
 import json
+import random
 import sys
 import threading
 import time
@@ -41,11 +43,26 @@ LOG = None
 SORTED = None  # the keys as UTF-8 bytes, sorted; None: to be rebuilt
 
 
-def put_object(key, data):
+def put_object(key, data, etag=None):
     global SORTED
     if key not in OBJECTS:
         SORTED = None
-    OBJECTS[key] = (data, '"%s"' % hashlib.md5(data).hexdigest(), int(time.time()))
+    etag = etag or '"%s"' % hashlib.md5(data).hexdigest()
+    OBJECTS[key] = (data, etag, int(time.time()))
+
+
+SHARED = {}  # (bytes, seed) -> (data, etag): bodies many keys share
+
+
+def manifest_body(v):
+    """A manifest value's body and its ETag (None: to be computed)."""
+    if isinstance(v, str):
+        return v.encode(), None
+    k = (int(v["bytes"]), int(v.get("seed", 0)))
+    if k not in SHARED:
+        data = random.Random(k[1]).randbytes(k[0])
+        SHARED[k] = (data, '"%s"' % hashlib.md5(data).hexdigest())
+    return SHARED[k]
 
 
 def drop_object(key):
@@ -247,7 +264,7 @@ def main():
         LOG = open(sys.argv[sys.argv.index("--log") + 1], "a", encoding="utf-8")
     BUCKET = manifest["bucket"]
     for k, v in manifest["objects"].items():
-        put_object(k, v.encode())
+        put_object(k, *manifest_body(v))
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
     srv.daemon_threads = True
     print("fakes3 listening on 127.0.0.1:%d" % port, flush=True)

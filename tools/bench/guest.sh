@@ -102,7 +102,7 @@ fi
 # perf profiles (full run): one perf record -a -g run costs ~40 s under TCG.
 PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k cold-seq1
 # The phases, in order (a subset for experiments: BENCH_PHASES="cold").
-PHASES="cold fill warm hot profile meta small bigls ckpt"
+PHASES="cold fill warm hot profile meta small bigls smallf ckpt"
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
 	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL PROFILES PHASES \
 	 SMALL_N SMALL_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT CREATE_RUNTIME CKPT_TIMEOUT; do
@@ -953,7 +953,7 @@ phase_meta() {
 # (the files begun by then are finished) or LIST is done; DONE_OUT gets the
 # names read. One row: files/s (iops), MiB/s.
 small_read() {
-	local sys=$1 mode=$2 out rc t
+	local sys=$1 mode=$2 wl=${SMALL_WL:-small} out rc t
 	out=$(timeout -k 5 $((SMALL_RUNTIME + 120)) python3 - "$3" "$4" "$SMALL_RUNTIME" "$5" <<'EOF' 2>&1
 import os, sys, threading, time
 root, listf, runtime, done_out = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
@@ -1005,26 +1005,26 @@ EOF
 	local n bytes secs nerr first
 	read -r n bytes secs nerr first <<<"$out"
 	if [ $rc != 0 ] || ! [[ ${n:-} =~ ^[0-9]+$ ]]; then
-		rec "$sys" "$mode" small fail "" "" "" "" "" "reader exit $rc: $(echo "$out" | tail -n 1 | cut -c1-160)"
+		rec "$sys" "$mode" "$wl" fail "" "" "" "" "" "reader exit $rc: $(echo "$out" | tail -n 1 | cut -c1-160)"
 		return 1
 	fi
 	if [ "$nerr" != 0 ] || [ "$n" = 0 ]; then
-		rec "$sys" "$mode" small fail "" "" "" "" "$secs" "$n files read, $nerr errors ($first)"
+		rec "$sys" "$mode" "$wl" fail "" "" "" "" "$secs" "$n files read, $nerr errors ($first)"
 		return 1
 	fi
 	ms_of "$secs"
-	rec "$sys" "$mode" small ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
+	rec "$sys" "$mode" "$wl" ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
 		"$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$secs" "$n files of 100 KiB, 8 readers"
 }
 
 # The server's limit: curl, 8 keep-alive transfers at a time over the same
 # names, cut at SMALL_RUNTIME s like the readers.
-curl_small() {
-	local cfg=/tmp/curl-small.cfg n t0 secs name
-	say "curl cold small"
+curl_small() {	# [URL WORKLOAD]: the bucket's URL (default s3rver's), the row
+	local cfg=/tmp/curl-small.cfg n t0 secs name url=${1:-$CURL_U} wl=${2:-small}
+	say "curl cold $wl"
 	{
 		while read -r name; do
-			printf 'url = "%s/small/%s"\n' "$CURL_U" "$name"
+			printf 'url = "%s/small/%s"\n' "$url" "$name"
 			printf 'aws-sigv4 = "aws:amz:%s:s3"\nuser = "%s:%s"\n' "$S3_REGION" "$S3_AK" "$S3_SK"
 			printf 'header = "x-amz-content-sha256: UNSIGNED-PAYLOAD"\n'
 			printf 'silent\noutput = "/dev/null"\n'
@@ -1034,15 +1034,15 @@ curl_small() {
 	} >"$cfg"
 	t0=$(now)
 	timeout -k 5 "$SMALL_RUNTIME" curl --parallel --parallel-max 8 -K "$cfg" \
-		2>"$LOGS/curl-small.out" >/dev/null
+		2>"$LOGS/curl-$wl.out" >/dev/null
 	secs=$(elapsed "$t0")
-	n=$(grep -c '^200 102400$' "$LOGS/curl-small.out")
+	n=$(grep -c '^200 102400$' "$LOGS/curl-$wl.out")
 	if [ "${n:-0}" -gt 0 ]; then
 		ms_of "$secs"
-		rec curl cold small ok "$(div_fmt $((n * 102400 * 1000)) $((MS * 1048576)) 2)" \
+		rec curl cold "$wl" ok "$(div_fmt $((n * 102400 * 1000)) $((MS * 1048576)) 2)" \
 			"$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$secs" "$n GETs of 100 KiB, 8 in parallel"
 	else
-		rec curl cold small fail "" "" "" "" "$secs" "no GET done: $(tail -n 1 "$LOGS/curl-small.out" | cut -c1-160)"
+		rec curl cold "$wl" fail "" "" "" "" "$secs" "no GET done: $(tail -n 1 "$LOGS/curl-$wl.out" | cut -c1-160)"
 	fi
 }
 
@@ -1202,6 +1202,59 @@ EOF
 		stop_daemon
 		rm -rf $CACHE_big
 		# Back on s3rver for the phases after this one (the writes).
+		start_bench_daemon || say "s3cachefsd did not start again on s3rver"
+	fi
+	stop_fakes3
+	phase_end
+}
+
+# --- small objects on fakes3: the same loader where a LIST costs a GET's ------
+# s3rver answers a ListObjectsV2 in 1-2 s under TCG whatever its prefix (it
+# reads far more of its store than the prefix needs), so on it the cold
+# small rows measure its listing; S3 answers a LIST about as fast as a GET.
+# The same SMALL_N names (one shared 100 KiB body) on fakes3, in the same
+# run: curl's GETs, s3cachefs cold, and warm; the daemon moves to fakes3
+# for it, as for the big directory.
+SMALLF_BUCKET=smallobj
+SMALLF_PORT=9101
+MNT_sf=/mnt/s3cachefs-sf
+CACHE_sf=/nvme/s3cachefs-sf
+phase_smallf() {
+	local d
+	phase_start "small objects on fakes3"
+	python3 - "$SMALLF_BUCKET" "$SMALL_LIST" >/tmp/smallf.json <<'EOF'
+import json, sys
+names = open(sys.argv[2]).read().split()
+body = {"bytes": 102400, "seed": 1}
+print(json.dumps({"bucket": sys.argv[1], "objects": {"small/" + n: body for n in names}}))
+EOF
+	if ! start_fakes3 $SMALLF_PORT /tmp/smallf.json; then
+		rec curl cold smallf fail "" "" "" "" "" "fakes3 did not start"
+		phase_end
+		return
+	fi
+	if has curl; then drop_caches; curl_small "$FAKES3_ENDPOINT/$SMALLF_BUCKET" smallf; fi
+	if has s3cachefs && [ -z "${DOWN[s3cachefs]:-}" ]; then
+		stats_s3cachefs "end"
+		umount_s3cachefs
+		stop_daemon
+		rm -rf $CACHE_sf && mkdir -p $CACHE_sf $MNT_sf
+		if S3_ENDPOINT=$FAKES3_ENDPOINT BENCH_DAEMON_LOG=s3cachefsd-smallf.log start_bench_daemon &&
+		   S3CFS_MOUNT_WAIT=20 mount_s3 $SMALLF_BUCKET $MNT_sf "cache=$CACHE_sf,fetch_timeout=60"; then
+			drop_caches
+			SMALL_WL=smallf small_read s3cachefs cold "$MNT_sf/small" "$SMALL_LIST" /tmp/smallf-done
+			if [ -s /tmp/smallf-done ]; then
+				drop_caches
+				SMALL_WL=smallf small_read s3cachefs warm "$MNT_sf/small" /tmp/smallf-done /dev/null
+			fi
+			d=/sys/fs/s3cachefs/$(mountpoint -d $MNT_sf 2>/dev/null)
+			say "smallf: lookups $(cat $d/lookups 2>/dev/null), fetches $(cat $d/fetches 2>/dev/null)"
+			timeout -k 5 60 umount $MNT_sf || timeout 30 umount -l $MNT_sf
+		else
+			rec s3cachefs cold smallf fail "" "" "" "" "" "no mount on fakes3 (logs/s3cachefsd-smallf.log)"
+		fi
+		stop_daemon
+		rm -rf $CACHE_sf
 		start_bench_daemon || say "s3cachefsd did not start again on s3rver"
 	fi
 	stop_fakes3
@@ -1680,6 +1733,7 @@ main() {
 		meta)	 phase_meta ;;
 		small)	 phase_small ;;
 		bigls)	 phase_bigls ;;
+		smallf)	 phase_smallf ;;
 		ckpt)	 phase_ckpt ;;
 		*)	 say "unknown phase $ph (BENCH_PHASES)" ;;
 		esac
