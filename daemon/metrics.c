@@ -428,6 +428,9 @@ static void render_uploads(struct s3d_buf *b)
 	upload_counter(b, PREFIX "upload_ours_total",
 		       "Failed conditions that a HEAD showed to be our own bytes (a lost answer): successes, not conflicts.",
 		       u->ours);
+	upload_counter(b, PREFIX "upload_again_total",
+		       "Failed conditions on an earlier upload of the same file (its writer token) that took effect unknown to the kernel: sent again over it.",
+		       u->again);
 	upload_counter(b, PREFIX "upload_recovered_total",
 		       "Multipart uploads a dead daemon left, aborted at MOUNT from the journal.",
 		       u->recovered);

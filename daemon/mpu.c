@@ -23,7 +23,10 @@
  * A Complete whose answer was lost is sent again; S3 then answers
  * NoSuchUpload, since the first one took effect. That is not a failure: a
  * HEAD finds the object, and it is ours when its ETag is the one S3 gives
- * an object of exactly our parts (the MD5 of their MD5s, "-N").
+ * an object of exactly our parts (the MD5 of their MD5s, "-N"). A Complete
+ * whose condition fails on an object that carries our writer token (an
+ * earlier upload of this file took effect unknown to the kernel,
+ * writer.c) is sent once more, If-Match that object.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -41,8 +44,10 @@
 #include "lib/retry.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
+#include "caps.h"
 #include "journal.h"
 #include "mpu.h"
+#include "writer.h"
 
 enum mpu_stage { MPU_CREATE, MPU_PARTS, MPU_COMPLETE, MPU_VERIFY, MPU_ABORT };
 
@@ -91,7 +96,10 @@ struct s3d_mpu {
 	char want[S3D_ETAG_MAX + 1];	/* ... as our parts make it */
 	struct s3d_buf body;		/* Complete's XML */
 	char clen[24];
-	struct s3d_kv h[S3D_MAX(3, S3D_POSIX_NF)];
+	struct s3d_kv h[S3D_MAX(3, S3D_POSIX_NF + 1)];
+	char token[S3D_WRITER_TOKEN_LEN + 1];	/* writer.c; "": none */
+	struct s3d_buf hdrs;		/* the verify HEAD's headers */
+	bool again;			/* Complete sent again over our own */
 	int err;			/* the first failure */
 	int conflict;			/* Complete's failed condition, checked */
 	bool detached;			/* cancelled: nobody to tell */
@@ -190,6 +198,7 @@ static void mpu_free(struct s3d_mpu *u)
 	free(u->etags);
 	free(u->slots);
 	s3d_buf_free(&u->body);
+	s3d_buf_free(&u->hdrs);
 	s3d_list_del(&u->live);
 	s3d_ctx_put(u->ctx);
 	if (u->rootfd >= 0)
@@ -215,6 +224,7 @@ static struct s3d_mpu *mpu_new(struct s3d_ctx *ctx, const char *bucket,
 	if (!u)
 		return NULL;
 	s3d_buf_init(&u->body, 0);
+	s3d_buf_init(&u->hdrs, 16 << 10);
 	s3d_list_add_tail(&u->live, &live_uploads);
 	u->ctx = ctx;
 	s3d_ctx_hold(ctx);
@@ -355,8 +365,38 @@ static int verify_prepare(struct s3d_xfer *x)
 {
 	struct s3d_mpu *u = s3d_container_of(x, struct s3d_mpu, ctl);
 
+	s3d_buf_reset(&u->hdrs);
+	x->hdrs = &u->hdrs;
 	return s3d_s3_build(s3d_ctx_s3(u->ctx), "HEAD", u->bucket, u->key,
 			    NULL, 0, NULL, 0, time(NULL), &x->req);
+}
+
+static const struct s3d_xfer_ops complete_ops;
+
+/*
+ * The failed condition is our own: the object carries this upload's
+ * writer token. Complete again, If-Match that object, once.
+ */
+static bool complete_again(struct s3d_mpu *u, const struct s3d_xfer *x)
+{
+	char *m;
+
+	if (!u->conflict || u->again || !x->has_etag || !x->etag[0] ||
+	    !s3d_writer_is(&u->hdrs, u->token))
+		return false;
+	m = malloc(S3D_ETAG_MAX + 3);
+	if (!m)
+		return false;
+	s3d_caps_if_match(u->bucket, x->etag, m, S3D_ETAG_MAX + 3);
+	s3d_info("UPLOAD s3://%s/%s: the object (ETag %s) is an earlier upload of this file that took effect unknown to the kernel; completing over it",
+		 u->bucket, u->key, x->etag);
+	free(u->if_match);
+	u->if_match = m;
+	u->if_none_match = false;
+	u->again = true;
+	u->conflict = 0;
+	s3d_upload_stats.again++;
+	return true;
 }
 
 static int verify_done(struct s3d_xfer *x)
@@ -365,6 +405,11 @@ static int verify_done(struct s3d_xfer *x)
 	int err = s3d_xfer_errno(x, u->bucket);
 	bool ours = !err && x->has_etag && s3d_etag_eq(x->etag, u->want);
 
+	if (!ours && complete_again(u, x)) {
+		ctl_release(u);
+		ctl_submit(u, MPU_COMPLETE, &complete_ops, "POST");
+		return 0;
+	}
 	ctl_release(u);
 	if (ours) {
 		s3d_info("UPLOAD s3://%s/%s: the object is ours (ETag %s): %s",
@@ -493,7 +538,7 @@ static int complete_done(struct s3d_xfer *x)
 	 * this file whose answer never reached the kernel (a daemon killed
 	 * after its Complete). A HEAD tells; the upload is aborted either way.
 	 */
-	if ((err == -EEXIST || err == -ESTALE) && u->want[0]) {
+	if ((err == -EEXIST || err == -ESTALE) && (u->want[0] || u->token[0])) {
 		u->conflict = err;
 		ctl_release(u);
 		ctl_submit(u, MPU_VERIFY, &verify_ops, "HEAD");
@@ -645,6 +690,8 @@ static int create_prepare(struct s3d_xfer *x)
 
 	if (u->has_posix)
 		nh = s3d_posix_headers(&u->posix, &u->posix_hdrs, u->h);
+	if (u->token[0])
+		u->h[nh++] = (struct s3d_kv){ S3D_WRITER_HDR, u->token };
 	return s3d_s3_build(s3d_ctx_s3(u->ctx), "POST", u->bucket, u->key,
 			    q, 1, u->h, nh, time(NULL), &x->req);
 }
@@ -718,6 +765,8 @@ static struct s3d_mpu *mpu_alloc(const struct s3d_mpu_params *p,
 	u->has_posix = p->posix;
 	if (p->posix)
 		u->posix = *p->posix;
+	if (p->token)
+		snprintf(u->token, sizeof(u->token), "%s", p->token);
 	u->done = p->done;
 	u->arg = p->arg;
 	u->etags = calloc(nparts, sizeof(*u->etags));
@@ -852,6 +901,8 @@ int s3d_mpu_close(struct s3d_mpu *u, const struct s3d_mpu_params *p,
 			return -ENOMEM;
 	}
 	u->if_none_match = p->if_none_match;
+	if (p->token && !u->token[0])
+		snprintf(u->token, sizeof(u->token), "%s", p->token);
 	u->open = false;
 	u->size = p->size;
 	u->part = part;

@@ -42,6 +42,8 @@
  * @if_none_match: Complete's If-None-Match: *
  * @posix: the object's POSIX attributes (copied; sent as x-amz-meta-* with
  *	the CreateMultipartUpload), or NULL
+ * @token: the upload's writer token (writer.c; copied; sent with the
+ *	CreateMultipartUpload), or NULL or "": none
  * @done: called once with 0 and the object's ETag, or -errno (-EEXIST,
  *	-ESTALE, -ENOENT: the condition failed) once nothing is left in S3
  * @arg: for @done
@@ -59,6 +61,7 @@ struct s3d_mpu_params {
 	const char *if_match;
 	bool if_none_match;
 	const struct s3cfs_posix *posix;
+	const char *token;
 	void (*done)(void *arg, int err, const char *etag);
 	void *arg;
 };
@@ -73,6 +76,8 @@ struct s3d_upload_stats {
 	uint64_t aborted;	/* multipart uploads aborted */
 	uint64_t abort_failed;	/* ... that could not be (parts left) */
 	uint64_t ours;		/* failed conditions found to be our bytes */
+	uint64_t again;		/* ... to be an earlier upload of the same
+				 * file (its writer token): sent again over it */
 	uint64_t recovered;	/* uploads of a dead daemon aborted at MOUNT */
 	uint64_t streamed;	/* uploads that used a stream (stream.c) */
 	uint64_t stream_dropped;	/* streams aborted unused */

@@ -16,7 +16,9 @@
  * A PUT sent again after its answer was lost (a timeout, a reset, a
  * daemon that died) fails its own condition if the first one took effect:
  * before that is called a conflict, a HEAD checks whether the object holds
- * our bytes (its size, and the MD5 ETag S3 gives them).
+ * our bytes (its size, and the MD5 ETag S3 gives them), or carries this
+ * upload's writer token (writer.c: an earlier upload of this file took
+ * effect unknown to the kernel; the PUT goes again, If-Match it, once).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +46,7 @@
 #include "mpu.h"
 #include "op_common.h"
 #include "stream.h"
+#include "writer.h"
 
 /* Files above part_size go up in parts, upload_parallel at a time. */
 static uint64_t part_size = S3D_PART_SIZE_DEFAULT;
@@ -58,7 +61,7 @@ struct upload_op {
 	struct s3d_ctx *ctx;
 	char *key;
 	int fd;
-	struct s3d_kv h[2 + S3D_POSIX_NF];
+	struct s3d_kv h[3 + S3D_POSIX_NF];
 	struct s3d_posix_hdrs posix;	/* the values of h[] */
 	char clen[24];
 	uint64_t sent;		/* body position at the last tick */
@@ -66,6 +69,9 @@ struct upload_op {
 	struct s3d_mpu *mpu;	/* a multipart upload, or NULL: one PUT */
 	int conflict;		/* the PUT's failed condition, being checked */
 	char if_match[S3D_ETAG_MAX + 3];	/* as the server takes it */
+	char token[S3D_WRITER_TOKEN_LEN + 1];	/* writer.c; "": none */
+	struct s3d_buf hdrs;	/* the verify HEAD's headers */
+	bool again;		/* sent again, If-Match our own earlier object */
 	enum s3d_prio prio;	/* ASYNC: a write-back upload (S3CFS_A_PRIORITY) */
 	struct s3d_xfer x;
 };
@@ -93,6 +99,7 @@ static void upload_finish(struct upload_op *op, int err)
 	s3d_ctx_release(&op->x);
 	if (op->fd >= 0)
 		close(op->fd);
+	s3d_buf_free(&op->hdrs);
 	free(op->key);
 	free(op);
 	s3d_op_done(r, m, ctx, err);
@@ -123,12 +130,14 @@ static int upload_prepare(struct s3d_xfer *x)
 	x->src.len = op->r->size;
 	snprintf(op->clen, sizeof(op->clen), "%" PRIu64, op->r->size);
 	op->h[nh++] = (struct s3d_kv){ "Content-Length", op->clen };
-	if (op->r->flags & S3CFS_UP_NEW)
+	if ((op->r->flags & S3CFS_UP_NEW) && !op->again)
 		op->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
 	else
 		op->h[nh++] = (struct s3d_kv){ "If-Match", op->if_match };
 	if (op->r->has_posix)
 		nh += s3d_posix_headers(&op->r->posix, &op->posix, op->h + nh);
+	if (op->token[0])
+		op->h[nh++] = (struct s3d_kv){ S3D_WRITER_HDR, op->token };
 	return s3d_s3_build(s3d_ctx_s3(op->ctx), "PUT", op->m->bucket, op->key,
 			    NULL, 0, op->h, nh, time(NULL), &x->req);
 }
@@ -198,7 +207,33 @@ static int verify_prepare(struct s3d_xfer *x)
 {
 	struct upload_op *op = s3d_container_of(x, struct upload_op, x);
 
+	s3d_buf_reset(&op->hdrs);
+	x->hdrs = &op->hdrs;
 	return s3d_op_head_prepare(x, op->ctx, op->m, op->key);
+}
+
+static const struct s3d_xfer_ops upload_ops;
+
+/*
+ * The failed condition is our own: the object carries this upload's
+ * writer token. The PUT goes again, If-Match that object, once.
+ */
+static bool upload_again(struct upload_op *op, const struct s3d_xfer *x)
+{
+	if (op->again || !x->has_etag || !x->etag[0] ||
+	    !s3d_writer_is(&op->hdrs, op->token))
+		return false;
+	s3d_info("UPLOAD s3://%s/%s: the object (ETag %s) is an earlier upload of this file that took effect unknown to the kernel; putting over it",
+		 op->m->bucket, op->key, x->etag);
+	s3d_caps_if_match(op->m->bucket, x->etag, op->if_match,
+			  sizeof(op->if_match));
+	op->again = true;
+	s3d_upload_stats.again++;
+	s3d_ctx_release(&op->x);
+	s3d_xfer_init(&op->x, &upload_ops, "PUT", op->key);
+	op->x.prio = op->prio;
+	s3d_ctx_submit(op->ctx, &op->x);
+	return true;
 }
 
 /*
@@ -221,6 +256,8 @@ static int verify_done(struct s3d_xfer *x)
 		upload_result(op, 0, x->etag);
 		return 0;
 	}
+	if (!err && upload_again(op, x))
+		return 0;
 	upload_result(op, op->conflict, NULL);
 	return 0;
 }
@@ -354,6 +391,7 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	op->m = m;
 	op->ctx = ctx;
 	op->fd = -1;
+	s3d_buf_init(&op->hdrs, 16 << 10);
 	op->prio = r->prio == S3CFS_PRIO_ASYNC ? S3D_PRIO_ASYNC : S3D_PRIO_SYNC;
 	s3d_list_init(&op->tick.node);
 	op->tick.fn = upload_tick;
@@ -370,6 +408,9 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 		upload_finish(op, err);
 		return;
 	}
+	if (s3d_writer_token(op->fd, (r->flags & S3CFS_UP_MATCH) ? r->etag : NULL,
+			     op->token))
+		op->token[0] = '\0';
 	r->cancel = upload_cancel;
 	r->cancel_arg = op;
 	s3d_timer_arm(&op->tick, UPLOAD_TICK_MS);
@@ -385,6 +426,7 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 		.if_match = (r->flags & S3CFS_UP_MATCH) ? op->if_match : NULL,
 		.if_none_match = r->flags & S3CFS_UP_NEW,
 		.posix = r->has_posix ? &r->posix : NULL,
+		.token = op->token,
 		.done = upload_mpu_done, .arg = op,
 	};
 	complete_ignores = s3d_caps_of(m->bucket)->complete_ignores;

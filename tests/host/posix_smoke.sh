@@ -139,7 +139,7 @@ is "$(hdr PUT up/a.txt x-amz-meta-mode) $(hdr PUT up/a.txt x-amz-meta-uid) $(hdr
 	"... the PUT carries x-amz-meta-mode, -uid, -gid, -mtime (SEC.NSEC)"
 is "$(head_of up/a.txt x-amz-meta-mode x-amz-meta-uid)" "x-amz-meta-mode=33188 x-amz-meta-uid=1000" \
 	"... and the object has them"
-if grep -q 'SignedHeaders=[a-z0-9;-]*x-amz-meta-gid;x-amz-meta-mode;x-amz-meta-mtime;x-amz-meta-uid' \
+if grep -q 'SignedHeaders=[a-z0-9;-]*x-amz-meta-gid;x-amz-meta-mode;x-amz-meta-mtime;x-amz-meta-s3cfs-writer;x-amz-meta-uid' \
 	<(hdr PUT up/a.txt authorization); then
 	ok "... signed"
 else

@@ -217,10 +217,64 @@ is "$out" "REPLY upload:up/plost.bin:new -> 0 etag \"$(file_md5 up/plost.bin)\""
 is "$(nreqs PUT "^/fake/up/plost.bin\$")" 2 "... (the PUT was sent twice)"
 is "$(nreqs HEAD "^/fake/up/plost.bin\$")" 1 "... (and a HEAD checked the object)"
 local_file up/plost.bin 70001
+curl -sf -o /dev/null -X PUT --data-binary "theirs" "http://127.0.0.1:$port/fake/up/plost.bin"
 ctl "fail=1&status=500" >/dev/null
 out=$(cache "upload:up/plost.bin:new")
 is "$out" "REPLY upload:up/plost.bin:new -> -17 File exists" \
 	"a PUT retried into somebody else's object is still a conflict"
+
+# --- an upload that took effect unknown to the kernel (its answer lost after
+# --- the last try): the file's next upload, of other bytes, fails its
+# --- condition on our own object, which its writer token recognises ---------
+local_file up/tok.bin 70000
+ctl "put_lost=1" >/dev/null
+out=$(cache_opts "${OPTS[@]}" --retry-attempts 1 -- "upload:up/tok.bin:new")
+is "$out" "REPLY upload:up/tok.bin:new -> -5 Input/output error" \
+	"a PUT that took effect, its answer lost, not tried again: the kernel hears of a failure"
+is "$(served_md5 up/tok.bin)" "$(file_md5 up/tok.bin)" "... yet S3 has those bytes"
+local_file up/tok.bin 70001
+out=$(selftest "${OPTS[@]}" -- "upload:up/tok.bin:new" metrics | grep -v '^REPLY mount')
+is "$(grep '^METRIC s3cachefsd_upload_again_total ' <<<"$out" | cut -d' ' -f3)" 1 \
+	"metrics: upload_again_total 1"
+is "$(grep '^REPLY' <<<"$out")" "REPLY upload:up/tok.bin:new -> 0 etag \"$(file_md5 up/tok.bin)\"" \
+	"the file's next upload (other bytes, still a create): put over our own object, not a conflict"
+is "$(served_md5 up/tok.bin)" "$(file_md5 up/tok.bin)" "... S3 has the new bytes"
+is "$(nreqs PUT "^/fake/up/tok.bin\$")/$(nreqs HEAD "^/fake/up/tok.bin\$")" "3/1" \
+	"... (a PUT refused, a HEAD that found our token, the PUT again)"
+check "... the PUTs carried the writer token" \
+	test "$(python3 -c 'import json, sys
+print(sum(1 for r in map(json.loads, open(sys.argv[1])) if r["method"] == "PUT" and r["path"] == "/fake/up/tok.bin" and r["headers"].get("x-amz-meta-s3cfs-writer")))' "$reqlog")" = 3
+# With If-Match: an object the file was based on, rewritten twice.
+e1=$(etag_of "$(grep '^REPLY' <<<"$out")")
+local_file up/tok.bin 70002 "$e1"
+ctl "put_lost=1" >/dev/null
+out=$(cache_opts "${OPTS[@]}" --retry-attempts 1 -- "upload:up/tok.bin:match:$e1")
+is "$out" "REPLY upload:up/tok.bin:match:$e1 -> -5 Input/output error" \
+	"If-Match: a PUT that took effect, its answer lost: a failure for the kernel"
+local_file up/tok.bin 70003 "$e1"
+out=$(cache "upload:up/tok.bin:match:$e1")
+is "$out" "REPLY upload:up/tok.bin:match:$e1 -> 0 etag \"$(file_md5 up/tok.bin)\"" \
+	"... the next upload, still If-Match the old ETag: put over our own object"
+is "$(served_md5 up/tok.bin)" "$(file_md5 up/tok.bin)" "... S3 has the newest bytes"
+# Somebody else's object: a conflict, as before.
+curl -sf -o /dev/null -X PUT --data-binary "theirs" "http://127.0.0.1:$port/fake/up/tok.bin"
+local_file up/tok.bin 70004 "$e1"
+out=$(cache "upload:up/tok.bin:match:$e1")
+is "$out" "REPLY upload:up/tok.bin:match:$e1 -> -116 Stale file handle" \
+	"another writer's object (no token of ours): still a conflict"
+is "$(curl -sf "http://127.0.0.1:$port/fake/up/tok.bin")" "theirs" "... theirs is kept"
+# A multipart upload: its Complete took effect, its answer lost for good.
+local_file up/tok-mp.bin $((11 * MIB))
+ctl "complete_lost=1" >/dev/null
+out=$(cache_opts "${OPTS[@]}" --retry-attempts 1 -- "upload:up/tok-mp.bin:new")
+is "$out" "REPLY upload:up/tok-mp.bin:new -> -5 Input/output error" \
+	"a Complete that took effect, its answer lost, not tried again: a failure for the kernel"
+local_file up/tok-mp.bin $((11 * MIB + 1))
+out=$(cache "upload:up/tok-mp.bin:new")
+is "$out" "REPLY upload:up/tok-mp.bin:new -> 0 etag $(mpu_etag "$cache/up/tok-mp.bin" $((5 * MIB)))" \
+	"the next multipart upload: completed over our own object, not a conflict"
+is "$(served_md5 up/tok-mp.bin)" "$(file_md5 up/tok-mp.bin)" "... S3 has the new bytes"
+is "$(open_uploads)" 0 "... and no upload is left open"
 
 # --- an UPLOAD sent again after a daemon died past its PUT or Complete: ------
 # --- the condition fails on our own object, which a HEAD recognises -------
@@ -301,8 +355,10 @@ is "$(open_uploads)" 0 "... and the stream's upload is aborted"
 out=$(cache "upload:up/s4.bin:new:stream=99/1/$P")
 is "${out%% etag*}" "REPLY upload:up/s4.bin:new:stream=99/1/$P -> 0" "a close naming a stream this daemon never saw: uploaded whole"
 is "$(served_md5 up/s4.bin)" "$(file_md5 up/s4.bin)" "... with the right bytes"
-# A conflict at the Complete of a stream: refused, and nothing left open.
+# A conflict at the Complete of a stream (another writer's object): refused,
+# and nothing left open.
 local_file up/s4.bin $((2 * P + 1))
+curl -sf -o /dev/null -X PUT --data-binary "theirs" "http://127.0.0.1:$port/fake/up/s4.bin"
 out=$(cache "part:up/s4.bin:16:1:$P" "sleep:300" "upload:up/s4.bin:new:stream=16/1/$P" | tail -n 1)
 is "$out" "REPLY upload:up/s4.bin:new:stream=16/1/$P -> -17 File exists" \
 	"a stream whose key was created meanwhile: EEXIST at its close"
@@ -344,7 +400,7 @@ is "$(open_uploads)" 0 "no upload is left open after the streams"
 # --- metrics of one multipart upload -----------------------------------------
 local_file up/metrics.bin $((12 * MIB + 3))
 is "$(cache_metrics "upload:up/metrics.bin:new" metrics | tr '\n' ' ')" \
-	"s3cachefsd_upload_bytes_total $((12 * MIB + 3)) s3cachefsd_upload_multipart_total 1 s3cachefsd_upload_parts_total 3 s3cachefsd_upload_aborted_total 0 s3cachefsd_upload_abort_failures_total 0 s3cachefsd_upload_ours_total 0 s3cachefsd_upload_recovered_total 0 s3cachefsd_upload_streamed_total 0 s3cachefsd_upload_stream_dropped_total 0 " \
+	"s3cachefsd_upload_bytes_total $((12 * MIB + 3)) s3cachefsd_upload_multipart_total 1 s3cachefsd_upload_parts_total 3 s3cachefsd_upload_aborted_total 0 s3cachefsd_upload_abort_failures_total 0 s3cachefsd_upload_ours_total 0 s3cachefsd_upload_again_total 0 s3cachefsd_upload_recovered_total 0 s3cachefsd_upload_streamed_total 0 s3cachefsd_upload_stream_dropped_total 0 " \
 	"metrics: the bytes, the multipart upload and its 3 parts"
 
 # --- the journal: a daemon killed mid-upload leaves a record; the next --------
