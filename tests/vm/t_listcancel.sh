@@ -50,6 +50,8 @@ sleep 1
 ls "$MNT/big" >"$WORK/ls3.out" 2>&1 &
 ls3=$!
 is "$(wait_until pages_at_least $((before + 1)) && echo yes)" yes "a second listing is under way"
+# ls3 started a second after ls2: its LIST must have joined before ls2 goes.
+wait_until grep -q 'joins request' "$DAEMON_LOG"
 kill -TERM $ls2
 wait $ls3
 is "$?/$(wc -l <"$WORK/ls3.out")" "0/3000" "the other ls still gets all 3000 entries"
