@@ -18,6 +18,14 @@
 test_init write_again
 plan 15
 
+# write_close FILE TEXT: TEXT and a newline over FILE; fails if close does.
+write_close() {
+	python3 -c "import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+os.write(fd, sys.argv[2].encode() + b'\\n')
+os.close(fd)" "$1" "$2" 2>/dev/null
+}
+export -f write_close
 printf 'version 1\n' >"$WORK/v1"
 s3_put "$BUCKET" w.txt "$WORK/v1"
 s3_put "$BUCKET" x.txt "$WORK/v1"
@@ -44,7 +52,7 @@ is "$(wait_until s3_is w.txt "$WORK/v2" && echo yes)" yes \
 fp_rules '[]'
 
 # The next close, of other bytes: put over our own object.
-check "the next writer's close succeeds" bash -c "printf 'version 3\n' >'$MNT/w.txt'"
+check "the next writer's close succeeds" write_close "$MNT/w.txt" "version 3"
 printf 'version 3\n' >"$WORK/v3"
 check "... S3 has its bytes" s3_is w.txt "$WORK/v3"
 check "... nothing was kept as a conflict" \
@@ -57,7 +65,7 @@ check "x.txt is read" grep -qx 'version 1' "$MNT/x.txt"
 printf 'theirs\n' >"$WORK/theirs"
 s3_put "$BUCKET" x.txt "$WORK/theirs"
 check "a close over another writer's object fails (a conflict)" \
-	bash -c "! printf 'ours\n' >'$MNT/x.txt'"
+	bash -c "! write_close '$MNT/x.txt' ours"
 check "... theirs stays in S3" s3_is x.txt "$WORK/theirs"
 check "umount" umount_s3 "$MNT"
 tap_done
