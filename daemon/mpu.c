@@ -100,6 +100,7 @@ struct s3d_mpu {
 	char token[S3D_WRITER_TOKEN_LEN + 1];	/* writer.c; "": none */
 	struct s3d_buf hdrs;		/* the verify HEAD's headers */
 	bool again;			/* Complete sent again over our own */
+	bool was_new;			/* ... a create (If-None-Match) before */
 	int err;			/* the first failure */
 	int conflict;			/* Complete's failed condition, checked */
 	bool detached;			/* cancelled: nobody to tell */
@@ -381,8 +382,8 @@ static bool complete_again(struct s3d_mpu *u, const struct s3d_xfer *x)
 {
 	char *m;
 
-	if (!u->conflict || u->again || !x->has_etag || !x->etag[0] ||
-	    !s3d_writer_is(&u->hdrs, u->token))
+	if (!u->conflict || u->again || u->detached || !x->has_etag ||
+	    !x->etag[0] || !s3d_writer_is(&u->hdrs, u->token))
 		return false;
 	m = malloc(S3D_ETAG_MAX + 3);
 	if (!m)
@@ -392,6 +393,7 @@ static bool complete_again(struct s3d_mpu *u, const struct s3d_xfer *x)
 		 u->bucket, u->key, x->etag);
 	free(u->if_match);
 	u->if_match = m;
+	u->was_new = u->if_none_match;
 	u->if_none_match = false;
 	u->again = true;
 	u->conflict = 0;
@@ -528,7 +530,7 @@ static int complete_done(struct s3d_xfer *x)
 		return 0;
 	}
 	/* A failed condition: -ESTALE, or -EEXIST for a create. */
-	if (err == -ESTALE && u->if_none_match)
+	if (err == -ESTALE && (u->if_none_match || u->was_new))
 		err = -EEXIST;
 	/* Only a missing key fails If-Match with a 404. */
 	if (err == -ENOENT && (!u->if_match || strcmp(e.code, "NoSuchKey")))

@@ -43,7 +43,9 @@
  * @posix: the object's POSIX attributes (copied; sent as x-amz-meta-* with
  *	the CreateMultipartUpload), or NULL
  * @token: the upload's writer token (writer.c; copied; sent with the
- *	CreateMultipartUpload), or NULL or "": none
+ *	CreateMultipartUpload, and compared with an object's at a failed
+ *	condition; given to s3d_mpu_close() only the latter), or NULL or "":
+ *	none
  * @done: called once with 0 and the object's ETag, or -errno (-EEXIST,
  *	-ESTALE, -ENOENT: the condition failed) once nothing is left in S3
  * @arg: for @done

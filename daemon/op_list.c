@@ -82,24 +82,33 @@ static unsigned int list_ahead = S3D_LIST_AHEAD_DEFAULT;
  * S3 one by one, and a readdir lists it whole). LOOKUPs in the directory
  * wait for the listing and are then answered from the lower directory,
  * which the kernel trusts as listed for meta_ttl. At most one such
- * listing per directory every LOOKUP_WINDOW_S; at most LOOKUP_DIRS
- * directories remembered per mount. Not on posix_meta mounts: a listing
+ * listing per directory every LOOKUP_WINDOW_S (LOOKUP_BIG_S after one
+ * found it too big); at most LOOKUP_DIRS directories remembered per
+ * mount. Not on posix_meta mounts: a listing
  * has no x-amz-meta-* attributes, the lookups must HEAD.
  */
 #define LOOKUP_WINDOW_S	60
+#define LOOKUP_BIG_S	600
 #define LOOKUP_DIRS	4096
 
 static unsigned int lookup_list_pages = S3D_LOOKUP_LIST_PAGES_DEFAULT;
 
-/* A listing for lookups in progress, and the lookups waiting for it. */
+/*
+ * A listing for lookups in progress, and the lookups waiting for it. A
+ * lookup waits only for a listing that had sent no page when it came:
+ * its answer must not be older than the lookup.
+ */
 struct lookup_listing {
-	struct s3d_list node;		/* on lookup_listings */
+	struct s3d_list node;		/* on lookup_listings while open */
 	struct s3d_mount *m;		/* with a reference */
 	struct s3d_list waiters;	/* struct s3d_list_waiter */
 	char path[];
 };
 
 static struct s3d_list lookup_listings = { &lookup_listings, &lookup_listings };
+
+static void lookup_list_close(struct s3d_req *r);
+static void lookup_list_release(struct s3d_req *r, bool listed);
 
 enum { SEEN_FILE = 1, SEEN_DIR = 2, SEEN_TYPE = 3, SEEN_LOGGED = 4 };
 
@@ -197,6 +206,8 @@ static int list_page_prepare(struct s3d_xfer *x)
 	struct list_op *op = s3d_container_of(x, struct list_op, x);
 
 	op->r->started = true;
+	if (op->r->for_lookups)
+		lookup_list_close(op->r);
 	return s3d_op_list_prepare(x, op->ctx, op->m, op->lp, op->token, false);
 }
 
@@ -536,7 +547,7 @@ static void ahead_reply(struct s3d_req *r, int status)
 {
 	struct s3d_mount *m = r->priv;
 
-	if (status && status != -ECANCELED)
+	if (status && status != -ECANCELED && status != -EFBIG)
 		s3d_dbg("listing %s ahead: %s", r->path, strerror(-status));
 	s3d_req_free(r);
 	m->ahead_running--;
@@ -557,24 +568,25 @@ static void ahead_go(void *arg, struct s3d_ctx *ctx, int err)
 }
 
 /* Start @r, a listing of ours (not the kernel's), on @m (a live mount). */
-static void list_ours(struct s3d_mount *m, struct s3d_req *r)
+static bool list_ours(struct s3d_mount *m, struct s3d_req *r)
 {
 	struct s3d_ctx *ctx;
 	int err;
 
 	s3d_req_begin(r);
 	if (s3d_req_join(r))
-		return;		/* that directory is being listed already */
+		return true;	/* that directory is being listed already */
 	ctx = s3d_ctx_get(m->bucket, &err);
 	if (!ctx) {
 		s3d_req_finish(r, err);
-		return;
+		return false;
 	}
 	m->refs++;		/* the operation's */
 	r->mount = m;
 	err = s3d_ctx_ready(ctx, ahead_go, r);
 	if (err <= 0)
 		ahead_go(r, ctx, err);
+	return false;
 }
 
 /* Start one listing ahead of @d on @m (a live mount). */
@@ -686,6 +698,17 @@ static int list_prio(const struct list_op *op)
 	       S3D_PRIO_ASYNC : S3D_PRIO_META;
 }
 
+/* Does a kernel LIST (a readdir, not a listing of ours) ride on @r? */
+static bool kernel_rides(const struct s3d_req *r)
+{
+	const struct s3d_req *x;
+
+	for (x = r->riders; x; x = x->rider_next)
+		if (!x->ahead)
+			return true;
+	return false;
+}
+
 /*
  * A listing of ours, with no kernel LIST riding on it, takes a few pages
  * at most: it keeps them until the last (and applies none if there are
@@ -693,7 +716,7 @@ static int list_prio(const struct list_op *op)
  */
 static bool list_capped(const struct list_op *op)
 {
-	return op->r->ahead && !op->r->riders;
+	return op->r->ahead && !kernel_rides(op->r);
 }
 
 static void list_fetch_more(struct list_op *op)
@@ -778,6 +801,9 @@ static int list_page_done(struct s3d_xfer *x)
 		list_finish(op, err == -ENOMEM ? err : -EIO);
 		return 0;
 	}
+	if (p->pg.truncated && op->r->for_lookups && !list_capped(op) &&
+	    op->pages >= op->r->ahead_pages)
+		lookup_list_release(op->r, false);
 	if (p->pg.truncated && list_capped(op) &&
 	    op->pages >= (op->r->ahead_pages ?: 1)) {
 		/* Too big to list for lookups or ahead: a kernel LIST will. */
@@ -790,7 +816,7 @@ static int list_page_done(struct s3d_xfer *x)
 				op->m->bucket, op->lp, op->pages);
 		s3d_list_page_free(&p->pg);
 		free(p);
-		list_finish(op, op->r->for_lookups ? -EFBIG : 0);
+		list_finish(op, -EFBIG);
 		return 0;
 	}
 	if (p->pg.truncated) {
@@ -921,27 +947,47 @@ static struct lookup_listing *lookup_listing_of(const struct s3d_mount *m,
 	return NULL;
 }
 
-/* The listing for lookups ended: 0 if it applied the whole directory. */
-static void lookup_list_reply(struct s3d_req *r, int status)
+/* The listing takes no more waiters (its first page is on its way). */
+static void lookup_list_close(struct s3d_req *r)
 {
 	struct lookup_listing *ll = r->priv;
 
 	s3d_list_del(&ll->node);
-	if (status == -EFBIG)
-		s3d_lookup_stats.listings_big++;
-	else if (status && status != -ECANCELED)
-		s3d_info("LIST %s for lookups: %s; they ask S3 themselves",
-			 r->path, strerror(-status));
+}
+
+/* Answer the lookups waiting for @r: @listed, the lower directory answers. */
+static void lookup_list_release(struct s3d_req *r, bool listed)
+{
+	struct lookup_listing *ll = r->priv;
+
 	while (!s3d_list_empty(&ll->waiters)) {
 		struct s3d_list_waiter *w = s3d_container_of(ll->waiters.next,
 							     struct s3d_list_waiter,
 							     node);
 
 		s3d_list_del(&w->node);
-		if (!status)
+		if (listed)
 			s3d_lookup_stats.listed++;
-		w->done(w, !status);
+		w->done(w, listed);
 	}
+}
+
+/* The listing for lookups ended: 0 if it applied the whole directory. */
+static void lookup_list_reply(struct s3d_req *r, int status)
+{
+	struct lookup_listing *ll = r->priv;
+
+	s3d_list_del(&ll->node);
+	if (status == -EFBIG) {
+		/* Not again for a while: each try costs its pages. */
+		s3d_lookup_stats.listings_big++;
+		s3d_strset_put(&ll->m->lookup_dirs, ll->path,
+			       -(lookup_now() + LOOKUP_BIG_S));
+	} else if (status && status != -ECANCELED) {
+		s3d_info("LIST %s for lookups: %s; they ask S3 themselves",
+			 r->path, strerror(-status));
+	}
+	lookup_list_release(r, !status);
 	s3d_mount_put(ll->m);
 	free(ll);
 	s3d_req_free(r);
@@ -976,7 +1022,11 @@ static bool lookup_list_due(struct s3d_mount *m, const char *path)
 	return !at || time(NULL) - at >= LOOKUP_WINDOW_S;
 }
 
-/* Start listing @path of @m for lookups, @w the first to wait for it. */
+/*
+ * Start listing @path of @m for lookups, @w the first to wait for it.
+ * Return: false if @w does not wait (it asks S3 itself): no memory, or
+ * the directory was being listed already (that listing may predate @w).
+ */
 static bool lookup_list_start(struct s3d_mount *m, const char *path,
 			      struct s3d_list_waiter *w)
 {
@@ -1005,10 +1055,16 @@ static bool lookup_list_start(struct s3d_mount *m, const char *path,
 	r->for_lookups = true;
 	r->reply = lookup_list_reply;
 	r->priv = ll;
-	s3d_lookup_stats.listings++;
 	s3d_dbg("LIST %s for lookups of new names in it", path);
-	list_ours(m, r);	/* may end, and call @w, before it returns */
-	return true;
+	/* May end, and call @w, before it returns. */
+	if (!list_ours(m, r)) {
+		s3d_lookup_stats.listings++;
+		return true;
+	}
+	/* It rides on a listing under way: @w asks S3 itself. */
+	s3d_list_del(&w->node);
+	s3d_list_del(&ll->node);
+	return false;
 }
 
 /**

@@ -481,6 +481,11 @@ void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	bool fresh;
 	size_t n;
 
+	if (r->cancelled && !r->riders) {
+		/* Given up while it waited for its bucket's credentials. */
+		s3d_op_done(r, m, ctx, -ECANCELED);
+		return;
+	}
 	if (!r->name || !s3d_name_valid(r->name, strlen(r->name), !*r->path) ||
 	    s3d_op_hidden_obj(m, r->name, strlen(r->name))) {
 		/* Names we never map do not exist as far as anyone can see. */

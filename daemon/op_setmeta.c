@@ -33,6 +33,7 @@
 #include "lib/util.h"
 #include "mpu.h"
 #include "op_common.h"
+#include "writer.h"
 
 enum setmeta_step {
 	SM_HEAD,	/* HEAD key: the version, its headers */
@@ -144,6 +145,9 @@ static bool setmeta_keeps(const struct setmeta_op *op, const char *name)
 	int f;
 
 	if (len > 11 && !strncasecmp(name, "x-amz-meta-", 11)) {
+		/* The copy is a version of its own, no upload's (writer.c). */
+		if (!strcasecmp(name, S3D_WRITER_HDR))
+			return false;
 		/* The kernel's new values replace those it names. */
 		f = s3d_posix_field_of(name, len);
 		return f < 0 || !(op->r->posix.flags & (1U << f));

@@ -281,7 +281,8 @@ static int upload_done(struct s3d_xfer *x)
 
 		memset(&e, 0, sizeof(e));
 		s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e);
-		if (!(op->r->flags & S3CFS_UP_MATCH) || strcmp(e.code, "NoSuchKey"))
+		if (!((op->r->flags & S3CFS_UP_MATCH) || op->again) ||
+		    strcmp(e.code, "NoSuchKey"))
 			err = -EIO;
 	}
 	if (!err && (!x->has_etag || !x->etag[0])) {
@@ -408,7 +409,8 @@ void s3d_op_upload(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 		upload_finish(op, err);
 		return;
 	}
-	if (s3d_writer_token(op->fd, (r->flags & S3CFS_UP_MATCH) ? r->etag : NULL,
+	if (s3d_writer_token(op->fd, m->bucket, op->key,
+			     (r->flags & S3CFS_UP_MATCH) ? r->etag : NULL,
 			     op->token))
 		op->token[0] = '\0';
 	r->cancel = upload_cancel;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The writer token: x-amz-meta-s3cfs-writer on every object an UPLOAD
- * writes, a hash of this machine's id, the cache file (inode number and
- * birth time: a new file at the same inode has another) and the ETag the
- * upload was conditional on ("new" for a create).
+ * writes (but a streamed one, whose multipart upload is created before
+ * the close names its condition), a hash of this machine's id, the cache
+ * file (inode number and birth time: a new file at the same inode has
+ * another), the bucket and key, and the ETag the upload was conditional
+ * on ("new" for a create). A copy does not carry it along: SETMETA drops
+ * it, and a RENAME's copy is at another key.
  *
  * Why: a PUT or Complete can take effect while the kernel hears that the
  * upload failed (its answer lost after the last retry, or the kernel gave
@@ -13,10 +16,13 @@
  * from a conflict; the token can. An object with our token was written
  * by an upload of this very file, based on the version this upload is
  * based on: nobody else changed the object since the kernel last knew
- * it, and replacing it (If-Match its ETag) loses nobody's write.
+ * it, and replacing it (If-Match its ETag) loses nobody's write. Two
+ * clones of one machine image (same machine id, same cache file) upload
+ * under the same token: each may take the other's object for its own.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +30,7 @@
 
 #include <openssl/evp.h>
 
+#include "lib/path.h"
 #include "lib/s3.h"
 #include "lib/util.h"
 #include "writer.h"
@@ -32,35 +39,39 @@
 static const char *machine_id(void)
 {
 	static char id[128];
+	static bool read;
 	FILE *f;
 
-	if (id[0])
+	if (read)
 		return id;
+	read = true;
 	f = fopen("/etc/machine-id", "re");
-	if (!f || !fgets(id, sizeof(id), f) || !id[0] || id[0] == '\n') {
-		if (gethostname(id, sizeof(id) - 1))
-			strcpy(id, "?");
-	}
+	if (!f || !fgets(id, sizeof(id), f) || ferror(f))
+		id[0] = '\0';
 	if (f)
 		fclose(f);
 	id[strcspn(id, "\n")] = '\0';
+	if (!id[0] && gethostname(id, sizeof(id) - 1))
+		id[0] = '\0';
 	return id;
 }
 
 /**
  * s3d_writer_token() - the token of an upload of the file @fd
  * @fd: the cache file
+ * @bucket: the bucket
+ * @key: the object's key
  * @base: the ETag the upload is conditional on, or NULL for a create
  * @out: the token, S3D_WRITER_TOKEN_LEN hex digits
  *
  * Return: 0, or -errno (no token: the upload goes without one).
  */
-int s3d_writer_token(int fd, const char *base,
-		     char out[S3D_WRITER_TOKEN_LEN + 1])
+int s3d_writer_token(int fd, const char *bucket, const char *key,
+		     const char *base, char out[S3D_WRITER_TOKEN_LEN + 1])
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	char buf[512], bare[S3D_ETAG_MAX + 1];
+	char buf[S3D_KEY_MAX + 512], bare[S3D_ETAG_MAX + 1];
 	struct statx stx;
 	int n;
 
@@ -70,10 +81,10 @@ int s3d_writer_token(int fd, const char *base,
 		return -EOPNOTSUPP;
 	if (base)
 		s3d_etag_bare(base, bare, sizeof(bare));
-	n = snprintf(buf, sizeof(buf), "%s|%llu|%lld.%u|%s", machine_id(),
+	n = snprintf(buf, sizeof(buf), "%s|%llu|%lld.%u|%s|%s|%s", machine_id(),
 		     (unsigned long long)stx.stx_ino,
 		     (long long)stx.stx_btime.tv_sec, stx.stx_btime.tv_nsec,
-		     base ? bare : "new");
+		     base ? bare : "new", bucket, key);
 	if (n < 0 || (size_t)n >= sizeof(buf) ||
 	    !EVP_Digest(buf, (size_t)n, md, &mdlen, EVP_sha256(), NULL) ||
 	    mdlen < S3D_WRITER_TOKEN_LEN / 2)

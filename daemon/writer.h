@@ -15,8 +15,8 @@
 #define S3D_WRITER_HDR		"x-amz-meta-s3cfs-writer"
 #define S3D_WRITER_TOKEN_LEN	32	/* hex digits */
 
-int s3d_writer_token(int fd, const char *base,
-		     char out[S3D_WRITER_TOKEN_LEN + 1]);
+int s3d_writer_token(int fd, const char *bucket, const char *key,
+		     const char *base, char out[S3D_WRITER_TOKEN_LEN + 1]);
 bool s3d_writer_is(const struct s3d_buf *hdrs, const char *token);
 
 #endif /* S3D_WRITER_H */
