@@ -387,6 +387,14 @@ static void render_s3(struct s3d_buf *b)
 }
 
 /* Refreshes of temporary credentials (creds_watch.c counts them). */
+/* One counter of one value. */
+static void prom_counter(struct s3d_buf *b, const char *name,
+			 const char *help, uint64_t v)
+{
+	s3d_prom_family(b, name, "counter", help);
+	s3d_prom_u64(b, name, NULL, 0, v);
+}
+
 static void render_creds(struct s3d_buf *b)
 {
 	static const struct s3d_prom_label ok[] = { { "result", "ok" } };
@@ -401,43 +409,36 @@ static void render_creds(struct s3d_buf *b)
 }
 
 /* One counter of struct s3d_upload_stats. */
-static void upload_counter(struct s3d_buf *b, const char *name,
-			   const char *help, uint64_t v)
-{
-	s3d_prom_family(b, name, "counter", help);
-	s3d_prom_u64(b, name, NULL, 0, v);
-}
-
 static void render_uploads(struct s3d_buf *b)
 {
 	const struct s3d_upload_stats *u = &s3d_upload_stats;
 
-	upload_counter(b, PREFIX "upload_bytes_total",
+	prom_counter(b, PREFIX "upload_bytes_total",
 		       "Bytes of objects uploaded (results of UPLOAD by kernel_requests_total).",
 		       u->bytes);
-	upload_counter(b, PREFIX "upload_multipart_total",
+	prom_counter(b, PREFIX "upload_multipart_total",
 		       "Objects uploaded as multipart uploads.", u->multipart);
-	upload_counter(b, PREFIX "upload_parts_total",
+	prom_counter(b, PREFIX "upload_parts_total",
 		       "Parts of multipart uploads put.", u->parts);
-	upload_counter(b, PREFIX "upload_aborted_total",
+	prom_counter(b, PREFIX "upload_aborted_total",
 		       "Multipart uploads aborted (a failure, a conflict, a cancel, or left by a dead daemon).",
 		       u->aborted);
-	upload_counter(b, PREFIX "upload_abort_failures_total",
+	prom_counter(b, PREFIX "upload_abort_failures_total",
 		       "Multipart uploads that could not be aborted (their parts stay in S3; the journal keeps them for the next mount).",
 		       u->abort_failed);
-	upload_counter(b, PREFIX "upload_ours_total",
+	prom_counter(b, PREFIX "upload_ours_total",
 		       "Failed conditions that a HEAD showed to be our own bytes (a lost answer): successes, not conflicts.",
 		       u->ours);
-	upload_counter(b, PREFIX "upload_again_total",
+	prom_counter(b, PREFIX "upload_again_total",
 		       "Failed conditions on an earlier upload of the same file (its writer token) that took effect unknown to the kernel: sent again over it.",
 		       u->again);
-	upload_counter(b, PREFIX "upload_recovered_total",
+	prom_counter(b, PREFIX "upload_recovered_total",
 		       "Multipart uploads a dead daemon left, aborted at MOUNT from the journal.",
 		       u->recovered);
-	upload_counter(b, PREFIX "upload_streamed_total",
+	prom_counter(b, PREFIX "upload_streamed_total",
 		       "Uploads whose first parts went up while the file was written (streams used).",
 		       u->streamed);
-	upload_counter(b, PREFIX "upload_stream_dropped_total",
+	prom_counter(b, PREFIX "upload_stream_dropped_total",
 		       "Streams aborted unused: the file was rewritten, renamed, unlinked, or a part failed.",
 		       u->stream_dropped);
 }
@@ -470,25 +471,20 @@ static void render_kernel(struct s3d_buf *b)
 			"Kernel requests being worked on now.");
 	s3d_prom_u64(b, PREFIX "kernel_requests_pending", NULL, 0,
 		     s3d_ops_pending());
-	s3d_prom_family(b, PREFIX "lookup_whole_objects_total", "counter",
-			"Objects a LOOKUP brought whole with its first GET (no FETCH to follow).");
-	s3d_prom_u64(b, PREFIX "lookup_whole_objects_total", NULL, 0,
+	prom_counter(b, PREFIX "lookup_whole_objects_total",
+		     "Objects a LOOKUP brought whole with its first GET (no FETCH to follow).",
 		     s3d_lookup_stats.whole);
-	s3d_prom_family(b, PREFIX "lookup_whole_bytes_total", "counter",
-			"Bytes of those objects, written to the cache.");
-	s3d_prom_u64(b, PREFIX "lookup_whole_bytes_total", NULL, 0,
+	prom_counter(b, PREFIX "lookup_whole_bytes_total",
+		     "Bytes of those objects, written to the cache.",
 		     s3d_lookup_stats.whole_bytes);
-	s3d_prom_family(b, PREFIX "lookup_listings_total", "counter",
-			"Directories listed because names new to the cache were looked up in them.");
-	s3d_prom_u64(b, PREFIX "lookup_listings_total", NULL, 0,
+	prom_counter(b, PREFIX "lookup_listings_total",
+		     "Directories listed because names new to the cache were looked up in them.",
 		     s3d_lookup_stats.listings);
-	s3d_prom_family(b, PREFIX "lookup_listings_big_total", "counter",
-			"... of them given up: more than lookup_list_pages pages.");
-	s3d_prom_u64(b, PREFIX "lookup_listings_big_total", NULL, 0,
+	prom_counter(b, PREFIX "lookup_listings_big_total",
+		     "... of them given up: more than lookup_list_pages pages.",
 		     s3d_lookup_stats.listings_big);
-	s3d_prom_family(b, PREFIX "lookup_listed_total", "counter",
-			"LOOKUPs answered by such a listing, with no request of their own.");
-	s3d_prom_u64(b, PREFIX "lookup_listed_total", NULL, 0,
+	prom_counter(b, PREFIX "lookup_listed_total",
+		     "LOOKUPs answered by such a listing, with no request of their own.",
 		     s3d_lookup_stats.listed);
 	render_uploads(b);
 }

@@ -23,6 +23,7 @@ daemon=${S3CFSD:-$repo/daemon/s3cachefsd}
 plog=$work/proxy.log
 
 . "$repo/tests/lib/tap.sh"
+REPO=$repo . "$repo/tests/lib/faultproxy.sh"
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
 
 srv= proxy=
@@ -57,19 +58,12 @@ for ((i = 0; i < 100; i++)); do
 		curl -sf -o /dev/null "http://127.0.0.1:$pport/__fault/stats" && break
 	sleep 0.1
 done
-rules() { curl -sSf -m 10 -o /dev/null -X PUT --data-binary "$1" "http://127.0.0.1:$pport/__fault/rules"; }
-# Requests the server got since the last mark: METHOD PATH-RE QUERY-RE.
-mark() { wc -l <"$plog"; }
+FP_LOG=$plog FP_URL=http://127.0.0.1:$pport
+rules() { fp_rules "$1"; }
+# Requests the server got after line SINCE of the proxy log (mark).
+mark() { fp_lines; }
 count() {	# SINCE METHOD PATH-RE [QUERY-RE]
-	tail -n +$(($1 + 1)) "$plog" | python3 -c '
-import json, re, sys
-m, p, q = sys.argv[1], sys.argv[2], sys.argv[3]
-n = 0
-for line in sys.stdin:
-    r = json.loads(line)
-    if r.get("method") == m and re.search(p, r.get("path", "")) and re.search(q, r.get("query", "")):
-        n += 1
-print(n)' "$2" "$3" "${4:-}"
+	fp_count --from "$1" --method "$2" --path "$3" ${4:+--query "$4"}
 }
 
 c=$work/cache

@@ -12,9 +12,12 @@
 #                              only the one held longest)
 #   fp_stat NAME               open|stalled|max_open|max_stalled|total|conns
 #   fp_count [--method M] [--path RE] [--query RE] [--fault F] [--list]
-#                              requests in the log matching all filters
+#            [--from N]        requests in the log matching all filters
 #                              (extended regexps; --list: "SEQ FAULT RANGE"
-#                              lines instead of the count)
+#                              lines instead of the count; --from: only
+#                              after the log's first N lines, a count of
+#                              them taken earlier: fp_lines)
+#   fp_lines                   the log's lines so far (for --from)
 #   fp_seed BUCKET DIR         objects of random bytes straight into s3rver's
 #                              data dir ($S3_DATA), one "KEY SIZE" per line
 #                              on stdin; DIR/KEY gets a copy, DIR/SHA256SUMS
@@ -72,10 +75,15 @@ fp_stat() {
 	curl -sSf -m 10 "$FP_URL/__fault/stats" | sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p"
 }
 
+fp_lines() {
+	wc -l <"$FP_LOG"
+}
+
 fp_count() {
-	local m= p= q= f= list=
+	local m= p= q= f= list= from=0
 	while [ $# -gt 0 ]; do
 		case "$1" in
+		--from) from=$2; shift 2 ;;
 		--method) m=$2; shift 2 ;;
 		--path) p=$2; shift 2 ;;
 		--query) q=$2; shift 2 ;;
@@ -85,13 +93,14 @@ fp_count() {
 		esac
 	done
 	# The log is json.dumps() output: URL-encoded strings, no escapes.
-	awk -v m="$m" -v p="$p" -v q="$q" -v f="$f" -v list="$list" '
+	awk -v m="$m" -v p="$p" -v q="$q" -v f="$f" -v list="$list" -v from="$from" '
 	function field(name,	r) {
 		if (!match($0, "\"" name "\": \"[^\"]*\""))
 			return ""
 		r = substr($0, RSTART + length(name) + 5, RLENGTH - length(name) - 6)
 		return r
 	}
+	NR <= from { next }
 	/"method": / {
 		if (m != "" && field("method") != m) next
 		if (p != "" && field("path") !~ p) next
@@ -132,4 +141,4 @@ with open(os.path.join(out, "SHA256SUMS"), "w") as sums:
 ' "${S3_DATA:?S3_DATA is not set}/$1" "$2"
 }
 
-export -f start_faultproxy stop_faultproxy fp_rules fp_release fp_stat fp_count fp_seed
+export -f start_faultproxy stop_faultproxy fp_rules fp_release fp_stat fp_lines fp_count fp_seed

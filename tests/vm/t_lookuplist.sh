@@ -35,18 +35,6 @@ check_sh "fault proxy starts (in front of it)" start_faultproxy 9481
 check_sh "daemon starts" start_daemon
 check "mount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
 
-# Requests that reached the server, from line FROM of the proxy log on.
-since() {	# FROM METHOD PATH-RE [QUERY-RE]
-	tail -n +$(($1 + 1)) "$FP_LOG" | python3 -c '
-import json, re, sys
-m, p, q = sys.argv[1:4]
-n = 0
-for line in sys.stdin:
-    r = json.loads(line)
-    if r.get("method") == m and re.search(p, r.get("path", "")) and re.search(q, r.get("query", "")):
-        n += 1
-print(n)' "$2" "$3" "${4:-}"
-}
 # 8 readers open and read DIR/o-NNNN in shuffled order; prints the names
 # whose bytes differ from the object's (none: nothing).
 read_shuffled() {	# DIR
@@ -71,32 +59,32 @@ PY
 }
 
 # --- a shuffled loader on a cold directory --------------------------------------
-p0=$(wc -l <"$FP_LOG")
+p0=$(fp_lines)
 l0=$(mnt_stat lookups)
 f0=$(mnt_stat fetches)
 check "the first name reads right" cmp "$MNT/ds/o-0005" <(body ds 5)
 check "the second (it lists ds/) reads right" cmp "$MNT/ds/o-0009" <(body ds 9)
 is "$(read_shuffled ds)" "" "8 readers, all $N names in shuffled order: every file's bytes right"
 is "$(($(mnt_stat lookups) - l0))" 3 "... 3 LOOKUP upcalls: ds, and the two names before the listing"
-is "$(since "$p0" GET '^/[^/]*$' 'delimiter=.*prefix=ds%2F$')" 1 "... one listing of ds/"
-is "$(since "$p0" GET '^/[^/]*$' 'max-keys=1')/$(since "$p0" HEAD '/ds/')" "2/0" \
+is "$(fp_count --from "$p0" --method GET --path '^/[^/]*$' --query 'delimiter=.*prefix=ds%2F$')" 1 "... one listing of ds/"
+is "$(fp_count --from "$p0" --method GET --path '^/[^/]*$' --query 'max-keys=1')/$(fp_count --from "$p0" --method HEAD --path '/ds/')" "2/0" \
 	"... a LIST of a name's prefix for ds and the first name only, no HEAD"
-is "$(since "$p0" GET '/ds/o-')" "$N" "... and one GET per file ($N)"
+is "$(fp_count --from "$p0" --method GET --path '/ds/o-')" "$N" "... and one GET per file ($N)"
 is "$(($(mnt_stat fetches) - f0))" $((N - 1)) "... the first arrived with its LOOKUP, the others were fetched"
 
 # --- a missing name in the listed directory ----------------------------------
-p1=$(wc -l <"$FP_LOG")
+p1=$(fp_lines)
 l1=$(mnt_stat lookups)
 check "a missing name: ENOENT" bash -c "! stat '$MNT/ds/o-9999' 2>/dev/null"
-is "$(($(mnt_stat lookups) - l1))/$(($(wc -l <"$FP_LOG") - p1))" "0/0" \
+is "$(($(mnt_stat lookups) - l1))/$(($(fp_lines) - p1))" "0/0" \
 	"... with no LOOKUP and no request"
 check "umount" umount_s3 "$MNT"
 
 # --- posix_meta: each name looked up with a HEAD, no listing -----------------
 rm -rf "$CACHE" && mkdir -p "$CACHE"
 check "mount (posix_meta)" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600,writable,posix_meta"
-p2=$(wc -l <"$FP_LOG")
+p2=$(fp_lines)
 for i in 1 2 3 4; do cat "$MNT/px/o-000$i" >/dev/null; done
-is "$(since "$p2" GET '^/[^/]*$' 'delimiter=.*prefix=px%2F$')" 0 "posix_meta: 4 new names, no listing of px/"
+is "$(fp_count --from "$p2" --method GET --path '^/[^/]*$' --query 'delimiter=.*prefix=px%2F$')" 0 "posix_meta: 4 new names, no listing of px/"
 check "umount" umount_s3 "$MNT"
 tap_done

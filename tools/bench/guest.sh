@@ -1121,6 +1121,20 @@ fresh_big_mount() {
 	mkdir -p $CACHE_big
 	S3CFS_MOUNT_WAIT=20 mount_s3 $BIGLS_BUCKET $MNT_big "cache=$CACHE_big,fetch_timeout=120"
 }
+# The daemon serves one endpoint: it moves to fakes3 (FAKES3_ENDPOINT) for
+# the phases on it, logging to LOGS/LOG, and back to s3rver after them.
+daemon_to_fakes3() {	# LOG
+	stats_s3cachefs "end"
+	umount_s3cachefs
+	stop_daemon
+	S3_ENDPOINT=$FAKES3_ENDPOINT BENCH_DAEMON_LOG=$1 start_bench_daemon
+}
+daemon_back() {	# CACHE: the fakes3 mount's cache directory, removed
+	stop_daemon
+	rm -rf "$1"
+	# Back on s3rver for the phases after this one.
+	start_bench_daemon || say "s3cachefsd did not start again on s3rver"
+}
 phase_bigls() {
 	local out first total n lower kb rss=
 	phase_start "big directory ($BIGLS_N objects, fakes3)"
@@ -1158,12 +1172,7 @@ EOF
 		rec curl cold bigfind fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
 	fi
 	if has s3cachefs && [ -z "${DOWN[s3cachefs]:-}" ]; then
-		# The daemon serves one endpoint: it moves to fakes3 for this.
-		stats_s3cachefs "end"
-		umount_s3cachefs
-		stop_daemon
-		if S3_ENDPOINT=$FAKES3_ENDPOINT BENCH_DAEMON_LOG=s3cachefsd-fakes3.log start_bench_daemon &&
-		   fresh_big_mount; then
+		if daemon_to_fakes3 s3cachefsd-fakes3.log && fresh_big_mount; then
 			drop_caches
 			first_entry s3cachefs $MNT_big/big
 			# ls -l cold again, on an empty cache and a fresh mount.
@@ -1199,10 +1208,7 @@ EOF
 		else
 			rec s3cachefs cold bigls fail "" "" "" "" "" "no mount on fakes3 (logs/s3cachefsd-fakes3.log)"
 		fi
-		stop_daemon
-		rm -rf $CACHE_big
-		# Back on s3rver for the phases after this one (the writes).
-		start_bench_daemon || say "s3cachefsd did not start again on s3rver"
+		daemon_back $CACHE_big
 	fi
 	stop_fakes3
 	phase_end
@@ -1235,11 +1241,8 @@ EOF
 	fi
 	if has curl; then drop_caches; curl_small "$FAKES3_ENDPOINT/$SMALLF_BUCKET" smallf; fi
 	if has s3cachefs && [ -z "${DOWN[s3cachefs]:-}" ]; then
-		stats_s3cachefs "end"
-		umount_s3cachefs
-		stop_daemon
 		rm -rf $CACHE_sf && mkdir -p $CACHE_sf $MNT_sf
-		if S3_ENDPOINT=$FAKES3_ENDPOINT BENCH_DAEMON_LOG=s3cachefsd-smallf.log start_bench_daemon &&
+		if daemon_to_fakes3 s3cachefsd-smallf.log &&
 		   S3CFS_MOUNT_WAIT=20 mount_s3 $SMALLF_BUCKET $MNT_sf "cache=$CACHE_sf,fetch_timeout=60"; then
 			drop_caches
 			SMALL_WL=smallf small_read s3cachefs cold "$MNT_sf/small" "$SMALL_LIST" /tmp/smallf-done
@@ -1253,9 +1256,7 @@ EOF
 		else
 			rec s3cachefs cold smallf fail "" "" "" "" "" "no mount on fakes3 (logs/s3cachefsd-smallf.log)"
 		fi
-		stop_daemon
-		rm -rf $CACHE_sf
-		start_bench_daemon || say "s3cachefsd did not start again on s3rver"
+		daemon_back $CACHE_sf
 	fi
 	stop_fakes3
 	phase_end
