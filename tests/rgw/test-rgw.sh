@@ -269,6 +269,9 @@ for spec in "up/small.bin 1000 PUT" "up/multi.bin $((11 * 1048576)) above-part-s
 		not_ok "... RGW has its bytes"
 	etag=$(reply_etag "$out")
 	theirs=$(sd --selftest get bkt "$key" 2>>"$work/log" | md5sum)
+	# Another writer's file: a new cache file (the same one, still "new",
+	# would be taken for our own earlier upload by its writer token).
+	rm -f "$u/$key"
 	local_file "$u" "$key" "$size"
 	out=$(upl "upload:$key:new")
 	is "$(reply_rc "$out")" -17 "$how: the key exists: EEXIST, nothing overwritten (412 to If-None-Match)"
