@@ -386,8 +386,7 @@ static void render_s3(struct s3d_buf *b)
 		     s3d_engine_queued());
 }
 
-/* Refreshes of temporary credentials (creds_watch.c counts them). */
-/* One counter of one value. */
+/* One counter of one value, without labels. */
 static void prom_counter(struct s3d_buf *b, const char *name,
 			 const char *help, uint64_t v)
 {
@@ -395,6 +394,7 @@ static void prom_counter(struct s3d_buf *b, const char *name,
 	s3d_prom_u64(b, name, NULL, 0, v);
 }
 
+/* Refreshes of temporary credentials (creds_watch.c counts them). */
 static void render_creds(struct s3d_buf *b)
 {
 	static const struct s3d_prom_label ok[] = { { "result", "ok" } };
@@ -408,39 +408,39 @@ static void render_creds(struct s3d_buf *b)
 		     s3d_creds_stats.refresh_failures);
 }
 
-/* One counter of struct s3d_upload_stats. */
+/* The counters of struct s3d_upload_stats. */
 static void render_uploads(struct s3d_buf *b)
 {
 	const struct s3d_upload_stats *u = &s3d_upload_stats;
 
 	prom_counter(b, PREFIX "upload_bytes_total",
-		       "Bytes of objects uploaded (results of UPLOAD by kernel_requests_total).",
-		       u->bytes);
+		     "Bytes of objects uploaded (results of UPLOAD by kernel_requests_total).",
+		     u->bytes);
 	prom_counter(b, PREFIX "upload_multipart_total",
-		       "Objects uploaded as multipart uploads.", u->multipart);
+		     "Objects uploaded as multipart uploads.", u->multipart);
 	prom_counter(b, PREFIX "upload_parts_total",
-		       "Parts of multipart uploads put.", u->parts);
+		     "Parts of multipart uploads put.", u->parts);
 	prom_counter(b, PREFIX "upload_aborted_total",
-		       "Multipart uploads aborted (a failure, a conflict, a cancel, or left by a dead daemon).",
-		       u->aborted);
+		     "Multipart uploads aborted (a failure, a conflict, a cancel, or left by a dead daemon).",
+		     u->aborted);
 	prom_counter(b, PREFIX "upload_abort_failures_total",
-		       "Multipart uploads that could not be aborted (their parts stay in S3; the journal keeps them for the next mount).",
-		       u->abort_failed);
+		     "Multipart uploads that could not be aborted (their parts stay in S3; the journal keeps them for the next mount).",
+		     u->abort_failed);
 	prom_counter(b, PREFIX "upload_ours_total",
-		       "Failed conditions that a HEAD showed to be our own bytes (a lost answer): successes, not conflicts.",
-		       u->ours);
+		     "Failed conditions that a HEAD showed to be our own bytes (a lost answer): successes, not conflicts.",
+		     u->ours);
 	prom_counter(b, PREFIX "upload_again_total",
-		       "Failed conditions on an earlier upload of the same file (its writer token) that took effect unknown to the kernel: sent again over it.",
-		       u->again);
+		     "Failed conditions on an earlier upload of the same file (its writer token) that took effect unknown to the kernel: sent again over it.",
+		     u->again);
 	prom_counter(b, PREFIX "upload_recovered_total",
-		       "Multipart uploads a dead daemon left, aborted at MOUNT from the journal.",
-		       u->recovered);
+		     "Multipart uploads a dead daemon left, aborted at MOUNT from the journal.",
+		     u->recovered);
 	prom_counter(b, PREFIX "upload_streamed_total",
-		       "Uploads whose first parts went up while the file was written (streams used).",
-		       u->streamed);
+		     "Uploads whose first parts went up while the file was written (streams used).",
+		     u->streamed);
 	prom_counter(b, PREFIX "upload_stream_dropped_total",
-		       "Streams aborted unused: the file was rewritten, renamed, unlinked, or a part failed.",
-		       u->stream_dropped);
+		     "Streams aborted unused: the file was rewritten, renamed, unlinked, or a part failed.",
+		     u->stream_dropped);
 }
 
 static void render_kernel(struct s3d_buf *b)

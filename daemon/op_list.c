@@ -80,12 +80,12 @@ static unsigned int list_ahead = S3D_LIST_AHEAD_DEFAULT;
  * lookup_list_pages pages: its pages are kept until the last has come,
  * and a bigger directory is left alone (nothing applied; its lookups ask
  * S3 one by one, and a readdir lists it whole). LOOKUPs in the directory
- * wait for the listing and are then answered from the lower directory,
- * which the kernel trusts as listed for meta_ttl. At most one such
- * listing per directory every LOOKUP_WINDOW_S (LOOKUP_BIG_S after one
- * found it too big); at most LOOKUP_DIRS directories remembered per
- * mount. Not on posix_meta mounts: a listing
- * has no x-amz-meta-* attributes, the lookups must HEAD.
+ * that come before its first page request wait for the listing and are
+ * then answered from the lower directory, which the kernel trusts as
+ * listed for meta_ttl. At most one such listing per directory every
+ * LOOKUP_WINDOW_S (LOOKUP_BIG_S after one found it too big); at most
+ * LOOKUP_DIRS directories remembered per mount. Not on posix_meta mounts:
+ * a listing has no x-amz-meta-* attributes, the lookups must HEAD.
  */
 #define LOOKUP_WINDOW_S	60
 #define LOOKUP_BIG_S	600

@@ -9,9 +9,9 @@
  * for none: the kernel then knows the object was asked about), and
  * s3fs's legacy directory markers ("DIR_$folder$") are not files.
  *
- * A lookup in a directory that is being listed for lookups (op_list.c)
- * waits for that listing instead, and asks S3 only if the listing did
- * not apply the whole directory.
+ * A lookup in a directory whose listing for lookups (op_list.c) has not
+ * sent its first page request yet waits for that listing instead, and
+ * asks S3 only if the listing did not apply the whole directory.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -163,7 +163,10 @@ static int parse_posix(const char *spec, struct s3cfs_posix *p)
 	return *v || s3d_posix_parse(&t, p) ? -EINVAL : 0;
 }
 
-/* The inode number and size of PATH in the cache DIR (what UPLOAD names). */
+/*
+ * The inode number, and the size unless @size is NULL, of PATH in the
+ * cache DIR (what UPLOAD names).
+ */
 static int file_of(const char *dir, const char *path, uint64_t *ino,
 		   uint64_t *size)
 {
@@ -180,7 +183,8 @@ static int file_of(const char *dir, const char *path, uint64_t *ino,
 	if (err)
 		return -ENOENT;
 	*ino = st.st_ino;
-	*size = (uint64_t)st.st_size;
+	if (size)
+		*size = (uint64_t)st.st_size;
 	return 0;
 }
 
@@ -263,19 +267,14 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 	} else if (!strcmp(f[0], "upload") &&
 		   ((n == 3 && !strcmp(f[2], "new")) ||
 		    (n == 4 && !strcmp(f[2], "match")))) {
-		uint64_t size;
-
 		/* The whole file as it is, as the kernel would send it. */
 		r->cmd = S3CFS_CMD_UPLOAD;
 		r->path = strdup(f[1]);
 		r->flags = n == 3 ? S3CFS_UP_NEW : S3CFS_UP_MATCH;
 		r->etag = n == 4 ? strdup(f[3]) : NULL;
-		if (file_of(dir, f[1], &r->ino, &size))
+		if (file_of(dir, f[1], &r->ino, &r->size))
 			goto bad;
-		r->size = size;
 	} else if (!strcmp(f[0], "part") && n == 5) {
-		uint64_t size;
-
 		/* Parts 1..PARTS of a file being written (stream.c). */
 		r->cmd = S3CFS_CMD_UPLOAD;
 		r->flags = S3CFS_UP_PART;
@@ -284,7 +283,7 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		r->parts = (uint32_t)strtoul(f[3], NULL, 0);
 		r->len = strtoull(f[4], NULL, 0);
 		r->size = r->parts * r->len;
-		if (file_of(dir, f[1], &r->ino, &size))
+		if (file_of(dir, f[1], &r->ino, NULL))
 			goto bad;
 	} else if (!strcmp(f[0], "mkdir") && n == 3) {
 		r->cmd = S3CFS_CMD_MKDIR;
