@@ -475,6 +475,32 @@ bool s3d_store_is_local(int fd)
 	return meta_is_local(v, n);
 }
 
+/**
+ * s3d_store_local_base() - the version a LOCAL file's upload must replace
+ * @fd: an open regular file
+ * @etag: S3CFS_ETAG_MAX + 1 bytes: the ETag the kernel stored with the
+ *	file's LOCAL tag, as its text; "" when the key must not exist
+ *
+ * Return: 0, or -EINVAL if the file is not LOCAL (or its tag is unusable).
+ */
+int s3d_store_local_base(int fd, char *etag)
+{
+	uint8_t v[S3CFS_META_MAX];
+	ssize_t n;
+	size_t len;
+
+	n = fgetxattr(fd, S3CFS_XATTR_META, v, sizeof(v));
+	/* The kernel stores the text as it is (never the compact MD5). */
+	if (!meta_is_local(v, n) || (v[1] & S3CFS_META_MD5))
+		return -EINVAL;
+	len = (size_t)n - S3CFS_META_OFF_ETAG;
+	if (len > S3CFS_ETAG_MAX || memchr(v + S3CFS_META_OFF_ETAG, '\0', len))
+		return -EINVAL;
+	memcpy(etag, v + S3CFS_META_OFF_ETAG, len);
+	etag[len] = '\0';
+	return 0;
+}
+
 /*
  * Take @name in @dirfd before replacing or removing it: open it, hold
  * flock(LOCK_EX | LOCK_NB), read its tag under the lock, and check that

@@ -30,6 +30,7 @@ int s3d_store_open_dir(int rootfd, const char *path, bool create, int *dirfd);
 int s3d_store_open_file(int rootfd, const char *path, int flags, int *fd);
 int s3d_store_ensure_dir(int dirfd, const char *name, bool replace);
 bool s3d_store_is_local(int fd);
+int s3d_store_local_base(int fd, char *etag);
 int s3d_store_empty_dir(int dirfd, const char *name);
 int s3d_store_lock_fill(int fd, const char *etag);
 void s3d_store_unlock_fill(int fd);

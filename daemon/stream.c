@@ -9,11 +9,13 @@
  * and how many of its parts hold the file's first bytes
  * (s3d_stream_finish()): only the rest is sent then, and the Complete
  * carries that UPLOAD's condition, so a stream changes nothing about
- * conflicts.
+ * conflicts. The upload is created with the writer token (writer.c) of
+ * the base version the file's LOCAL tag names then; a close conditional
+ * on another does not use the stream.
  *
  * A stream the final UPLOAD cannot use (a part failed, the file was
- * renamed, another layout, other POSIX attributes, a stream this daemon
- * never saw) is aborted, and the file goes up whole. The upload is
+ * renamed, another layout, other POSIX attributes, another base version,
+ * a stream this daemon never saw) is aborted, and the file goes up whole. The upload is
  * created with the attributes of the first parts but the mtime, which
  * changes while the file is written: the object's time is S3's. PARTS 0 aborts one
  * (the file was rewritten, truncated or unlinked); so does the mount's
@@ -36,6 +38,7 @@
 #include "op_common.h"
 #include "store.h"
 #include "stream.h"
+#include "writer.h"
 
 struct s3d_stream {
 	struct s3d_list link;		/* on streams */
@@ -46,6 +49,8 @@ struct s3d_stream {
 	char *key;
 	bool has_posix;			/* the upload was created with: */
 	struct s3cfs_posix posix;	/* ... these (no mtime) */
+	char base[S3CFS_ETAG_MAX + 1];	/* ... this base version ("": new) */
+	char token[S3D_WRITER_TOKEN_LEN + 1];	/* ... and its writer token */
 	struct s3d_mpu *mpu;		/* NULL once it failed */
 	int err;			/* ... with this */
 };
@@ -96,6 +101,7 @@ static int stream_open(struct s3d_req *r, struct s3d_mount *m,
 		       struct s3d_ctx *ctx, unsigned int parallel,
 		       struct s3d_stream **stp)
 {
+	char base[S3CFS_ETAG_MAX + 1];
 	struct s3d_stream *st;
 	struct stat sb;
 	int fd, err;
@@ -108,7 +114,7 @@ static int stream_open(struct s3d_req *r, struct s3d_mount *m,
 	if (err)
 		return err == -ENOENT || err == -EISDIR ? -EIO : err;
 	if (fstat(fd, &sb) || (uint64_t)sb.st_ino != r->ino ||
-	    !s3d_store_is_local(fd)) {
+	    s3d_store_local_base(fd, base)) {
 		close(fd);
 		return -EIO;
 	}
@@ -123,7 +129,11 @@ static int stream_open(struct s3d_req *r, struct s3d_mount *m,
 	st->part = r->len;
 	st->has_posix = r->has_posix;
 	st->posix = r->posix;
+	strcpy(st->base, base);
 	st->key = s3d_key_of(m->prefix, r->path, NULL);
+	if (st->key && s3d_writer_token(fd, m->bucket, st->key,
+					base[0] ? base : NULL, st->token))
+		st->token[0] = '\0';
 	if (st->key) {
 		struct s3d_mpu_params p = {
 			.ctx = ctx, .bucket = m->bucket, .key = st->key,
@@ -131,6 +141,7 @@ static int stream_open(struct s3d_req *r, struct s3d_mount *m,
 			.parallel = parallel,
 			.prio = S3D_PRIO_ASYNC,
 			.posix = st->has_posix ? &st->posix : NULL,
+			.token = st->token,
 			.done = stream_failed, .arg = st,
 		};
 
@@ -219,6 +230,17 @@ static bool posix_same(const struct s3d_stream *st,
 	       (!(f & S3CFS_POSIX_GID) || p->gid == st->posix.gid);
 }
 
+/*
+ * The close's condition is the version the stream's upload was created
+ * on (its LOCAL tag's base then): the writer token it carries names it.
+ */
+static bool base_same(const struct s3d_stream *st, const struct s3d_req *r)
+{
+	if (r->flags & S3CFS_UP_MATCH)
+		return r->etag && st->base[0] && s3d_etag_eq(st->base, r->etag);
+	return !st->base[0];
+}
+
 /**
  * s3d_stream_finish() - the close or fsync's UPLOAD of a streamed file
  * @m: the mount
@@ -256,6 +278,8 @@ struct s3d_mpu *s3d_stream_finish(struct s3d_mount *m, struct s3d_req *r,
 		why = "renamed";
 	else if (!posix_same(st, p->posix))
 		why = "other attributes";
+	else if (!base_same(st, r))
+		why = "another base version";
 	else if (s3d_mpu_close(st->mpu, p, r->parts))
 		why = "its parts do not fit";
 	if (why) {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The writer token: x-amz-meta-s3cfs-writer on every object an UPLOAD
- * writes (but a streamed one, whose multipart upload is created before
- * the close names its condition), a hash of this machine's id, the cache
- * file (inode number and birth time: a new file at the same inode has
- * another), the bucket and key, and the ETag the upload was conditional
- * on ("new" for a create). A copy does not carry it along: SETMETA drops
+ * writes, a hash of this machine's id, the cache file (inode number and
+ * birth time: a new file at the same inode has another), the bucket and
+ * key, and the ETag the upload was conditional on ("new" for a create;
+ * for a streamed upload, created before the close names its condition,
+ * the base version the file's LOCAL tag named then: stream.c). A copy does not carry it along: SETMETA drops
  * it, and a RENAME's copy is at another key.
  *
  * Why: a PUT or Complete can take effect while the kernel hears that the
