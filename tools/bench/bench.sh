@@ -157,7 +157,7 @@ main() {
 			timeout 300 perf report -i "$data" "${ks[@]}" --stdio --no-children \
 				--sort comm -g none 2>/dev/null | grep -v '^$' | head -n 30 >"$logs/profile-$p-comm.txt"
 			timeout 300 perf report -i "$data" "${ks[@]}" --stdio --no-children \
-				--comms fio,s3cachefsd --sort sym -G --percent-limit 2 2>/dev/null |
+				--comms fio,ls,python3,s3cachefsd --sort sym -G --percent-limit 2 2>/dev/null |
 				grep -v '^$' | head -n 600 >"$logs/profile-$p-callers.txt"
 		done
 	fi

@@ -154,6 +154,23 @@ elapsed() {	# seconds since T0, 3 decimals
 	elapsed_ms "$1"
 	printf '%d.%03d' $((EMS / 1000)) $((EMS % 1000))
 }
+# cpu_mark; ...; cpu_idle: the share of the guest's CPU time (all CPUs) that
+# was idle or waiting for I/O since the mark, in %: whether a row was bound
+# by the CPUs (0) or waited (TCG emulates every instruction, so CPU-bound
+# rows under it say little about real hardware).
+cpu_mark() {
+	local c u n s i w q sq st
+	read -r c u n s i w q sq st _ </proc/stat
+	CPU_MARK="$((u + n + s + i + w + q + sq + st)) $((i + w))"
+}
+cpu_idle() {
+	local c u n s i w q sq st t0 i0
+	read -r c u n s i w q sq st _ </proc/stat
+	read -r t0 i0 <<<"$CPU_MARK"
+	t0=$((u + n + s + i + w + q + sq + st - t0))
+	[ "$t0" -gt 0 ] || { echo "?"; return; }
+	echo $(( (i + w - i0) * 100 / t0 ))
+}
 # snooze SECONDS: sleep without exec (a read that times out on a FIFO that
 # nobody writes to; made in main).
 snooze() {
@@ -1197,6 +1214,18 @@ EOF
 				timeout -k 5 "$BIGLS_TIMEOUT" ls -l "$lower" >/dev/null 2>&1
 				META_TIMEOUT=$BIGLS_TIMEOUT meta ext4 warm bigls $((BIGLS_N + 1)) ls -l "$lower"
 			fi
+			# Where a cold ls -l spends the CPUs (the profile runs: perf
+			# over one more cold walk, after the measured ones).
+			if [ "$PROFILE" = 1 ] && command -v perf >/dev/null && fresh_big_mount; then
+				drop_caches
+				say "profile cold-bigls"
+				timeout -k 5 "$BIGLS_TIMEOUT" perf record -a -g -F 499 -e cpu-clock \
+					-o /tmp/perf-cold-bigls.data -- ls -l $MNT_big/big \
+					>/dev/null 2>"$LOGS/perf-cold-bigls.stderr"
+				cp /tmp/perf-cold-bigls.data "$LOGS/" 2>/dev/null
+				rm -f /tmp/perf-cold-bigls.data
+				cat /proc/kallsyms >"$LOGS/kallsyms"
+			fi
 			# find over tree/, cold: a fresh mount (the walks above gave
 			# the list-ahead time to list tree/ in the background).
 			if fresh_big_mount; then
@@ -1276,14 +1305,16 @@ MNT_w=/mnt/s3cachefs-w
 CACHE_w=/nvme/s3cachefs-wcache
 CKPT_SRC=/nvme/ckpt-src
 ckpt_row() {	# SYSTEM MODE DIR PORT KEYPREFIX
-	local sys=$1 mode=$2 dir=$3 out secs closed bytes
+	local sys=$1 mode=$2 dir=$3 out secs closed bytes idle
+	cpu_mark
 	out=$(timeout -k 5 "$CKPT_TIMEOUT" python3 "$REPO/tools/bench/fswrite.py" ckpt "$dir" "$4" "$BUCKET" "$5" \
 		"$CKPT_SRC"/rank*.pt 2>"$LOGS/ckpt-$sys.stderr")
+	idle=$(cpu_idle)
 	read -r secs closed bytes <<<"$out"
 	if [[ $secs =~ ^[0-9.]+$ ]]; then
 		ms_of "$secs"
 		rec "$sys" "$mode" ckpt ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 1)" "" "" "" "$secs" \
-			"$((bytes >> 20)) MiB in $NSHARDS files; last close after $closed s"
+			"$((bytes >> 20)) MiB in $NSHARDS files; last close after $closed s; CPUs idle $idle %"
 		# Write-back: when the writers were done, measured on its own.
 		if [ "$sys" = s3cachefs-wb ]; then
 			ms_of "$closed"
@@ -1323,13 +1354,15 @@ phase_ckpt() {
 	fi
 	if has curl; then
 		say "curl write ckpt"
+		cpu_mark
 		out=$(timeout -k 5 "$CKPT_TIMEOUT" python3 "$REPO/tools/bench/putlimit.py" "$S3_PORT" "$BUCKET" mpu \
 			ckpt/curl/ 16 4 $CKPT_SRC/rank*.pt 2>"$LOGS/ckpt-curl.stderr")
+		local idle=$(cpu_idle)
 		read -r secs bytes <<<"$out"
 		if [[ $secs =~ ^[0-9.]+$ ]]; then
 			ms_of "$secs"
 			rec curl write ckpt ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 1)" "" "" "" "$secs" \
-				"multipart, 16 MiB parts, 4 per file in flight, $NSHARDS files at once"
+				"multipart, 16 MiB parts, 4 per file in flight, $NSHARDS files at once; CPUs idle $idle %"
 		else
 			rec curl write ckpt fail "" "" "" "" "" "$(echo "$out" | cut -c1-160)"
 		fi
@@ -1372,6 +1405,19 @@ phase_ckpt() {
 			say "s3cachefs write ckpt, no streams"
 			ckpt_row s3cachefs-nostream write "$dir/ckpt/nostream" "$S3_PORT" "ckpt/nostream/"
 			echo "$sp" >/sys/module/s3cachefs/parameters/stream_part_mb
+		fi
+		# Where the CPUs go while s3cachefs writes a checkpoint (the
+		# profile runs: one more, after the measured ones).
+		if [ $sys = s3cachefs ] && [ "$PROFILE" = 1 ] && command -v perf >/dev/null; then
+			mkdir -p "$dir/ckpt/prof"
+			say "profile write-ckpt"
+			timeout -k 5 "$CKPT_TIMEOUT" perf record -a -g -F 499 -e cpu-clock \
+				-o /tmp/perf-write-ckpt.data -- python3 "$REPO/tools/bench/fswrite.py" ckpt \
+				"$dir/ckpt/prof" "$S3_PORT" "$BUCKET" ckpt/prof/ "$CKPT_SRC"/rank*.pt \
+				>/dev/null 2>"$LOGS/perf-write-ckpt.stderr"
+			cp /tmp/perf-write-ckpt.data "$LOGS/" 2>/dev/null
+			rm -f /tmp/perf-write-ckpt.data
+			cat /proc/kallsyms >"$LOGS/kallsyms"
 		fi
 		say "$sys write creates"
 		creates_row $sys write "$dir/creates/$sys"
