@@ -1282,6 +1282,31 @@ EOF
 			d=/sys/fs/s3cachefs/$(mountpoint -d $MNT_sf 2>/dev/null)
 			say "smallf: lookups $(cat $d/lookups 2>/dev/null), fetches $(cat $d/fetches 2>/dev/null)"
 			timeout -k 5 60 umount $MNT_sf || timeout 30 umount -l $MNT_sf
+			# The profile runs: the same cold and warm reads once more
+			# under perf (their rows in logs/profile-results.tsv only).
+			if [ "$PROFILE" = 1 ] && command -v perf >/dev/null; then
+				rm -rf $CACHE_sf && mkdir -p $CACHE_sf
+				if S3CFS_MOUNT_WAIT=20 mount_s3 $SMALLF_BUCKET $MNT_sf "cache=$CACHE_sf,fetch_timeout=60"; then
+					say "profile cold-smallf, warm-smallf"
+					drop_caches
+					profile_start cold-smallf $SMALL_RUNTIME
+					RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read s3cachefs cold \
+						"$MNT_sf/small" "$SMALL_LIST" /tmp/smallf-done
+					profile_stop cold-smallf
+					drop_caches
+					profile_start warm-smallf $SMALL_RUNTIME
+					RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read s3cachefs warm \
+						"$MNT_sf/small" /tmp/smallf-done /dev/null
+					profile_stop warm-smallf
+					# ext4's own reads of the same files (the lower ones).
+					drop_caches
+					profile_start warm-smallf-ext4 $SMALL_RUNTIME
+					RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read ext4 nvme \
+						"$CACHE_sf/small" /tmp/smallf-done /dev/null
+					profile_stop warm-smallf-ext4
+					timeout -k 5 60 umount $MNT_sf || timeout 30 umount -l $MNT_sf
+				fi
+			fi
 		else
 			rec s3cachefs cold smallf fail "" "" "" "" "" "no mount on fakes3 (logs/s3cachefsd-smallf.log)"
 		fi
@@ -1648,6 +1673,21 @@ sample_stacks() {
 		done
 		snooze 0.2
 	done
+}
+
+# profile_start NAME SECONDS ... profile_stop NAME: perf record -a over the
+# next SECONDS (in the background, while the caller runs a workload),
+# kept as LOGS/perf-NAME.data for the host to report.
+profile_start() {
+	timeout -k 5 $(($2 + 60)) perf record -a -g -F 499 -e cpu-clock -o "/tmp/perf-$1.data" \
+		-- sleep "$2" >/dev/null 2>"$LOGS/perf-$1.stderr" &
+	PERF_PID=$!
+}
+profile_stop() {
+	wait "$PERF_PID" 2>/dev/null
+	cp "/tmp/perf-$1.data" "$LOGS/" 2>/dev/null
+	rm -f "/tmp/perf-$1.data"
+	cat /proc/kallsyms >"$LOGS/kallsyms"
 }
 
 # perf profiles (cpu-clock: TCG has no PMU) of s3cachefs runs, taken apart
