@@ -87,6 +87,15 @@ static inline struct timespec64 s3cfs_inode_get_mtime(struct inode *inode)
 #endif
 }
 
+static inline struct timespec64 s3cfs_inode_get_atime(struct inode *inode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	return inode_get_atime(inode);
+#else
+	return inode->i_atime;
+#endif
+}
+
 /* 6.3: writepage_t takes a folio. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 #define S3CFS_WRITEPAGE_ARG	struct folio *folio

@@ -37,20 +37,30 @@ void s3cfs_touch_lower(struct inode *inode)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	unsigned long last = READ_ONCE(si->touched_at);
+	unsigned int interval = READ_ONCE(lru_interval);
 	struct iattr attr = { .ia_valid = ATTR_ATIME };
 	const struct cred *old_cred;
-	struct dentry *lower;
-	struct inode *linode;
+	struct dentry *lower = si->lower.dentry;
+	struct inode *linode = d_inode(lower);
+	time64_t age;
 
-	if (last && time_before(jiffies,
-				last + READ_ONCE(lru_interval) * HZ))
+	if (last && time_before(jiffies, last + interval * HZ))
 		return;
+	/*
+	 * A use recorded less than lru_interval ago, by an earlier inode of
+	 * this file (evicted since: drop_caches, memory pressure), needs no
+	 * write: a loader that opens its files again each epoch would
+	 * otherwise dirty one lower inode per open.
+	 */
+	age = ktime_get_real_seconds() - s3cfs_inode_get_atime(linode).tv_sec;
+	if (!last && age >= 0 && age < interval) {
+		WRITE_ONCE(si->touched_at, (jiffies - age * HZ) ? : 1);
+		return;
+	}
 	WRITE_ONCE(si->touched_at, jiffies ? : 1);
 	if (mnt_want_write(si->lower.mnt))
 		return;
-	lower = si->lower.dentry;
 	old_cred = override_creds(sbi->creds);
-	linode = d_inode(lower);
 	inode_lock(linode);
 	notify_change(S3CFS_IDMAP_NOP, lower, &attr, NULL);
 	inode_unlock(linode);

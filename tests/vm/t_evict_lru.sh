@@ -5,11 +5,12 @@
 # twice the daemon's --cache-limit, are read once each: the kernel records
 # the reads in the lower file's atime (module parameter lru_interval, here
 # 1 s), the daemon orders its eviction by that record, and so the cold
-# files go while the hot one stays, every byte of it cached.
+# files go while the hot one stays, every byte of it cached. A use is not
+# recorded again within lru_interval by a new inode of the same file.
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init evict_lru
-plan 11
+plan 13
 
 CHUNK=1048576
 LIMIT=$((12 * CHUNK))
@@ -63,4 +64,22 @@ hot=$(cached hot)
 check "the hot file is still fully cached ($hot bytes)" test "$hot" -ge $((2 * CHUNK))
 is "$(sha256sum <"$MNT/ws/hot" | cut -d' ' -f1)" "$(sha256 "$exp/hot")" \
 	"the hot file still reads right"
+
+# A file opened again after its inode was evicted (drop_caches), its use
+# recorded less than lru_interval ago: no new record (was: every such open
+# wrote the lower atime, one lower inode dirtied per file a loader opens
+# again). Recorded longer ago: recorded again.
+echo 30 >/sys/module/s3cachefs/parameters/lru_interval
+t=$(($(date +%s) - 10))
+touch -a -d "@$t" "$CACHE/ws/hot"
+echo 3 >/proc/sys/vm/drop_caches
+cat "$MNT/ws/hot" >/dev/null
+is "$(stat -c %X "$CACHE/ws/hot")" "$t" \
+	"a use recorded 10 s ago (lru_interval 30): the open of a new inode of the file writes no lower atime"
+t=$(($(date +%s) - 40))
+touch -a -d "@$t" "$CACHE/ws/hot"
+echo 3 >/proc/sys/vm/drop_caches
+cat "$MNT/ws/hot" >/dev/null
+a2=$(stat -c %X "$CACHE/ws/hot")
+check "a use recorded 40 s ago: recorded again ($t -> $a2)" test "$a2" -ge $(($(date +%s) - 3))
 tap_done
