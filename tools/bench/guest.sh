@@ -63,6 +63,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	HOT_WL="seq1"
 	SMALL_N=400		# small objects of 100 KiB
 	SMALL_RUNTIME=4		# s per small-object run
+	SMALLF_RUNTIME=4	# the same on fakes3
 	BIGLS_N=2000		# the big directory (fakes3)
 	BIGLS_DIRS=20		# find: BIGLS_DIRS x BIGLS_PER_DIR objects (fakes3)
 	BIGLS_PER_DIR=50
@@ -92,6 +93,7 @@ else
 	HOT_WL="seq1 seq4 rand4k rand128k mmap4k"
 	SMALL_N=20000
 	SMALL_RUNTIME=15	# every reader is cut there: files/s, not all read
+	SMALLF_RUNTIME=300	# on fakes3: all of them (about 100 s)
 	BIGLS_N=100000
 	BIGLS_DIRS=1000
 	BIGLS_PER_DIR=100
@@ -105,7 +107,7 @@ PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k cold-seq1
 PHASES="cold fill warm hot profile meta small bigls smallf ckpt"
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
 	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL PROFILES PHASES \
-	 SMALL_N SMALL_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT CREATE_RUNTIME CKPT_TIMEOUT; do
+	 SMALL_N SMALL_RUNTIME SMALLF_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT CREATE_RUNTIME CKPT_TIMEOUT; do
 	bv=BENCH_$v
 	[ -n "${!bv:-}" ] && printf -v "$v" '%s' "${!bv}"
 done
@@ -970,7 +972,8 @@ phase_meta() {
 # (the files begun by then are finished) or LIST is done; DONE_OUT gets the
 # names read. One row: files/s (iops), MiB/s.
 small_read() {
-	local sys=$1 mode=$2 wl=${SMALL_WL:-small} out rc t
+	local sys=$1 mode=$2 wl=${SMALL_WL:-small} out rc t idle
+	cpu_mark
 	out=$(timeout -k 5 $((SMALL_RUNTIME + 120)) python3 - "$3" "$4" "$SMALL_RUNTIME" "$5" <<'EOF' 2>&1
 import os, sys, threading, time
 root, listf, runtime, done_out = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
@@ -1019,6 +1022,7 @@ print("%d %d %.3f %d %s" % (len(done), state["bytes"], secs, len(errs), errs[0] 
 EOF
 )
 	rc=$?
+	idle=$(cpu_idle)
 	local n bytes secs nerr first
 	read -r n bytes secs nerr first <<<"$out"
 	if [ $rc != 0 ] || ! [[ ${n:-} =~ ^[0-9]+$ ]]; then
@@ -1031,7 +1035,7 @@ EOF
 	fi
 	ms_of "$secs"
 	rec "$sys" "$mode" "$wl" ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
-		"$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$secs" "$n files of 100 KiB, 8 readers"
+		"$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$secs" "$n files of 100 KiB, 8 readers; CPUs idle $idle %"
 }
 
 # The server's limit: curl, 8 keep-alive transfers at a time over the same
@@ -1050,14 +1054,16 @@ curl_small() {	# [URL WORKLOAD]: the bucket's URL (default s3rver's), the row
 		done <"$SMALL_LIST"
 	} >"$cfg"
 	t0=$(now)
+	cpu_mark
 	timeout -k 5 "$SMALL_RUNTIME" curl --parallel --parallel-max 8 -K "$cfg" \
 		2>"$LOGS/curl-$wl.out" >/dev/null
 	secs=$(elapsed "$t0")
+	local idle=$(cpu_idle)
 	n=$(grep -c '^200 102400$' "$LOGS/curl-$wl.out")
 	if [ "${n:-0}" -gt 0 ]; then
 		ms_of "$secs"
 		rec curl cold "$wl" ok "$(div_fmt $((n * 102400 * 1000)) $((MS * 1048576)) 2)" \
-			"$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$secs" "$n GETs of 100 KiB, 8 in parallel"
+			"$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$secs" "$n GETs of 100 KiB, 8 in parallel; CPUs idle $idle %"
 	else
 		rec curl cold "$wl" fail "" "" "" "" "$secs" "no GET done: $(tail -n 1 "$LOGS/curl-$wl.out" | cut -c1-160)"
 	fi
@@ -1268,44 +1274,35 @@ EOF
 		phase_end
 		return
 	fi
-	if has curl; then drop_caches; curl_small "$FAKES3_ENDPOINT/$SMALLF_BUCKET" smallf; fi
+	if has curl; then
+		drop_caches
+		SMALL_RUNTIME=$SMALLF_RUNTIME curl_small "$FAKES3_ENDPOINT/$SMALLF_BUCKET" smallf
+	fi
 	if has s3cachefs && [ -z "${DOWN[s3cachefs]:-}" ]; then
 		rm -rf $CACHE_sf && mkdir -p $CACHE_sf $MNT_sf
+		# meta_ttl: the warm run reads names the cold one checked up to
+		# SMALLF_RUNTIME s before (a dataset that does not change).
 		if daemon_to_fakes3 s3cachefsd-smallf.log &&
-		   S3CFS_MOUNT_WAIT=20 mount_s3 $SMALLF_BUCKET $MNT_sf "cache=$CACHE_sf,fetch_timeout=60"; then
+		   S3CFS_MOUNT_WAIT=20 mount_s3 $SMALLF_BUCKET $MNT_sf "cache=$CACHE_sf,fetch_timeout=60,meta_ttl=3600"; then
 			drop_caches
-			SMALL_WL=smallf small_read s3cachefs cold "$MNT_sf/small" "$SMALL_LIST" /tmp/smallf-done
+			SMALL_RUNTIME=$SMALLF_RUNTIME SMALL_WL=smallf small_read s3cachefs cold \
+				"$MNT_sf/small" "$SMALL_LIST" /tmp/smallf-done
 			if [ -s /tmp/smallf-done ]; then
 				drop_caches
-				SMALL_WL=smallf small_read s3cachefs warm "$MNT_sf/small" /tmp/smallf-done /dev/null
+				SMALL_RUNTIME=$SMALLF_RUNTIME SMALL_WL=smallf small_read s3cachefs warm \
+					"$MNT_sf/small" /tmp/smallf-done /dev/null
+				# The limit: the same files on the cache ext4 (the lower ones).
+				drop_caches
+				SMALL_RUNTIME=$SMALLF_RUNTIME SMALL_WL=smallf small_read ext4 nvme \
+					"$CACHE_sf/small" /tmp/smallf-done /dev/null
 			fi
 			d=/sys/fs/s3cachefs/$(mountpoint -d $MNT_sf 2>/dev/null)
 			say "smallf: lookups $(cat $d/lookups 2>/dev/null), fetches $(cat $d/fetches 2>/dev/null)"
 			timeout -k 5 60 umount $MNT_sf || timeout 30 umount -l $MNT_sf
-			# The profile runs: the same cold and warm reads once more
-			# under perf (their rows in logs/profile-results.tsv only).
-			if [ "$PROFILE" = 1 ] && command -v perf >/dev/null; then
-				rm -rf $CACHE_sf && mkdir -p $CACHE_sf
-				if S3CFS_MOUNT_WAIT=20 mount_s3 $SMALLF_BUCKET $MNT_sf "cache=$CACHE_sf,fetch_timeout=60"; then
-					say "profile cold-smallf, warm-smallf"
-					drop_caches
-					profile_start cold-smallf $SMALL_RUNTIME
-					RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read s3cachefs cold \
-						"$MNT_sf/small" "$SMALL_LIST" /tmp/smallf-done
-					profile_stop cold-smallf
-					drop_caches
-					profile_start warm-smallf $SMALL_RUNTIME
-					RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read s3cachefs warm \
-						"$MNT_sf/small" /tmp/smallf-done /dev/null
-					profile_stop warm-smallf
-					# ext4's own reads of the same files (the lower ones).
-					drop_caches
-					profile_start warm-smallf-ext4 $SMALL_RUNTIME
-					RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read ext4 nvme \
-						"$CACHE_sf/small" /tmp/smallf-done /dev/null
-					profile_stop warm-smallf-ext4
-					timeout -k 5 60 umount $MNT_sf || timeout 30 umount -l $MNT_sf
-				fi
+			# The profile runs: cold and warm reads once more under perf,
+			# SMALL_RUNTIME s each (their rows in logs/profile-results.tsv).
+			if [ "$PROFILE" = 1 ] && command -v perf >/dev/null && [ -s /tmp/smallf-done ]; then
+				profile_smallf
 			fi
 		else
 			rec s3cachefs cold smallf fail "" "" "" "" "" "no mount on fakes3 (logs/s3cachefsd-smallf.log)"
@@ -1314,6 +1311,42 @@ EOF
 	fi
 	stop_fakes3
 	phase_end
+}
+profile_smallf() {
+	local i
+	rm -rf $CACHE_sf && mkdir -p $CACHE_sf
+	S3CFS_MOUNT_WAIT=20 mount_s3 $SMALLF_BUCKET $MNT_sf "cache=$CACHE_sf,fetch_timeout=60,meta_ttl=3600" || return
+	say "profile cold-smallf, warm-smallf, warm-smallf-ext4"
+	drop_caches
+	profile_start cold-smallf $SMALL_RUNTIME
+	RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read s3cachefs cold \
+		"$MNT_sf/small" "$SMALL_LIST" /tmp/smallf-prof-done
+	profile_stop cold-smallf
+	# Past the directories' first names (every directory listed): the
+	# steady state, a run of 2 x SMALL_RUNTIME on the names left over,
+	# profiled over its second half.
+	if [ "$SMALLF_RUNTIME" -gt "$SMALL_RUNTIME" ]; then
+		grep -vxF -f /tmp/smallf-prof-done "$SMALL_LIST" >/tmp/smallf-rest
+		profile_start cold-smallf-steady $SMALL_RUNTIME $SMALL_RUNTIME
+		SMALL_RUNTIME=$((2 * SMALL_RUNTIME)) RES=$LOGS/profile-results.tsv SMALL_WL=smallf \
+			small_read s3cachefs cold "$MNT_sf/small" /tmp/smallf-rest /dev/null
+		profile_stop cold-smallf-steady
+	fi
+	profile_start warm-smallf $SMALL_RUNTIME
+	for i in 1 2 3; do	# a warm read is short: three of them
+		drop_caches
+		RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read s3cachefs warm \
+			"$MNT_sf/small" /tmp/smallf-prof-done /dev/null
+	done
+	profile_stop warm-smallf
+	profile_start warm-smallf-ext4 $SMALL_RUNTIME
+	for i in 1 2 3; do	# a warm read is short: three of them
+		drop_caches
+		RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read ext4 nvme \
+			"$CACHE_sf/small" /tmp/smallf-prof-done /dev/null
+	done
+	profile_stop warm-smallf-ext4
+	timeout -k 5 60 umount $MNT_sf || timeout 30 umount -l $MNT_sf
 }
 
 # --- writes: a sharded checkpoint, small files ---------------------------------
@@ -1678,10 +1711,23 @@ sample_stacks() {
 # profile_start NAME SECONDS ... profile_stop NAME: perf record -a over the
 # next SECONDS (in the background, while the caller runs a workload),
 # kept as LOGS/perf-NAME.data for the host to report.
-profile_start() {
+profile_start() {	# NAME SECONDS [DELAY: start that much later, not waited for]
+	if [ -n "${3:-}" ]; then
+		(snooze "$3"; exec timeout -k 5 $(($2 + 60)) perf record -a -g -F 499 -e cpu-clock \
+			-o "/tmp/perf-$1.data" -- sleep "$2" >/dev/null 2>"$LOGS/perf-$1.stderr") &
+		PERF_PID=$!
+		return
+	fi
 	timeout -k 5 $(($2 + 60)) perf record -a -g -F 499 -e cpu-clock -o "/tmp/perf-$1.data" \
 		-- sleep "$2" >/dev/null 2>"$LOGS/perf-$1.stderr" &
 	PERF_PID=$!
+	# perf takes seconds to start under TCG: the workload waits for it.
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -s "/tmp/perf-$1.data" ] && break
+		snooze 0.1
+	done
+	snooze 1
 }
 profile_stop() {
 	wait "$PERF_PID" 2>/dev/null
@@ -1751,6 +1797,7 @@ write_env() {
 		echo "meta_timeout=$META_TIMEOUT"
 		echo "small_n=$SMALL_N"
 		echo "small_runtime=$SMALL_RUNTIME"
+		echo "smallf_runtime=$SMALLF_RUNTIME"
 		echo "create_runtime=$CREATE_RUNTIME"
 		echo "bigls_n=$BIGLS_N"
 		echo "bigfind_n=$((BIGLS_DIRS * BIGLS_PER_DIR))"

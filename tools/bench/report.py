@@ -229,9 +229,16 @@ target("cold-small", "cold 100 KiB objects, 8 readers ≥ 0.80 × curl (files/s)
 a, b = metric(("s3cachefs", "cold", "smallf"), "iops"), metric(("curl", "cold", "smallf"), "iops")
 target("cold-small-fakes3", "cold 100 KiB objects on fakes3 (a LIST costs what a GET does), 8 readers ≥ 0.80 × curl (files/s)",
        vs(a, b, ""), 0.80, "%s vs %s files/s" % (fmt(a), fmt(b)))
-a, b = metric(("s3cachefs", "warm", "small"), "iops"), metric(("ext4", "nvme", "small"), "iops")
-target("warm-small", "warm 100 KiB objects, 8 readers ≥ 0.90 × ext4 (files/s)", vs(a, b, ""), 0.90,
-       "%s vs %s files/s" % (fmt(a), fmt(b)))
+# Warm: the fakes3 run's files where it ran (it reads all of them; the
+# s3rver run reads the few its cold run got to, a run of some 50 ms).
+a, b = metric(("s3cachefs", "warm", "smallf"), "iops"), metric(("ext4", "nvme", "smallf"), "iops")
+if a is not None and b is not None:
+    target("warm-small", "warm 100 KiB objects (the fakes3 run's), 8 readers ≥ 0.90 × ext4 (files/s)",
+           vs(a, b, ""), 0.90, "%s vs %s files/s" % (fmt(a), fmt(b)))
+else:
+    a, b = metric(("s3cachefs", "warm", "small"), "iops"), metric(("ext4", "nvme", "small"), "iops")
+    target("warm-small", "warm 100 KiB objects, 8 readers ≥ 0.90 × ext4 (files/s)", vs(a, b, ""), 0.90,
+           "%s vs %s files/s" % (fmt(a), fmt(b)))
 
 # Writes: a checkpoint's time to durable in S3 (as MiB/s over that time).
 a, b = metric(("s3cachefs", "write", "ckpt"), "mibs"), metric(("curl", "write", "ckpt"), "mibs")
@@ -528,7 +535,7 @@ for s in ("s3cachefs", "s3fs", "rclone"):
 w("")
 
 # Small objects.
-if any(k[2] == "small" for k in R):
+if any(k[2] in ("small", "smallf") for k in R):
     w("### Small objects")
     w("")
     w("%s objects of 100 KiB, read whole by 8 threads in one shuffled order (open, read, close;" %
@@ -540,15 +547,20 @@ if any(k[2] == "small" for k in R):
     w("read from s3cachefs' cache directory on the ext4 (warm). Rows marked fakes3: the same names")
     w("on the in-memory fake S3 (one shared body), where a LIST costs what a GET does, as on S3")
     w("(s3rver answers a LIST in 1-2 s under TCG whatever its prefix); the cold limit is curl's")
-    w("GETs of them.")
+    w("GETs of them, the warm one ext4's reads of the same files. The fakes3 runs are cut after")
+    w("%s s (all the names, in the full run), with `meta_ttl=3600` (the warm run reads names the" %
+      env.get("smallf_runtime", "?"))
+    w("cold one checked minutes before).")
     w("")
     w("| system | state | files/s | MiB/s | × limit | |")
     w("|---|---|---:|---:|---:|---|")
     lim = {"cold": metric(("curl", "cold", "small"), "iops"), "warm": metric(("ext4", "nvme", "small"), "iops")}
     rows = [(k, "small") for k in [("curl", "cold"), ("ext4", "nvme")] +
             [(s_, m_) for s_ in ("s3cachefs", "s3fs", "rclone") for m_ in ("cold", "warm")]]
-    rows += [(k, "smallf") for k in (("curl", "cold"), ("s3cachefs", "cold"), ("s3cachefs", "warm"))]
-    limf = metric(("curl", "cold", "smallf"), "iops")
+    rows += [(k, "smallf") for k in (("curl", "cold"), ("ext4", "nvme"), ("s3cachefs", "cold"),
+                                      ("s3cachefs", "warm"))]
+    limf = {"cold": metric(("curl", "cold", "smallf"), "iops"),
+            "warm": metric(("ext4", "nvme", "smallf"), "iops")}
     for k, wl in rows:
         r = R.get(k + (wl,))
         if r is None:
@@ -560,7 +572,7 @@ if any(k[2] == "small" for k in R):
             w("| %s | %s | – | – | – | %s |" % (name, state, st))
             continue
         if wl == "smallf":
-            l_ = limf if k[1] == "cold" else None
+            l_ = limf["cold" if k[1] == "cold" else "warm"]
         else:
             l_ = lim["cold" if k[1] == "cold" else "warm"]
         v = num(r["iops"])
