@@ -15,11 +15,11 @@
  *
  * A stream the final UPLOAD cannot use (a part failed, the file was
  * renamed, another layout, other POSIX attributes, another base version,
- * a stream this daemon never saw) is aborted, and the file goes up whole. The upload is
- * created with the attributes of the first parts but the mtime, which
- * changes while the file is written: the object's time is S3's. PARTS 0 aborts one
- * (the file was rewritten, truncated or unlinked); so does the mount's
- * UMOUNT. A daemon that dies leaves the stream's upload in the journal
+ * a stream this daemon never saw) is aborted, and the file goes up whole.
+ * The upload is created with the attributes of the first parts but the
+ * mtime, which changes while the file is written: the object's time is
+ * S3's. PARTS 0 aborts one (the file was rewritten, truncated or
+ * unlinked); so does the mount's UMOUNT. A daemon that dies leaves the stream's upload in the journal
  * (mpu.c): the next one aborts it at MOUNT, as any other.
  */
 #include <errno.h>

@@ -5,8 +5,9 @@
  * birth time: a new file at the same inode has another), the bucket and
  * key, and the ETag the upload was conditional on ("new" for a create;
  * for a streamed upload, created before the close names its condition,
- * the base version the file's LOCAL tag named then: stream.c). A copy does not carry it along: SETMETA drops
- * it, and a RENAME's copy is at another key.
+ * the base version the file's LOCAL tag named then: stream.c). A copy
+ * does not carry it along: SETMETA drops it, and a RENAME's copy is at
+ * another key.
  *
  * Why: a PUT or Complete can take effect while the kernel hears that the
  * upload failed (its answer lost after the last retry, or the kernel gave

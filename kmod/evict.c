@@ -44,7 +44,7 @@ void s3cfs_touch_lower(struct inode *inode)
 	struct inode *linode = d_inode(lower);
 	time64_t age;
 
-	if (last && time_before(jiffies, last + interval * HZ))
+	if (last && time_before(jiffies, last + (unsigned long)interval * HZ))
 		return;
 	/*
 	 * A use recorded less than lru_interval ago, by an earlier inode of

@@ -197,12 +197,25 @@ static size_t s3cfs_str_size(const char *s)
 	return s ? nla_total_size(strlen(s) + 1) : 0;
 }
 
+/*
+ * Room for the fixed-size attributes of any one request: at most
+ * S3CFS_NL_U64S 64-bit ones (an UPLOAD of a stream's file: REQ_ID, INO,
+ * SIZE, STREAM, LENGTH) and S3CFS_NL_U32S 32-bit ones (MOUNT_ID, FLAGS,
+ * PRIORITY, PARTS; a MOUNT: MOUNT_ID, CHUNK_SIZE, FLAGS). Strings and
+ * POSIX are counted by the caller. Counting too few passed unnoticed
+ * where the skb's slab rounding left room, and failed where it did not.
+ */
+#define S3CFS_NL_U64S	6
+#define S3CFS_NL_U32S	6
+
 static struct sk_buff *s3cfs_nl_new(u8 cmd, size_t payload, void **hdr)
 {
 	struct sk_buff *skb;
 
-	skb = genlmsg_new(payload + 2 * nla_total_size_64bit(sizeof(u64)) +
-			  4 * nla_total_size(sizeof(u64)), GFP_KERNEL);
+	skb = genlmsg_new(payload +
+			  S3CFS_NL_U64S * nla_total_size_64bit(sizeof(u64)) +
+			  S3CFS_NL_U32S * nla_total_size(sizeof(u32)),
+			  GFP_KERNEL);
 	if (!skb)
 		return NULL;
 	*hdr = genlmsg_put(skb, 0, 0, &s3cfs_genl_family, 0, cmd);

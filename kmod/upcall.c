@@ -289,6 +289,10 @@ static void s3cfs_req_send(struct s3cfs_req *req)
 		return;
 	}
 	clear_bit(S3CFS_REQ_SENT, &req->flags);
+	/* Not the socket's state: a message built too small (a bug). */
+	if (err == -EMSGSIZE)
+		pr_err_ratelimited("request %u (command %u) does not fit its message\n",
+				   req->id, req->cmd);
 	pr_debug("send req %u to port %u: %d\n", req->id, portid, err);
 	/* Socket full or gone: try again shortly (or after REGISTER). */
 	schedule_delayed_work(&s3cfs_resend_work, msecs_to_jiffies(10));
