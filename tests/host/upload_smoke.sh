@@ -372,15 +372,27 @@ is "${out%% etag*}" "REPLY upload:up/s6.bin:new:posix=33188/1000/1001/1700000000
 	"a stream with attributes, closed with the same ones and an mtime: uploaded"
 is "$(nreqs POST "^/fake/up/s6.bin\\?uploads") $(nreqs DELETE "^/fake/up/s6.bin\\?uploadId")" "1 0" \
 	"... by the stream's upload (one created, none aborted)"
-hdrs=$(curl -sfI "http://127.0.0.1:$port/fake/up/s6.bin" | tr -d '\r' | grep -i '^x-amz-meta-' | sort | tr '\n' ' ')
-is "$hdrs" "x-amz-meta-gid: 1001 x-amz-meta-mode: 33188 x-amz-meta-uid: 1000 " \
+hdrs=$(curl -sfI "http://127.0.0.1:$port/fake/up/s6.bin" | tr -d '\r' | grep -i '^x-amz-meta-' | sort)
+is "$(grep -v '^x-amz-meta-s3cfs-writer:' <<<"$hdrs" | tr '\n' ' ')" "x-amz-meta-gid: 1001 x-amz-meta-mode: 33188 x-amz-meta-uid: 1000 " \
 	"... with the stream's mode, uid and gid, and no mtime of its own"
+check_sh "... and the writer token of its base (a new file), as a close's own upload has" \
+	grep -qx 'x-amz-meta-s3cfs-writer: [0-9a-f]\{32\}' <<<"$hdrs"
 out=$(cache "part:up/s6.bin:19:1:$P:posix=33188/1000/1001/" "sleep:300" \
 	"upload:up/s6.bin:match:$(mpu_etag "$cache/up/s6.bin" "$P"):posix=33261/1000/1001/1700000000.5:stream=19/1/$P" | tail -n 1)
 is "${out%% etag*}" "REPLY upload:up/s6.bin:match:$(mpu_etag "$cache/up/s6.bin" "$P"):posix=33261/1000/1001/1700000000.5:stream=19/1/$P -> 0" \
 	"a close with another mode than its stream's: uploaded"
 is "$(curl -sfI "http://127.0.0.1:$port/fake/up/s6.bin" | tr -d '\r' | grep -ci '^x-amz-meta-mode: 33261')" 1 \
 	"... whole, with the close's attributes"
+# A close conditional on another version than the one its stream's upload
+# was created on (the file's LOCAL tag then, whose writer token it carries):
+# the stream is aborted, the file goes up whole.
+local_file up/s7.bin $((2 * P + 1)) '"0123456789abcdef0123456789abcdef"'
+out=$(cache "part:up/s7.bin:20:1:$P" "sleep:300" "upload:up/s7.bin:new:stream=20/1/$P" | tail -n 1)
+is "${out%% etag*}" "REPLY upload:up/s7.bin:new:stream=20/1/$P -> 0" \
+	"a close on another base than its stream's (new, where the tag named an ETag): uploaded"
+is "$(nreqs DELETE "^/fake/up/s7.bin\\?uploadId") $(served_md5 up/s7.bin)" "1 $(file_md5 up/s7.bin)" \
+	"... whole, the stream's upload aborted"
+check "... the daemon said why" grep -q 'stream 20 not used (another base version)' "$work/log"
 # A stream whose part fails: the close uploads whole (one PUT: part size
 # 16 MiB for the daemon's own uploads).
 local_file up/s5.bin $((2 * P + 1))
