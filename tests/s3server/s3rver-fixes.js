@@ -95,8 +95,8 @@ FilesystemStore.prototype.putObject = async function (object) {
 // Conditional writes: s3rver 3.7.1 ignores If-None-Match and If-Match on
 // PutObject and overwrites, where S3 answers 412 (or 404 for If-Match on a
 // missing key). The write path's conflict tests need S3's answer. Checked
-// before the put (s3rver runs one request at a time until its first await,
-// so two racing creates can both pass: the tests do not race two puts).
+// before the put, under the key's lock (withKeyLock() below), so that two
+// racing creates cannot both pass.
 // S3RVER_NO_CONDITIONAL_PUT=1 keeps s3rver's behaviour, as a server that
 // does not support the conditions.
 const objectCtrl = require(path.join(__dirname,
