@@ -78,23 +78,13 @@ static inline void s3cfs_inode_set_times(struct inode *inode,
 #endif
 }
 
-static inline struct timespec64 s3cfs_inode_get_mtime(struct inode *inode)
-{
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-	return inode_get_mtime(inode);
+#define s3cfs_inode_get_mtime(inode)	inode_get_mtime(inode)
+#define s3cfs_inode_get_atime(inode)	inode_get_atime(inode)
 #else
-	return inode->i_mtime;
+#define s3cfs_inode_get_mtime(inode)	((inode)->i_mtime)
+#define s3cfs_inode_get_atime(inode)	((inode)->i_atime)
 #endif
-}
-
-static inline struct timespec64 s3cfs_inode_get_atime(struct inode *inode)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-	return inode_get_atime(inode);
-#else
-	return inode->i_atime;
-#endif
-}
 
 /* 6.3: writepage_t takes a folio. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
