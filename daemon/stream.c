@@ -19,8 +19,9 @@
  * The upload is created with the attributes of the first parts but the
  * mtime, which changes while the file is written: the object's time is
  * S3's. PARTS 0 aborts one (the file was rewritten, truncated or
- * unlinked); so does the mount's UMOUNT. A daemon that dies leaves the stream's upload in the journal
- * (mpu.c): the next one aborts it at MOUNT, as any other.
+ * unlinked); so does the mount's UMOUNT. A daemon that dies leaves the
+ * stream's upload in the journal (mpu.c): the next one aborts it at
+ * MOUNT, as any other.
  */
 #include <errno.h>
 #include <fcntl.h>
