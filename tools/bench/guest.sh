@@ -160,18 +160,22 @@ elapsed() {	# seconds since T0, 3 decimals
 # was idle or waiting for I/O since the mark, in %: whether a row was bound
 # by the CPUs (0) or waited (TCG emulates every instruction, so CPU-bound
 # rows under it say little about real hardware).
-cpu_mark() {
+cpu_now() {	# CPU_NOW="TOTAL IDLE": ticks of all CPUs so far, and idle ones
 	local c u n s i w q sq st
 	read -r c u n s i w q sq st _ </proc/stat
-	CPU_MARK="$((u + n + s + i + w + q + sq + st)) $((i + w))"
+	CPU_NOW="$((u + n + s + i + w + q + sq + st)) $((i + w))"
+}
+cpu_mark() {
+	cpu_now
+	CPU_MARK=$CPU_NOW
 }
 cpu_idle() {
-	local c u n s i w q sq st t0 i0
-	read -r c u n s i w q sq st _ </proc/stat
+	local t i t0 i0
+	cpu_now
+	read -r t i <<<"$CPU_NOW"
 	read -r t0 i0 <<<"$CPU_MARK"
-	t0=$((u + n + s + i + w + q + sq + st - t0))
-	[ "$t0" -gt 0 ] || { echo "?"; return; }
-	echo $(( (i + w - i0) * 100 / t0 ))
+	[ $((t - t0)) -gt 0 ] || { echo "?"; return; }
+	echo $(( (i - i0) * 100 / (t - t0) ))
 }
 # snooze SECONDS: sleep without exec (a read that times out on a FIFO that
 # nobody writes to; made in main).
@@ -1225,12 +1229,7 @@ EOF
 			if [ "$PROFILE" = 1 ] && command -v perf >/dev/null && fresh_big_mount; then
 				drop_caches
 				say "profile cold-bigls"
-				timeout -k 5 "$BIGLS_TIMEOUT" perf record -a -g -F 499 -e cpu-clock \
-					-o /tmp/perf-cold-bigls.data -- ls -l $MNT_big/big \
-					>/dev/null 2>"$LOGS/perf-cold-bigls.stderr"
-				cp /tmp/perf-cold-bigls.data "$LOGS/" 2>/dev/null
-				rm -f /tmp/perf-cold-bigls.data
-				cat /proc/kallsyms >"$LOGS/kallsyms"
+				profile_run cold-bigls "$BIGLS_TIMEOUT" ls -l $MNT_big/big
 			fi
 			# find over tree/, cold: a fresh mount (the walks above gave
 			# the list-ahead time to list tree/ in the background).
@@ -1313,7 +1312,6 @@ EOF
 	phase_end
 }
 profile_smallf() {
-	local i
 	rm -rf $CACHE_sf && mkdir -p $CACHE_sf
 	S3CFS_MOUNT_WAIT=20 mount_s3 $SMALLF_BUCKET $MNT_sf "cache=$CACHE_sf,fetch_timeout=60,meta_ttl=3600" || return
 	say "profile cold-smallf, warm-smallf, warm-smallf-ext4"
@@ -1332,21 +1330,22 @@ profile_smallf() {
 			small_read s3cachefs cold "$MNT_sf/small" /tmp/smallf-rest /dev/null
 		profile_stop cold-smallf-steady
 	fi
-	profile_start warm-smallf $SMALL_RUNTIME
-	for i in 1 2 3; do	# a warm read is short: three of them
-		drop_caches
-		RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read s3cachefs warm \
-			"$MNT_sf/small" /tmp/smallf-prof-done /dev/null
-	done
-	profile_stop warm-smallf
-	profile_start warm-smallf-ext4 $SMALL_RUNTIME
-	for i in 1 2 3; do	# a warm read is short: three of them
-		drop_caches
-		RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read ext4 nvme \
-			"$CACHE_sf/small" /tmp/smallf-prof-done /dev/null
-	done
-	profile_stop warm-smallf-ext4
+	profile_warm_small warm-smallf s3cachefs warm "$MNT_sf/small"
+	profile_warm_small warm-smallf-ext4 ext4 nvme "$CACHE_sf/small"
 	timeout -k 5 60 umount $MNT_sf || timeout 30 umount -l $MNT_sf
+}
+
+# A warm read of the profile run's files is short: three of them in one
+# profile.
+profile_warm_small() {	# NAME SYSTEM MODE DIR
+	local i
+	profile_start "$1" $SMALL_RUNTIME
+	for i in 1 2 3; do
+		drop_caches
+		RES=$LOGS/profile-results.tsv SMALL_WL=smallf small_read "$2" "$3" \
+			"$4" /tmp/smallf-prof-done /dev/null
+	done
+	profile_stop "$1"
 }
 
 # --- writes: a sharded checkpoint, small files ---------------------------------
@@ -1469,13 +1468,8 @@ phase_ckpt() {
 		if [ $sys = s3cachefs ] && [ "$PROFILE" = 1 ] && command -v perf >/dev/null; then
 			mkdir -p "$dir/ckpt/prof"
 			say "profile write-ckpt"
-			timeout -k 5 "$CKPT_TIMEOUT" perf record -a -g -F 499 -e cpu-clock \
-				-o /tmp/perf-write-ckpt.data -- python3 "$REPO/tools/bench/fswrite.py" ckpt \
-				"$dir/ckpt/prof" "$S3_PORT" "$BUCKET" ckpt/prof/ "$CKPT_SRC"/rank*.pt \
-				>/dev/null 2>"$LOGS/perf-write-ckpt.stderr"
-			cp /tmp/perf-write-ckpt.data "$LOGS/" 2>/dev/null
-			rm -f /tmp/perf-write-ckpt.data
-			cat /proc/kallsyms >"$LOGS/kallsyms"
+			profile_run write-ckpt "$CKPT_TIMEOUT" python3 "$REPO/tools/bench/fswrite.py" ckpt \
+				"$dir/ckpt/prof" "$S3_PORT" "$BUCKET" ckpt/prof/ "$CKPT_SRC"/rank*.pt
 		fi
 		say "$sys write creates"
 		creates_row $sys write "$dir/creates/$sys"
@@ -1708,18 +1702,32 @@ sample_stacks() {
 	done
 }
 
+# perf_rec NAME TIMEOUT CMD...: perf record -a of the whole guest while CMD
+# runs (at most TIMEOUT s), into /tmp/perf-NAME.data; profile_keep NAME
+# keeps it as LOGS/perf-NAME.data, with the kernel's symbols, for the host
+# to report. profile_run NAME TIMEOUT CMD...: both, around CMD.
+perf_rec() {
+	timeout -k 5 "$2" perf record -a -g -F 499 -e cpu-clock -o "/tmp/perf-$1.data" \
+		-- "${@:3}" >/dev/null 2>"$LOGS/perf-$1.stderr"
+}
+profile_keep() {
+	cp "/tmp/perf-$1.data" "$LOGS/" 2>/dev/null
+	rm -f "/tmp/perf-$1.data"
+	cat /proc/kallsyms >"$LOGS/kallsyms"
+}
+profile_run() {
+	perf_rec "$@"
+	profile_keep "$1"
+}
 # profile_start NAME SECONDS ... profile_stop NAME: perf record -a over the
-# next SECONDS (in the background, while the caller runs a workload),
-# kept as LOGS/perf-NAME.data for the host to report.
+# next SECONDS (in the background, while the caller runs a workload).
 profile_start() {	# NAME SECONDS [DELAY: start that much later, not waited for]
 	if [ -n "${3:-}" ]; then
-		(snooze "$3"; exec timeout -k 5 $(($2 + 60)) perf record -a -g -F 499 -e cpu-clock \
-			-o "/tmp/perf-$1.data" -- sleep "$2" >/dev/null 2>"$LOGS/perf-$1.stderr") &
+		(snooze "$3"; perf_rec "$1" $(($2 + 60)) sleep "$2") &
 		PERF_PID=$!
 		return
 	fi
-	timeout -k 5 $(($2 + 60)) perf record -a -g -F 499 -e cpu-clock -o "/tmp/perf-$1.data" \
-		-- sleep "$2" >/dev/null 2>"$LOGS/perf-$1.stderr" &
+	perf_rec "$1" $(($2 + 60)) sleep "$2" &
 	PERF_PID=$!
 	# perf takes seconds to start under TCG: the workload waits for it.
 	local i
@@ -1731,9 +1739,7 @@ profile_start() {	# NAME SECONDS [DELAY: start that much later, not waited for]
 }
 profile_stop() {
 	wait "$PERF_PID" 2>/dev/null
-	cp "/tmp/perf-$1.data" "$LOGS/" 2>/dev/null
-	rm -f "/tmp/perf-$1.data"
-	cat /proc/kallsyms >"$LOGS/kallsyms"
+	profile_keep "$1"
 }
 
 # perf profiles (cpu-clock: TCG has no PMU) of s3cachefs runs, taken apart
