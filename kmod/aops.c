@@ -442,14 +442,13 @@ static loff_t s3cfs_ra_sync_end(struct readahead_control *rac)
 }
 
 /*
- * Fetches for every missing chunk of the window go out at once (nothing
- * beyond it: the kernel's asynchronous window is the fetch-ahead, and
- * bytes fetched further ahead would share the S3 connection's bandwidth
- * with the chunk the reader waits for); then the window is read in pieces of
- * uniform presence, at most S3CFS_RA_PIECE each: present pieces are
- * submitted at once, missing pieces (at most one chunk each) go to a
- * worker that submits each as soon as its chunk lands (struct
- * s3cfs_ra_wait). Nothing here waits for S3: a reader of a present chunk
+ * Fetches for every missing chunk of the window go out at once (beyond it
+ * only a sequential reader's stream run, one GET whose chunks land in the
+ * order the reader wants them: s3cfs_chunks_prefetch()); then the window
+ * is read in pieces of uniform presence, at most S3CFS_RA_PIECE each:
+ * present pieces are submitted at once, missing pieces (at most one chunk
+ * each) go to a worker that submits each as soon as its chunk lands
+ * (struct s3cfs_ra_wait). Nothing here waits for S3: a reader of a present chunk
  * never waits for a missing one after it, and the asynchronous window
  * costs the reader nothing.
  */

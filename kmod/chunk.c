@@ -28,6 +28,16 @@
  * first-byte latency, and parallel GETs add bandwidth.
  */
 #define S3CFS_RUN_MAX		(8ULL << 20)
+/*
+ * Longest stream run. A sequential reader's chunks are fetched ahead of
+ * its windows in runs of one GET each, growing from 2 x S3CFS_RUN_MAX to
+ * this, the next sent when the reader's range comes within half a run of
+ * the last one's end: a GET per window paid the server's cost per request
+ * once every S3CFS_RUN_MAX and held a cold reader below the rate of one
+ * streaming GET. Short enough that a reader who stops early leaves little
+ * fetched for nothing.
+ */
+#define S3CFS_STREAM_MAX	(64ULL << 20)
 
 static u64 s3cfs_size_to_chunks(const struct s3cfs_sb_info *sbi, loff_t size)
 {
@@ -384,12 +394,20 @@ static struct s3cfs_req *s3cfs_fetch_find(struct s3cfs_inode_info *si, u64 c)
 	return NULL;
 }
 
-/* End of the run of missing, not in-flight chunks starting at @c. */
-static u64 s3cfs_run_end(struct s3cfs_sb_info *sbi,
-			 struct s3cfs_inode_info *si, u64 c, u64 limit)
+/* Chunks in @bytes, at least one. */
+static u64 s3cfs_run_chunks(struct s3cfs_sb_info *sbi, u64 bytes)
+{
+	return max_t(u64, bytes >> sbi->chunk_shift, 1);
+}
+
+/*
+ * End of the run of missing, not in-flight chunks starting at @c, at most
+ * @cap chunks long.
+ */
+static u64 s3cfs_run_end(struct s3cfs_inode_info *si, u64 c, u64 limit,
+			 u64 cap)
 	__must_hold(&si->chunk_lock)
 {
-	u64 cap = max_t(u64, S3CFS_RUN_MAX >> sbi->chunk_shift, 1);
 	u64 e = c + 1;
 
 	limit = min(limit, si->nr_chunks);
@@ -458,6 +476,40 @@ static int s3cfs_fetch_submit(struct s3cfs_req *req, bool nowait)
 	return err;
 }
 
+/*
+ * Where a prefetch of [@pos, @end) of a file of @size bytes ends, and the
+ * longest run it sends (*@cap chunks): past @end, to the end of the next
+ * stream run, when it continues the last prefetch of a sequential reader
+ * and its window has come within half a run of the last run's end. A
+ * window of half S3CFS_STREAM_MAX or more (readahead=) is left as it is:
+ * its runs of S3CFS_RUN_MAX go out in parallel.
+ */
+static loff_t s3cfs_stream_extend(struct s3cfs_sb_info *sbi,
+				  struct s3cfs_inode_info *si, loff_t pos,
+				  loff_t end, loff_t size, u64 *cap)
+	__must_hold(&si->chunk_lock)
+{
+	bool seq = pos > si->sq_pos && pos <= si->sq_next &&
+		   end - pos < (loff_t)(S3CFS_STREAM_MAX / 2);
+	u64 run;
+
+	*cap = s3cfs_run_chunks(sbi, S3CFS_RUN_MAX);
+	si->sq_pos = pos;
+	si->sq_next = end;
+	if (!seq) {
+		si->sq_run = 0;
+		si->sq_end = 0;
+		return end;
+	}
+	if (si->sq_run && si->sq_end >= end + (loff_t)(si->sq_run / 2))
+		return end;
+	run = clamp_t(u64, 2 * si->sq_run, 2 * S3CFS_RUN_MAX, S3CFS_STREAM_MAX);
+	si->sq_run = run;
+	si->sq_end = min_t(loff_t, max(pos, si->sq_end) + run, size);
+	*cap = s3cfs_run_chunks(sbi, run);
+	return max(end, si->sq_end);
+}
+
 /**
  * s3cfs_chunks_prefetch() - start fetching what is missing, without waiting
  * @inode: upper inode of an open regular file
@@ -468,7 +520,8 @@ static int s3cfs_fetch_submit(struct s3cfs_req *req, bool nowait)
  *	serves readahead after what readers wait for)
  *
  * Sends one FETCH per run of missing chunks that no one is fetching yet,
- * so that all the runs of a readahead window are in flight together.
+ * so that all the runs of a readahead window are in flight together; for
+ * a sequential reader, the next stream run too (s3cfs_stream_extend()).
  * Never waits for a request slot: without one the rest is left to the
  * readers, which fetch what they find missing.
  */
@@ -477,14 +530,18 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len,
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	loff_t end = min_t(loff_t, pos + len, i_size_read(inode));
+	loff_t size = i_size_read(inode);
+	loff_t end = min_t(loff_t, pos + len, size);
 	struct s3cfs_req *req = NULL;
-	u64 c, limit, e;
+	u64 c, limit, e, cap;
 	int err;
 
 	if (pos >= end || !s3cfs_daemon_present() || s3cfs_inode_stale(inode) ||
 	    s3cfs_inode_local(inode))
 		return;
+	spin_lock(&si->chunk_lock);
+	end = s3cfs_stream_extend(sbi, si, pos, end, size, &cap);
+	spin_unlock(&si->chunk_lock);
 	c = pos >> sbi->chunk_shift;
 	limit = ((u64)(end - 1) >> sbi->chunk_shift) + 1;
 	while (c < limit) {
@@ -515,7 +572,7 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len,
 				return;
 			continue;	/* look again: it may have landed */
 		}
-		e = s3cfs_run_end(sbi, si, c, limit);
+		e = s3cfs_run_end(si, c, limit, cap);
 		s3cfs_fetch_arm(sbi, si, req, c, e - c);
 		if ((loff_t)(c << sbi->chunk_shift) >= sync_end)
 			req->prio = S3CFS_PRIO_ASYNC;
@@ -646,8 +703,9 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 				}
 				continue;
 			}
-			s3cfs_fetch_arm(sbi, si, new,
-					c, s3cfs_run_end(sbi, si, c, lim) - c);
+			s3cfs_fetch_arm(sbi, si, new, c,
+					s3cfs_run_end(si, c, lim,
+						      s3cfs_run_chunks(sbi, S3CFS_RUN_MAX)) - c);
 			req = new;
 			new = NULL;
 			created = true;

@@ -43,6 +43,10 @@ struct inode *s3cfs_alloc_inode(struct super_block *sb)
 	si->touched_at = 0;
 	si->failed_chunk = 0;
 	si->failed_at = 0;
+	si->sq_pos = 0;
+	si->sq_next = 0;
+	si->sq_end = 0;
+	si->sq_run = 0;
 	si->lower_wfile = NULL;
 	atomic_set(&si->nr_writers, 0);
 	si->res_start = 0;

@@ -251,6 +251,11 @@ struct s3cfs_sb_info {
  * @touched_at: files: jiffies of the last lower atime update (evict.c)
  * @failed_chunk: the last chunk whose fetch timed out (chunk_lock)
  * @failed_at: when, in jiffies; 0 if none (chunk_lock)
+ * @sq_pos: start of the last range a reader prefetched (chunk_lock)
+ * @sq_next: its end: a range starting after @sq_pos, at most here, is a
+ *	sequential reader's next (chunk_lock)
+ * @sq_end: end of the last stream run fetched for it (chunk_lock)
+ * @sq_run: that run's length, in bytes; 0 while no stream (chunk_lock)
  * @lower_wfile: LOCAL files: the lower file opened for writing (buffered),
  *	set once under @data_sem like @lower_file
  * @nr_writers: open files of this inode with FMODE_WRITE
@@ -295,6 +300,10 @@ struct s3cfs_inode_info {
 	unsigned long touched_at;
 	u64 failed_chunk;
 	unsigned long failed_at;
+	loff_t sq_pos;
+	loff_t sq_next;
+	loff_t sq_end;
+	u64 sq_run;
 	struct file *lower_wfile;
 	atomic_t nr_writers;
 	struct rw_semaphore wb_sem;

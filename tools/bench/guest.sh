@@ -1764,6 +1764,8 @@ profile_s3cachefs() {
 		esac
 		stats_s3cachefs "profile $p start"
 		say "profile $p"
+		# The jobs' direct=${DIRECT} (the O_DIRECT rows): buffered here.
+		set -- DIRECT=0 "$@"
 		# Where the readers wait (off-CPU, which perf's cpu-clock does
 		# not see): their kernel stacks, sampled every 0.2 s.
 		sample_stacks >"$LOGS/stacks-$p.txt" 2>/dev/null &

@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# t_streamrun: a sequential reader's chunks are fetched in stream runs
+# (kmod/chunk.c, s3cfs_stream_extend()). Once a reader's prefetches follow
+# each other, one GET covers up to 64 MiB ahead of it: a cold stream used
+# to cost one ranged GET per 8 MiB readahead window, and a stream of 1 MiB
+# O_DIRECT reads one GET per read. The fault proxy's log shows the ranges
+# asked for. A random reader gets no run beyond its reads.
+# timeout: 420
+. "$(dirname "$0")/../lib/common.sh"
+. "$REPO/tests/lib/faultproxy.sh"
+test_init streamrun
+plan 14
+
+MIB=$((1 << 20))
+printf 'seq.bin %d\ndirect.bin %d\nrand.bin %d\n' \
+	$((128 * MIB)) $((64 * MIB)) $((32 * MIB)) | fp_seed "$BUCKET" "$WORK"
+gets() { fp_count --method GET --path "^/$BUCKET/$1\$"; }
+# longest -> the longest Range of a GET of object $1, in bytes
+longest() {
+	fp_count --method GET --path "^/$BUCKET/$1\$" --list |
+		awk '{ split($3, r, /[=-]/); if (r[3] - r[2] + 1 > m) m = r[3] - r[2] + 1 }
+		     END { print m + 0 }'
+}
+ranges() { fp_count --method GET --path "^/$BUCKET/$1\$" --list | awk '{ print $3 }' | xargs; }
+
+check "module loads" load_module
+if ! start_faultproxy 9107; then
+	not_ok "fault proxy starts"
+	tap_done
+fi
+ok "fault proxy starts"
+check_sh "daemon starts (through the proxy)" start_daemon
+mount_s3_or_end "$BUCKET" "$MNT" "cache=$CACHE,chunk=1M,readahead=8192,meta_ttl=3600"
+timeout 60 ls -l "$MNT" >/dev/null
+
+# --- buffered: dd of the whole object --------------------------------------
+check "a cold sequential read returns the object's bytes" \
+	cmp <(timeout 180 dd if="$MNT/seq.bin" bs=1M status=none) "$WORK/seq.bin"
+n=$(gets seq.bin) l=$(longest seq.bin)
+# One GET per 8 MiB window would be 17; runs of 16, 32 and 64 MiB make 5.
+test "$n" -le 7
+is "$?" 0 "... in $n GETs (ranges: $(ranges seq.bin))"
+test "$l" -ge $((32 * MIB))
+is "$?" 0 "... one of them of at least 32 MiB (the longest: $((l / MIB)) MiB)"
+
+# --- O_DIRECT: 1 MiB reads, each prefetching the next window ---------------
+check "a cold stream of 1 MiB O_DIRECT reads returns the object's bytes" \
+	cmp <(timeout 180 dd if="$MNT/direct.bin" iflag=direct bs=1M status=none) \
+	"$WORK/direct.bin"
+n=$(gets direct.bin) l=$(longest direct.bin)
+test "$n" -le 8
+is "$?" 0 "... in $n GETs, not one per read (ranges: $(ranges direct.bin))"
+test "$l" -ge $((32 * MIB))
+is "$?" 0 "... one of them of at least 32 MiB (the longest: $((l / MIB)) MiB)"
+
+# --- random: no run beyond what it reads ------------------------------------
+fb0=$(mnt_stat fetch_bytes)
+python3 - "$MNT/rand.bin" "$WORK/rand.bin" >"$WORK/rand.out" <<'EOF'
+import os, random, sys
+mib = 1 << 20
+offs = list(range(0, 32, 2))	# every other MiB: no read follows another
+random.Random(7).shuffle(offs)
+a, b = os.open(sys.argv[1], os.O_RDONLY), open(sys.argv[2], "rb")
+os.posix_fadvise(a, 0, 0, os.POSIX_FADV_RANDOM)
+bad = 0
+for o in offs:
+    b.seek(o * mib)
+    bad += os.pread(a, mib, o * mib) != b.read(mib)
+print(len(offs), bad)
+EOF
+is "$(cat "$WORK/rand.out")" "16 0" "16 random 1 MiB reads return the object's bytes"
+fb=$(($(mnt_stat fetch_bytes) - fb0))
+is "$fb $(longest rand.bin)" "$((16 * MIB)) $MIB" \
+	"... fetching just those 16 MiB, in GETs of 1 MiB (ranges: $(ranges rand.bin))"
+
+is "$(mnt_stat fetch_errors)" 0 "no fetch errors"
+drop_caches
+check "from the cache, both streamed objects read right again" \
+	sh -c "cmp '$MNT/seq.bin' '$WORK/seq.bin' && cmp '$MNT/direct.bin' '$WORK/direct.bin'"
+
+umount_s3 "$MNT"
+stop_daemon
+stop_faultproxy
+tap_done
