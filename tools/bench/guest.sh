@@ -102,7 +102,7 @@ else
 	CKPT_TIMEOUT=900
 fi
 # perf profiles (full run): one perf record -a -g run costs ~40 s under TCG.
-PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k cold-seq1
+PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k warm-dseq1 cold-seq1
 # The phases, in order (a subset for experiments: BENCH_PHASES="cold").
 PHASES="cold fill warm hot profile meta small bigls smallf ckpt"
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
@@ -1760,12 +1760,13 @@ profile_s3cachefs() {
 		warm-rand4k) set -- BS=4k IOENGINE=psync F0="$m/shards/s0" \
 				F1="$m/shards/s1" F2="$m/shards/s2" F3="$m/shards/s3" tests/fio/randread.fio ;;
 		cold-seq1)   set -- FILES="$m/prof/s0" tests/fio/seq1.fio ;;
+		warm-dseq1)  set -- FILES="$m/shards/s0:$m/shards/s1" tests/fio/seq1.fio ;;
 		*)	     say "no profile $p"; continue ;;
 		esac
 		stats_s3cachefs "profile $p start"
 		say "profile $p"
-		# The jobs' direct=${DIRECT} (the O_DIRECT rows): buffered here.
-		set -- DIRECT=0 "$@"
+		# The jobs' direct=${DIRECT}: O_DIRECT for the d* profiles only.
+		set -- DIRECT=$([[ $p == *-d* ]] && echo 1 || echo 0) "$@"
 		# Where the readers wait (off-CPU, which perf's cpu-clock does
 		# not see): their kernel stacks, sampled every 0.2 s.
 		sample_stacks >"$LOGS/stacks-$p.txt" 2>/dev/null &
