@@ -13,7 +13,7 @@
 # timeout: 420
 . "$(dirname "$0")/../lib/common.sh"
 test_init direct
-plan 25
+plan 27
 
 ODD=1000000			# not a multiple of 512
 make_fixture "$WORK/big" 8M big >/dev/null
@@ -96,6 +96,38 @@ n=$(( $(mnt_stat fetches) - n0 ))
 # 128 reads of one 64 KiB chunk each: one FETCH per read without readahead.
 [ "$n" -le 8 ]
 is "$?" 0 "... with $n FETCHes for 128 reads (read ahead)"
+
+# --- the caller's buffer -------------------------------------------------------
+# dio_buf MODE FILE -> what a 2 MiB O_DIRECT pread of FILE did: "bytes N
+# SHA256" or "errno NAME". ourmap: the buffer is a private writable
+# mapping of our own big.bin (faulted in before the chunks are held);
+# half: its second MiB is PROT_NONE.
+dio_buf() {
+	python3 -c 'import ctypes, errno, hashlib, mmap, os, sys
+mode, path, ours = sys.argv[1:4]
+MB = 1 << 20
+if mode == "ourmap":
+    mfd = os.open(ours, os.O_RDONLY)
+    m = mmap.mmap(mfd, 2 * MB, flags=mmap.MAP_PRIVATE,
+                  prot=mmap.PROT_READ | mmap.PROT_WRITE)
+else:
+    m = mmap.mmap(-1, 2 * MB)
+    libc = ctypes.CDLL(None, use_errno=True)
+    addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    assert libc.mprotect(ctypes.c_void_p(addr + MB), MB, 0) == 0
+try:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    n = os.preadv(fd, [m], 0)
+    print("bytes", n, hashlib.sha256(m[:n]).hexdigest())
+except OSError as e:
+    print("errno", errno.errorcode[e.errno])' "$@"
+}
+is "$(dio_buf ourmap "$MNT/stream.bin" "$MNT/big.bin")" \
+	"bytes $((2 << 20)) $(head -c $((2 << 20)) "$WORK/stream" | sha256sum | cut -d' ' -f1)" \
+	"an O_DIRECT read into a mapping of another file of ours returns the object's bytes"
+is "$(dio_buf half "$MNT/stream.bin" "$MNT/big.bin" | cut -d' ' -f1,2)" \
+	"$(dio_buf half "$WORK/stream" "$MNT/big.bin" | cut -d' ' -f1,2)" \
+	"one into a buffer whose second MiB is PROT_NONE does what it does on ext4"
 
 check "sendfile from an O_DIRECT open returns the object's bytes" \
 	python3 -c 'import os, sys
