@@ -68,6 +68,8 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	BIGLS_DIRS=20		# find: BIGLS_DIRS x BIGLS_PER_DIR objects (fakes3)
 	BIGLS_PER_DIR=50
 	BIGLS_TIMEOUT=60	# s per walk of it
+	HUGELS_N=5000		# the huge directory, listed to the end (fakes3)
+	HUGELS_TIMEOUT=60
 	CREATE_RUNTIME=3	# s per small-file create run
 	CKPT_TIMEOUT=120	# s for one system's checkpoint write
 else
@@ -98,6 +100,8 @@ else
 	BIGLS_DIRS=1000
 	BIGLS_PER_DIR=100
 	BIGLS_TIMEOUT=600
+	HUGELS_N=1000000	# ~0.25 ms an entry under TCG: some 5 minutes
+	HUGELS_TIMEOUT=1800
 	CREATE_RUNTIME=15
 	CKPT_TIMEOUT=900
 fi
@@ -107,7 +111,8 @@ PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k warm-dseq1
 PHASES="cold fill warm hot profile meta small bigls smallf ckpt"
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
 	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL PROFILES PHASES \
-	 SMALL_N SMALL_RUNTIME SMALLF_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT CREATE_RUNTIME CKPT_TIMEOUT; do
+	 SMALL_N SMALL_RUNTIME SMALLF_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT HUGELS_N HUGELS_TIMEOUT \
+	 CREATE_RUNTIME CKPT_TIMEOUT; do
 	bv=BENCH_$v
 	[ -n "${!bv:-}" ] && printf -v "$v" '%s' "${!bv}"
 done
@@ -307,7 +312,8 @@ setup_disk() {
 	[ -b $dev ] || { say "no $dev"; return 1; }
 	# No lazy init: ext4lazyinit writing inode tables in the background
 	# would disturb every measurement.
-	mkfs.ext4 -q -F -i 32768 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 $dev || return 1
+	# An inode per 8 KiB: the huge directory's HUGELS_N lower files.
+	mkfs.ext4 -q -F -i 8192 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 $dev || return 1
 	mkdir -p /nvme && mount -o noatime $dev /nvme || return 1
 	# An honest limit: ext4 reads ahead as far as s3cachefs does
 	# (RA_KB), not the device's default 128 KiB. s3cachefs reads its
@@ -1165,11 +1171,12 @@ daemon_back() {	# CACHE: the fakes3 mount's cache directory, removed
 phase_bigls() {
 	local out first total n lower kb rss=
 	phase_start "big directory ($BIGLS_N objects, fakes3)"
-	python3 - "$BIGLS_BUCKET" "$BIGLS_N" "$BIGLS_DIRS" "$BIGLS_PER_DIR" >/tmp/bigls.json <<'EOF'
+	python3 - "$BIGLS_BUCKET" "$BIGLS_N" "$BIGLS_DIRS" "$BIGLS_PER_DIR" "$HUGELS_N" >/tmp/bigls.json <<'EOF'
 import json, sys
-n, dirs, per = (int(v) for v in sys.argv[2:5])
+n, dirs, per, huge = (int(v) for v in sys.argv[2:6])
 objs = {"big/obj-%06d" % i: "x" for i in range(n)}
 objs.update(("tree/d%04d/obj-%05d" % (i // per, i), "x") for i in range(dirs * per))
+objs.update(("huge/obj-%07d" % i, "x") for i in range(huge))
 print(json.dumps({"bucket": sys.argv[1], "objects": objs}))
 EOF
 	if ! start_fakes3 $BIGLS_PORT /tmp/bigls.json; then
@@ -1197,6 +1204,17 @@ EOF
 			"$n keys in $dirs directories: best of one connection (${seq} s) and 8 (${par} s)"
 	else
 		rec curl cold bigfind fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
+	fi
+	if [ "$HUGELS_N" -gt 0 ]; then
+		out=$(python3 "$REPO/tools/bench/listlimit.py" "$BIGLS_PORT" "$BIGLS_BUCKET" dir huge/ 2>&1)
+		read -r first total n <<<"$out"
+		if [ "${n:-}" = "$HUGELS_N" ]; then
+			ms_of "$total"
+			rec curl cold hugels ok "" "$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$total" \
+				"$n keys, paginated ListObjectsV2 (1000 a page)"
+		else
+			rec curl cold hugels fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
+		fi
 	fi
 	if has s3cachefs && [ -z "${DOWN[s3cachefs]:-}" ]; then
 		if daemon_to_fakes3 s3cachefsd-fakes3.log && fresh_big_mount; then
@@ -1238,14 +1256,35 @@ EOF
 				META_TIMEOUT=$BIGLS_TIMEOUT meta s3cachefs cold bigfind \
 					$((BIGLS_DIRS * BIGLS_PER_DIR)) find $MNT_big/tree -type f
 			fi
+			[ "$HUGELS_N" -gt 0 ] && fresh_big_mount && huge_listing
 			timeout -k 5 60 umount $MNT_big || timeout 30 umount -l $MNT_big
 		else
 			rec s3cachefs cold bigls fail "" "" "" "" "" "no mount on fakes3 (logs/s3cachefsd-fakes3.log)"
 		fi
+		# Not removed: unlinking a million files takes minutes under
+		# TCG, and the disk has inodes to spare (setup_disk).
+		[ "$HUGELS_N" -gt 1000 ] && mv $CACHE_big /nvme/s3cachefs-huge.old
 		daemon_back $CACHE_big
 	fi
 	stop_fakes3
 	phase_end
+}
+# ls -f (readdir only, no stat) of huge/ to the end, cold on a fresh mount;
+# then what it left: the daemon's memory and the cache device's space per
+# entry (du: blocks allocated; each lower file also has its ext4 inode).
+huge_listing() {
+	local k v hwm= rss= lower kb
+	drop_caches
+	META_TIMEOUT=$HUGELS_TIMEOUT meta s3cachefs cold hugels $((HUGELS_N + 2)) ls -f $MNT_big/huge
+	while read -r k v _; do
+		[ "$k" = VmHWM: ] && hwm=$v
+		[ "$k" = VmRSS: ] && rss=$v
+	done </proc/"$DAEMON_PID"/status
+	lower=$(find $CACHE_big -maxdepth 3 -type d -name huge -print -quit 2>/dev/null)
+	[ -n "$lower" ] || return 0
+	kb=$(du -sk "$lower" | cut -f1)
+	rec s3cachefs cold hugels-cost ok "" "" "" "" "" \
+		"daemon RSS ${rss:-?} KiB after it (peak ${hwm:-?} KiB); cache directory $kb KiB for $HUGELS_N entries ($((kb * 1024 / HUGELS_N)) B each, and an inode of 256 B)"
 }
 
 # --- small objects on fakes3: the same loader where a LIST costs a GET's ------
@@ -1809,6 +1848,7 @@ write_env() {
 		echo "smallf_runtime=$SMALLF_RUNTIME"
 		echo "create_runtime=$CREATE_RUNTIME"
 		echo "bigls_n=$BIGLS_N"
+		echo "hugels_n=$HUGELS_N"
 		echo "bigfind_n=$((BIGLS_DIRS * BIGLS_PER_DIR))"
 		echo "bigfind_dirs=$BIGLS_DIRS"
 		echo "bigls_timeout=$BIGLS_TIMEOUT"

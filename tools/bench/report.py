@@ -653,6 +653,31 @@ if any(k[2].startswith("bigls") for k in R):
                                cost["note"] if cost else ""))
     w("")
 
+# The huge directory, listed to the end.
+if any(k[2].startswith("hugels") for k in R):
+    w("### A directory of %s objects, listed to the end" % env.get("hugels_n", "?"))
+    w("")
+    w("The same fakes3 bucket. s3cachefs: `ls -f` (readdir, no stat) of the cold directory on a")
+    w("fresh mount and an empty cache; limit: its ListObjectsV2 pages over one keep-alive")
+    w("connection. What it left: the daemon's memory and the cache directory's blocks (`du`).")
+    w("")
+    w("| system | cold listing | ratio | |")
+    w("|---|---:|---:|---|")
+    lim = R.get(("curl", "cold", "hugels"))
+    for s_ in ("curl", "s3cachefs"):
+        r = R.get((s_, "cold", "hugels"))
+        if r is None:
+            continue
+        cost = R.get((s_, "cold", "hugels-cost"))
+        ratio = "–"
+        if s_ != "curl" and lim and not cell_status(r) and not cell_status(lim) and \
+           num(r["secs"]) and num(lim["secs"]):
+            ratio = "%.2f" % (num(lim["secs"]) / num(r["secs"]))
+        w("| %s | %s | %s | %s |" % (s_ + (" (limit)" if s_ == "curl" else ""),
+                                     cell_status(r) or "%.2f s (%s/s)" % (num(r["secs"]), r["iops"]),
+                                     ratio, cost["note"] if cost else r["note"]))
+    w("")
+
 # Why.
 missed = [t for t in targets if t["verdict"] == "FAIL"]
 w("## Why targets were missed, and what would close them")
