@@ -1119,8 +1119,23 @@ BIGLS_BUCKET=bigdir
 BIGLS_PORT=9100
 MNT_big=/mnt/s3cachefs-big
 CACHE_big=/nvme/s3cachefs-big
-bigls_limit() {	# prints "first_page_s total_s entries" or an error
-	python3 "$REPO/tools/bench/listlimit.py" "$BIGLS_PORT" "$BIGLS_BUCKET" dir big/
+# The limit of listing PREFIX of the bucket: its pages over one keep-alive
+# connection; records curl's WL row, and with FIRST its first page as FIRST.
+dir_limit() {	# WL PREFIX KEYS [FIRST]
+	local out first total n
+	out=$(python3 "$REPO/tools/bench/listlimit.py" "$BIGLS_PORT" "$BIGLS_BUCKET" dir "$2" 2>&1)
+	read -r first total n <<<"$out"
+	if [ "${n:-}" != "$3" ]; then
+		rec curl cold "$1" fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
+		return
+	fi
+	if [ -n "${4:-}" ]; then
+		us_of "$first"
+		rec curl cold "$4" ok "" "" "$US" "" "$first" "one ListObjectsV2 page"
+	fi
+	ms_of "$total"
+	rec curl cold "$1" ok "" "$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$total" \
+		"$n keys, paginated ListObjectsV2 (1000 a page)"
 }
 # The limit of a cold find over tree/: list tree/ (its directories), then
 # every directory, paginated, over one keep-alive connection in turn and
@@ -1184,17 +1199,8 @@ EOF
 		phase_end
 		return
 	fi
-	out=$(bigls_limit 2>&1)
-	read -r first total n <<<"$out"
-	if [ "${n:-}" = "$BIGLS_N" ]; then
-		us_of "$first"
-		rec curl cold bigls-first ok "" "" "$US" "" "$first" "one ListObjectsV2 page"
-		ms_of "$total"
-		rec curl cold bigls ok "" "$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$total" \
-			"$n keys, paginated ListObjectsV2 (1000 a page)"
-	else
-		rec curl cold bigls fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
-	fi
+	dir_limit bigls big/ "$BIGLS_N" bigls-first
+	[ "$HUGELS_N" -gt 0 ] && dir_limit hugels huge/ "$HUGELS_N"
 	local best seq par dirs
 	out=$(bigfind_limit 2>&1)
 	read -r best seq par n dirs <<<"$out"
@@ -1204,17 +1210,6 @@ EOF
 			"$n keys in $dirs directories: best of one connection (${seq} s) and 8 (${par} s)"
 	else
 		rec curl cold bigfind fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
-	fi
-	if [ "$HUGELS_N" -gt 0 ]; then
-		out=$(python3 "$REPO/tools/bench/listlimit.py" "$BIGLS_PORT" "$BIGLS_BUCKET" dir huge/ 2>&1)
-		read -r first total n <<<"$out"
-		if [ "${n:-}" = "$HUGELS_N" ]; then
-			ms_of "$total"
-			rec curl cold hugels ok "" "$(div_fmt $((n * 1000)) "$MS" 0)" "" "" "$total" \
-				"$n keys, paginated ListObjectsV2 (1000 a page)"
-		else
-			rec curl cold hugels fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
-		fi
 	fi
 	if has s3cachefs && [ -z "${DOWN[s3cachefs]:-}" ]; then
 		if daemon_to_fakes3 s3cachefsd-fakes3.log && fresh_big_mount; then

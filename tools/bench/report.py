@@ -621,6 +621,13 @@ if any(k[2] in ("ckpt", "creates") for k in R):
                                                      fmt(num(r["iops"]), 0), r["secs"], x, r["note"]))
     w("")
 
+def walk_cell(r):
+    """A metadata walk's cell: its time and rate, or what went wrong."""
+    if r is None:
+        return "–"
+    return cell_status(r) or "%.2f s (%s/s)" % (num(r["secs"]), r["iops"])
+
+
 # The big directory.
 if any(k[2].startswith("bigls") for k in R):
     w("### A directory of %s objects" % env.get("bigls_n", "?"))
@@ -643,11 +650,7 @@ if any(k[2].startswith("bigls") for k in R):
         r = R.get((s_, "cold", "bigls-first"))
         cells.append((cell_status(r) or fmt_us(num(r["p50"]))) if r else "–")
         for m_, wl in (("cold", "bigls"), ("warm", "bigls"), ("cold", "bigfind")):
-            r = R.get((s_, m_, wl))
-            if r is None:
-                cells.append("–")
-            else:
-                cells.append(cell_status(r) or "%.2f s (%s/s)" % (num(r["secs"]), r["iops"]))
+            cells.append(walk_cell(R.get((s_, m_, wl))))
         cost = R.get((s_, "cold", "bigls-cost"))
         w("| %s | %s | %s |" % (s_ + (" (limit)" if s_ != "s3cachefs" else ""), " | ".join(cells),
                                cost["note"] if cost else ""))
@@ -673,8 +676,7 @@ if any(k[2].startswith("hugels") for k in R):
         if s_ != "curl" and lim and not cell_status(r) and not cell_status(lim) and \
            num(r["secs"]) and num(lim["secs"]):
             ratio = "%.2f" % (num(lim["secs"]) / num(r["secs"]))
-        w("| %s | %s | %s | %s |" % (s_ + (" (limit)" if s_ == "curl" else ""),
-                                     cell_status(r) or "%.2f s (%s/s)" % (num(r["secs"]), r["iops"]),
+        w("| %s | %s | %s | %s |" % (s_ + (" (limit)" if s_ == "curl" else ""), walk_cell(r),
                                      ratio, cost["note"] if cost else r["note"]))
     w("")
 
