@@ -5,16 +5,17 @@
 # each other, one GET covers up to 64 MiB ahead of it: a cold stream used
 # to cost one ranged GET per 8 MiB readahead window, and a stream of 1 MiB
 # O_DIRECT reads one GET per read. The fault proxy's log shows the ranges
-# asked for. A random reader gets no run beyond its reads.
+# asked for. A random reader gets no run beyond its reads; one that stops
+# leaves at most a run and a half fetched past its readahead window.
 # timeout: 420
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
 test_init streamrun
-plan 14
+plan 16
 
 MIB=$((1 << 20))
-printf 'seq.bin %d\ndirect.bin %d\nrand.bin %d\n' \
-	$((128 * MIB)) $((64 * MIB)) $((32 * MIB)) | fp_seed "$BUCKET" "$WORK"
+printf 'seq.bin %d\ndirect.bin %d\nrand.bin %d\nstop.bin %d\n' \
+	$((128 * MIB)) $((64 * MIB)) $((32 * MIB)) $((160 * MIB)) | fp_seed "$BUCKET" "$WORK"
 gets() { fp_count --method GET --path "^/$BUCKET/$1\$"; }
 # longest -> the longest Range of a GET of object $1, in bytes
 longest() {
@@ -73,6 +74,24 @@ is "$(cat "$WORK/rand.out")" "16 0" "16 random 1 MiB reads return the object's b
 fb=$(($(mnt_stat fetch_bytes) - fb0))
 is "$fb $(longest rand.bin)" "$((16 * MIB)) $MIB" \
 	"... fetching just those 16 MiB, in GETs of 1 MiB (ranges: $(ranges rand.bin))"
+
+# --- a reader that stops: at most a run and a half past its window ------------
+fb0=$(mnt_stat fetch_bytes)
+timeout 120 dd if="$MNT/stop.bin" bs=1M count=24 status=none >"$WORK/stop.out"
+check "the first 24 MiB of a 160 MiB object read right" \
+	cmp -n $((24 * MIB)) "$WORK/stop.out" "$WORK/stop.bin"
+# Until the runs sent for it have landed (no change for 3 s).
+last=-1
+for ((i = 0; i < 120; i++)); do
+	fb=$(mnt_stat fetch_bytes)
+	[ "$fb" = "$last" ] && break
+	last=$fb
+	sleep 3
+done
+fb=$(((fb - fb0) / MIB))
+# 24 read, the 8 MiB window past them, and at most 1.5 runs of 64 MiB.
+test "$fb" -ge 24 -a "$fb" -le $((24 + 8 + 96))
+is "$?" 0 "... fetching $fb MiB of it (ranges: $(ranges stop.bin))"
 
 is "$(mnt_stat fetch_errors)" 0 "no fetch errors"
 drop_caches
