@@ -478,11 +478,12 @@ static int s3cfs_fetch_submit(struct s3cfs_req *req, bool nowait)
 
 /*
  * Where a prefetch of [@pos, @end) of a file of @size bytes ends, and the
- * longest run it sends (*@cap chunks): past @end, to the end of the next
- * stream run, when it continues the last prefetch of a sequential reader
- * and its window has come within half a run of the last run's end. A
- * window of half S3CFS_STREAM_MAX or more (readahead=) is left as it is:
- * its runs of S3CFS_RUN_MAX go out in parallel.
+ * longest run it sends past what a reader waits for (*@cap chunks): past
+ * @end, to the end of the next stream run, when it continues the last
+ * prefetch of a sequential reader and its window has come within half a
+ * run of the last run's end. A window of half S3CFS_STREAM_MAX or more
+ * (readahead=) is left as it is: its runs of S3CFS_RUN_MAX go out in
+ * parallel. readahead=0 turns streams off too.
  */
 static loff_t s3cfs_stream_extend(struct s3cfs_sb_info *sbi,
 				  struct s3cfs_inode_info *si, loff_t pos,
@@ -490,7 +491,8 @@ static loff_t s3cfs_stream_extend(struct s3cfs_sb_info *sbi,
 	__must_hold(&si->chunk_lock)
 {
 	bool seq = pos > si->sq_pos && pos <= si->sq_next &&
-		   end - pos < (loff_t)(S3CFS_STREAM_MAX / 2);
+		   end - pos < (loff_t)(S3CFS_STREAM_MAX / 2) &&
+		   READ_ONCE(sbi->opts.readahead_kb);
 	u64 run;
 
 	*cap = s3cfs_run_chunks(sbi, S3CFS_RUN_MAX);
@@ -506,7 +508,8 @@ static loff_t s3cfs_stream_extend(struct s3cfs_sb_info *sbi,
 	run = clamp_t(u64, 2 * si->sq_run, 2 * S3CFS_RUN_MAX, S3CFS_STREAM_MAX);
 	si->sq_run = run;
 	si->sq_end = min_t(loff_t, max(pos, si->sq_end) + run, size);
-	*cap = s3cfs_run_chunks(sbi, run);
+	/* A run that starts inside a chunk ends inside one too. */
+	*cap = s3cfs_run_chunks(sbi, run) + 1;
 	return max(end, si->sq_end);
 }
 
@@ -534,6 +537,7 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len,
 	loff_t end = min_t(loff_t, pos + len, size);
 	struct s3cfs_req *req = NULL;
 	u64 c, limit, e, cap;
+	bool sync;
 	int err;
 
 	if (pos >= end || !s3cfs_daemon_present() || s3cfs_inode_stale(inode) ||
@@ -572,9 +576,12 @@ void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len,
 				return;
 			continue;	/* look again: it may have landed */
 		}
-		e = s3cfs_run_end(si, c, limit, cap);
+		/* What a reader waits for goes in runs as short as ever. */
+		sync = (loff_t)(c << sbi->chunk_shift) < sync_end;
+		e = s3cfs_run_end(si, c, limit, sync ?
+				  s3cfs_run_chunks(sbi, S3CFS_RUN_MAX) : cap);
 		s3cfs_fetch_arm(sbi, si, req, c, e - c);
-		if ((loff_t)(c << sbi->chunk_shift) >= sync_end)
+		if (!sync)
 			req->prio = S3CFS_PRIO_ASYNC;
 		spin_unlock(&si->chunk_lock);
 		err = s3cfs_fetch_submit(req, true);

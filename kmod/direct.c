@@ -44,7 +44,7 @@ bool s3cfs_dio_aligned(struct s3cfs_inode_info *si, loff_t pos,
 }
 
 /* Pages of the caller's buffer looked up at a time by s3cfs_dio_fault_in(). */
-#define S3CFS_DIO_PROBE		64
+#define S3CFS_DIO_PROBE		16
 
 /*
  * Fault in the first @len bytes of the caller's buffer @to, as

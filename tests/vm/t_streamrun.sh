@@ -11,11 +11,11 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
 test_init streamrun
-plan 16
+plan 18
 
 MIB=$((1 << 20))
-printf 'seq.bin %d\ndirect.bin %d\nrand.bin %d\nstop.bin %d\n' \
-	$((128 * MIB)) $((64 * MIB)) $((32 * MIB)) $((160 * MIB)) | fp_seed "$BUCKET" "$WORK"
+printf 'seq.bin %d\ndirect.bin %d\nrand.bin %d\nstop.bin %d\nra0.bin %d\n' \
+	$((128 * MIB)) $((64 * MIB)) $((32 * MIB)) $((160 * MIB)) $((24 * MIB)) | fp_seed "$BUCKET" "$WORK"
 gets() { fp_count --method GET --path "^/$BUCKET/$1\$"; }
 # longest -> the longest Range of a GET of object $1, in bytes
 longest() {
@@ -92,6 +92,13 @@ fb=$(((fb - fb0) / MIB))
 # 24 read, the 8 MiB window past them, and at most 1.5 runs of 64 MiB.
 test "$fb" -ge 24 -a "$fb" -le $((24 + 8 + 96))
 is "$?" 0 "... fetching $fb MiB of it (ranges: $(ranges stop.bin))"
+
+# --- readahead=0: no stream either -----------------------------------------
+mnt_set readahead_kb 0
+check "with readahead=0, a cold sequential read returns the object's bytes" \
+	cmp <(timeout 180 dd if="$MNT/ra0.bin" bs=1M status=none) "$WORK/ra0.bin"
+is "$(longest ra0.bin)" $MIB "... in GETs of a chunk each (ranges: $(ranges ra0.bin))"
+mnt_set readahead_kb 8192
 
 is "$(mnt_stat fetch_errors)" 0 "no fetch errors"
 drop_caches
