@@ -448,9 +448,9 @@ static loff_t s3cfs_ra_sync_end(struct readahead_control *rac)
  * is read in pieces of uniform presence, at most S3CFS_RA_PIECE each:
  * present pieces are submitted at once, missing pieces (at most one chunk
  * each) go to a worker that submits each as soon as its chunk lands
- * (struct s3cfs_ra_wait). Nothing here waits for S3: a reader of a present chunk
- * never waits for a missing one after it, and the asynchronous window
- * costs the reader nothing.
+ * (struct s3cfs_ra_wait). Nothing here waits for S3: a reader of a
+ * present chunk never waits for a missing one after it, and the
+ * asynchronous window costs the reader nothing.
  */
 static void s3cfs_readahead(struct readahead_control *rac)
 {

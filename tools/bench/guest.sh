@@ -1805,18 +1805,14 @@ profile_s3cachefs() {
 		# not see): their kernel stacks, sampled every 0.2 s.
 		sample_stacks >"$LOGS/stacks-$p.txt" 2>/dev/null &
 		local sampler=$!
-		timeout -k 5 $((rt + 90)) perf record -a -g -F 499 -e cpu-clock \
-			-o "/tmp/perf-$p.data" -- env RUNTIME=$rt TIME_BASED=0 SIZE=100% \
+		perf_rec "$p" $((rt + 90)) env RUNTIME=$rt TIME_BASED=0 SIZE=100% \
 			"${@:1:$#-1}" fio --output-format=json \
-			--output="$LOGS/fio-profile-$p.json" "${@: -1}" >/dev/null 2>"$LOGS/perf-$p.stderr"
+			--output="$LOGS/fio-profile-$p.json" "${@: -1}"
 		kill $sampler 2>/dev/null
 		wait $sampler 2>/dev/null
 		stats_s3cachefs "profile $p end"
-		cp "/tmp/perf-$p.data" "$LOGS/perf-$p.data"
-		rm -f "/tmp/perf-$p.data"
+		profile_keep "$p"
 	done
-	# What the host needs to name kernel and module symbols.
-	cat /proc/kallsyms >"$LOGS/kallsyms"
 	phase_end
 }
 
