@@ -230,6 +230,8 @@ fi
 	host_suite "tests/host/creds_async.sh" "$logs/creds_async.log" timeout 300 bash tests/host/creds_async.sh
 # The crash tests' judge of S3 against a writer's log, on made-up logs.
 host_suite "tests/host/ack_verdict.sh" "$logs/ack_verdict.log" timeout 60 bash tests/host/ack_verdict.sh
+# The bench's report on a saved run: every table, the chart, the README block.
+host_suite "tests/host/bench_report.sh" "$logs/bench_report.log" timeout 120 bash tests/host/bench_report.sh
 [ -f tools/s3cachectl/Makefile ] &&
 	host_suite "make -C tools/s3cachectl test" "$logs/ctl.log" make -C tools/s3cachectl test
 # SigV4 against an independent signer (@smithy/signature-v4).

@@ -672,12 +672,12 @@ if any(k[2].startswith("hugels") for k in R):
         if r is None:
             continue
         cost = R.get((s_, "cold", "hugels-cost"))
-        ratio = "–"
+        rt = "–"
         if s_ != "curl" and lim and not cell_status(r) and not cell_status(lim) and \
            num(r["secs"]) and num(lim["secs"]):
-            ratio = "%.2f" % (num(lim["secs"]) / num(r["secs"]))
+            rt = "%.2f" % (num(lim["secs"]) / num(r["secs"]))
         w("| %s | %s | %s | %s |" % (s_ + (" (limit)" if s_ == "curl" else ""), walk_cell(r),
-                                     ratio, cost["note"] if cost else r["note"]))
+                                     rt, cost["note"] if cost else r["note"]))
     w("")
 
 # Why.
