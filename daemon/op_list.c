@@ -53,6 +53,11 @@
 /* The first slice of a streamed listing is short: its reader waits. */
 #define LIST_FIRST	32
 #define LIST_AHEAD	2
+/*
+ * A listing that saw this many names hands the heap's free pages back at
+ * its end: glibc would keep the memory of its set of names for good.
+ */
+#define LIST_HEAP_RELEASE	10000
 
 /*
  * Listing ahead: after a listing, its subdirectories are listed in the
@@ -164,6 +169,7 @@ static void list_finish(struct list_op *op, int err)
 	struct s3d_req *r = op->r;
 	struct s3d_mount *m = op->m;
 	struct s3d_ctx *ctx = op->ctx;
+	size_t seen;
 
 	while (op->deferred) {
 		struct deferred *d = op->deferred;
@@ -192,7 +198,11 @@ static void list_finish(struct list_op *op, int err)
 	free(op->subdirs);
 	s3d_timer_cancel(&op->work);
 	s3d_ctx_release(&op->x);
+	seen = op->seen.count;
 	s3d_strset_free(&op->seen);
+	/* Its names were ~55 bytes each: return them, not only to malloc. */
+	if (seen >= LIST_HEAP_RELEASE)
+		s3d_heap_release();
 	if (op->dirfd >= 0)
 		close(op->dirfd);
 	free(op->lp);

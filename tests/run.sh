@@ -220,6 +220,9 @@ fi
 # names, and the lookups that wait for that listing, host only.
 [ -f daemon/s3cachefsd ] &&
 	host_suite "tests/host/lookup_list.sh" "$logs/lookup_list.log" timeout 300 bash tests/host/lookup_list.sh
+# The daemon's memory after a listing of 100 000 names, host only.
+[ -f daemon/s3cachefsd ] &&
+	host_suite "tests/host/list_memory.sh" "$logs/list_memory.log" timeout 300 bash tests/host/list_memory.sh
 # POSIX attributes (protocol 5): the x-amz-meta-* of UPLOAD, MKDIR and
 # SETMETA, and what LOOKUP records on a posix_meta mount, host only.
 [ -f daemon/s3cachefsd ] &&

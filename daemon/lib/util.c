@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>	/* malloc_trim() */
+#endif
 
 #include "util.h"
 
@@ -161,6 +164,13 @@ void s3d_strset_free(struct s3d_strset *s)
 	}
 	free(s->tab);
 	s3d_strset_init(s);
+}
+
+void s3d_heap_release(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 }
 
 static int strset_rehash(struct s3d_strset *s)

@@ -47,6 +47,12 @@ void s3d_strset_free(struct s3d_strset *s);
 int s3d_strset_put(struct s3d_strset *s, const char *key, int val);
 bool s3d_strset_get(const struct s3d_strset *s, const char *key, int *val);
 
+/*
+ * Hand the heap's free pages back to the kernel (glibc keeps what was
+ * freed for later allocations): after a big transient structure is gone.
+ */
+void s3d_heap_release(void);
+
 void s3d_uri_encode(struct s3d_buf *b, const char *s, size_t n,
 		    bool encode_slash);
 bool s3d_str_eq(const char *a, const char *b);
