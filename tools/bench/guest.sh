@@ -1815,7 +1815,7 @@ profile_s3cachefs() {
 		*)	     say "no profile $p"; continue ;;
 		esac
 		# warm: the names checked first, as for the measured runs
-		[[ $p == warm-* ]] && names_checked "$m"/shards/s[0-3]
+		[[ $p == warm-* ]] && names_checked "$m"/shards/s{0,1,2,3}
 		NAMES_NOTE=
 		stats_s3cachefs "profile $p start"
 		say "profile $p"
