@@ -1201,7 +1201,7 @@ daemon_back() {	# CACHE: the fakes3 mount's cache directory, removed
 	start_bench_daemon || say "s3cachefsd did not start again on s3rver"
 }
 phase_bigls() {
-	local out first total n lower kb rss=
+	local out n lower
 	phase_start "big directory ($BIGLS_N objects, fakes3)"
 	python3 - "$BIGLS_BUCKET" "$BIGLS_N" "$BIGLS_DIRS" "$BIGLS_PER_DIR" "$HUGELS_N" >/tmp/bigls.json <<'EOF'
 import json, sys
@@ -1237,17 +1237,11 @@ EOF
 			drop_caches
 			META_TIMEOUT=$BIGLS_TIMEOUT meta s3cachefs cold bigls $((BIGLS_N + 1)) ls -l $MNT_big/big
 			META_TIMEOUT=$BIGLS_TIMEOUT meta s3cachefs warm bigls $((BIGLS_N + 1)) ls -l $MNT_big/big
-			# What the listing left: the daemon's peak memory, and the
-			# cache device's space per entry (du: blocks allocated).
-			local k v
-			while read -r k v _; do
-				[ "$k" = VmHWM: ] && rss=$v
-			done </proc/"$DAEMON_PID"/status
-			lower=$(find $CACHE_big -type d -name big -print -quit 2>/dev/null)
+			listing_left big
+			lower=$LEFT_DIR
 			if [ -n "$lower" ]; then
-				kb=$(du -sk "$lower" | cut -f1)
 				rec s3cachefs cold bigls-cost ok "" "" "" "" "" \
-					"daemon peak RSS ${rss:-?} KiB; cache directory $kb KiB for $BIGLS_N entries ($((kb * 1024 / BIGLS_N)) B each)"
+					"daemon peak RSS ${LEFT_HWM:-?} KiB; cache directory $LEFT_KB KiB for $BIGLS_N entries ($((LEFT_KB * 1024 / BIGLS_N)) B each)"
 				# The limit for the warm walk: ls -l of the same number of
 				# files on the cache ext4 (the lower directory), its
 				# dentries as warm as ours (a first walk, untimed).
@@ -1285,18 +1279,26 @@ EOF
 # then what it left: the daemon's memory and the cache device's space per
 # entry (du: blocks allocated; each lower file also has its ext4 inode).
 huge_listing() {
-	local k v hwm= rss= lower kb
 	drop_caches
 	META_TIMEOUT=$HUGELS_TIMEOUT meta s3cachefs cold hugels $((HUGELS_N + 2)) ls -f $MNT_big/huge
-	while read -r k v _; do
-		[ "$k" = VmHWM: ] && hwm=$v
-		[ "$k" = VmRSS: ] && rss=$v
-	done </proc/"$DAEMON_PID"/status
-	lower=$(find $CACHE_big -maxdepth 3 -type d -name huge -print -quit 2>/dev/null)
-	[ -n "$lower" ] || return 0
-	kb=$(du -sk "$lower" | cut -f1)
+	listing_left huge
+	[ -n "$LEFT_DIR" ] || return 0
 	rec s3cachefs cold hugels-cost ok "" "" "" "" "" \
-		"daemon RSS ${rss:-?} KiB after it (peak ${hwm:-?} KiB); cache directory $kb KiB for $HUGELS_N entries ($((kb * 1024 / HUGELS_N)) B each, and an inode of 256 B)"
+		"daemon RSS ${LEFT_RSS:-?} KiB after it (peak ${LEFT_HWM:-?} KiB); cache directory $LEFT_KB KiB for $HUGELS_N entries ($((LEFT_KB * 1024 / HUGELS_N)) B each, and an inode of 256 B)"
+}
+# listing_left NAME: what listing NAME/ of the fakes3 bucket left. The
+# daemon's memory (LEFT_RSS, LEFT_HWM: its peak, KiB), the lower directory
+# (LEFT_DIR, empty if none) and its blocks (LEFT_KB, du: blocks allocated).
+listing_left() {
+	local k v
+	LEFT_RSS= LEFT_HWM= LEFT_KB=
+	while read -r k v _; do
+		[ "$k" = VmHWM: ] && LEFT_HWM=$v
+		[ "$k" = VmRSS: ] && LEFT_RSS=$v
+	done </proc/"$DAEMON_PID"/status
+	LEFT_DIR=$(find $CACHE_big -maxdepth 3 -type d -name "$1" -print -quit 2>/dev/null)
+	[ -n "$LEFT_DIR" ] && LEFT_KB=$(du -sk "$LEFT_DIR" | cut -f1)
+	return 0
 }
 
 # --- small objects on fakes3: the same loader where a LIST costs a GET's ------
