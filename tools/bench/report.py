@@ -509,6 +509,14 @@ for s in ("curl", "s3cachefs", "s3fs", "rclone"):
         w("| %s | %s | %s |" % (s, fmt_us(v), "%.1f" % (v / cb) if cb and v else "–"))
 w("")
 
+def walk_cell(r, absent="–"):
+    """A metadata walk's cell: its time and rate, what went wrong, or
+    @absent when it did not run."""
+    if r is None:
+        return absent
+    return cell_status(r) or "%.2f s (%s/s)" % (num(r["secs"]), r["iops"])
+
+
 # Metadata.
 w("## Metadata")
 w("")
@@ -522,12 +530,7 @@ for s in ("s3cachefs", "s3fs", "rclone"):
     cells = []
     for wl in ("ls-l", "find"):
         for mode_ in ("cold", "warm"):
-            r = R.get((s, mode_, wl))
-            st = cell_status(r)
-            if st:
-                cells.append(st)
-            else:
-                cells.append("%.2f s (%s/s)" % (num(r["secs"]), r["iops"]))
+            cells.append(walk_cell(R.get((s, mode_, wl)), "not run"))
     if any(c != "not run" for c in cells):
         w("| %s | %s |" % (s, " | ".join([cells[0], cells[1], cells[2], cells[3]])))
 w("")
@@ -620,13 +623,6 @@ if any(k[2] in ("ckpt", "creates") for k in R):
             w("| %s | %s | %s | %s | %s | %s | %s |" % (name, wl, fmt(num(r["mibs"])),
                                                      fmt(num(r["iops"]), 0), r["secs"], x, r["note"]))
     w("")
-
-def walk_cell(r):
-    """A metadata walk's cell: its time and rate, or what went wrong."""
-    if r is None:
-        return "–"
-    return cell_status(r) or "%.2f s (%s/s)" % (num(r["secs"]), r["iops"])
-
 
 # The big directory.
 if any(k[2].startswith("bigls") for k in R):
