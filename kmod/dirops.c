@@ -226,12 +226,15 @@ int s3cfs_unlink(struct inode *dir, struct dentry *dentry)
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
 	struct inode *inode = d_inode(dentry);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	bool in_s3 = !s3cfs_inode_local(inode) || si->etag[0];
 	const struct cred *old_cred;
+	bool in_s3;
 	int err;
 
 	if (!sbi->opts.writable)
 		return -EROFS;
+	/* A queued upload's PUT is answered before the DELETE goes. */
+	s3cfs_upq_settle(inode);
+	in_s3 = !s3cfs_inode_local(inode) || si->etag[0];
 	if (in_s3) {
 		err = s3cfs_ns_ready(sbi);
 		if (err)
@@ -438,6 +441,10 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 	err = s3cfs_ns_ready(sbi) ?: s3cfs_name_check(new_dentry);
 	if (err)
 		return err;
+	/* Queued uploads of either, answered before the names change. */
+	s3cfs_upq_settle(inode);
+	if (target)
+		s3cfs_upq_settle(target);
 	local = s3cfs_inode_local(inode);
 	if (local && si->etag[0]) {
 		pr_info_ratelimited("%pd: changed here and not uploaded as it is: close or fsync it before renaming it\n",

@@ -18,9 +18,10 @@
  *   local_pin       an open for write holds the cache file's flock and has
  *                   found it still at its name, before it tags it LOCAL
  *                   (local.c)
- *   upq_uploaded    write-back: a queued upload is done, its record not
- *                   dropped yet (upqueue.c)
- *   upload_send     an UPLOAD is about to go to the daemon (upload.c)
+ *   upq_uploaded    write-back: a queued upload's answer is in, not yet
+ *                   applied, no lock of the file held (upqueue.c)
+ *   upload_send     an UPLOAD is about to go to the daemon (upload.c); a
+ *                   queued one holds wb_sem only
  *   stream_send     a stream's parts are written back, not yet announced
  *                   to the daemon (stream.c)
  */

@@ -273,6 +273,9 @@ struct s3cfs_sb_info {
  * @up_since: jiffies when it was queued (it has owed an upload since)
  * @up_mutex: serializes the file's upload record with what drops it
  * @up_tries: failed uploads in a row (the next waits longer)
+ * @up_sent: the answer of the queued upload that was sent, not yet
+ *	applied (set under @wb_sem held for writing, taken under i_rwsem:
+ *	s3cfs_upq_settle())
  * @st_lock: protects the @st_* fields (stream.c)
  * @st_id: the stream the file's writes are in, 0: none
  * @st_told: the stream the daemon was told of (abort it if not used)
@@ -316,6 +319,7 @@ struct s3cfs_inode_info {
 	unsigned long up_since;
 	struct mutex up_mutex;
 	unsigned int up_tries;
+	struct s3cfs_upload_sent *up_sent;
 	spinlock_t st_lock;	/* see @st_lock above */
 	u64 st_id;
 	u64 st_told;
@@ -562,7 +566,24 @@ int s3cfs_writepages(struct address_space *mapping,
 struct dentry *s3cfs_lower_subdir(struct dentry *parent, const char *name);
 int s3cfs_upload(struct file *file, bool closing);
 int s3cfs_upload_prepare(struct inode *inode);
-int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry);
+
+/*
+ * A queued upload sends without i_rwsem (upqueue.c); what its answer does
+ * to the file is applied under i_rwsem afterwards, by the queue or by the
+ * first to take i_rwsem before it (s3cfs_upq_settle()).
+ */
+struct s3cfs_upload_sent {
+	int err;		/* the UPLOAD's answer */
+	bool unchanged;		/* nothing changed since the acknowledgment */
+	char *path;		/* the key it was sent to */
+	char *etag;		/* the new version's, on success */
+	int result;		/* what applying the answer returned */
+};
+
+int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry,
+		       struct s3cfs_upload_sent *sent);
+int s3cfs_upload_acked_answer(struct inode *inode,
+			      struct s3cfs_upload_sent *sent);
 int s3cfs_upload_state(struct inode *inode, struct s3cfs_ioc_state *st);
 int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 		       struct file *file, bool closing);
@@ -585,6 +606,7 @@ int s3cfs_upq_ack(struct inode *inode, struct dentry *dentry);
 int s3cfs_upq_changing(struct inode *inode);
 void s3cfs_upq_throttle(struct s3cfs_sb_info *sbi);
 bool s3cfs_upq_unchanged(struct inode *inode);
+void s3cfs_upq_settle(struct inode *inode);
 void s3cfs_upq_unlinked(struct inode *inode);
 int s3cfs_upq_renaming(struct inode *inode, const char *old_path,
 		       const char *new_path);

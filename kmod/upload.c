@@ -8,7 +8,9 @@
  * never uploaded) or must still be the version we uploaded last
  * (If-Match), so a change made in S3 meanwhile is never overwritten.
  * The whole upload runs under the upper i_rwsem: no write lands between
- * the snapshot and the commit, and the object is exactly the file.
+ * the snapshot and the commit, and the object is exactly the file. (A
+ * queued upload of write-back mode sends under wb_sem alone: see
+ * s3cfs_upload_acked().)
  *
  * After a successful upload the file is committed when no other writer
  * has it open: its tag becomes an ordinary copy of the new version
@@ -216,26 +218,26 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 }
 
 /*
- * Send the UPLOAD of @size bytes of @inode and wait for its answer; a
- * @background one (write-back) goes behind reads a reader waits for.
+ * The UPLOAD of @size bytes of @inode as @path; a @background one
+ * (write-back) goes behind reads a reader waits for. Called with i_rwsem
+ * held (the stream it takes) and wb_sem held for writing.
  */
-static int s3cfs_upload_send(struct inode *inode, const char *path,
-			     loff_t size, bool background, char **etag)
+static struct s3cfs_req *s3cfs_upload_req(struct inode *inode,
+					  const char *path, loff_t size,
+					  bool background)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	struct s3cfs_req *req;
-	int err;
 
 	if (s3cfs_daemon_version() < 3)
-		return s3cfs_daemon_present() ? -EPROTO : -EIO;
+		return ERR_PTR(s3cfs_daemon_present() ? -EPROTO : -EIO);
 	req = s3cfs_req_alloc(sbi, S3CFS_CMD_UPLOAD);
 	if (!req)
-		return -ENOMEM;
-	err = -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	req->path = kstrdup(path, GFP_KERNEL);
 	if (!req->path)
-		goto out;
+		goto nomem;
 	req->ino = si->lower_inode->i_ino;
 	req->size = size;
 	req->prio = background ? S3CFS_PRIO_ASYNC : S3CFS_PRIO_SYNC;
@@ -244,13 +246,29 @@ static int s3cfs_upload_send(struct inode *inode, const char *path,
 		req->up_flags = S3CFS_UP_MATCH;
 		req->etag = kstrdup(si->etag, GFP_KERNEL);
 		if (!req->etag)
-			goto out;
+			goto nomem;
 	} else {
 		req->up_flags = S3CFS_UP_NEW;
 	}
 	/* Its first parts may be up already (stream.c). */
 	s3cfs_stream_take(inode, req, size);
 	atomic64_inc(&sbi->stats.uploads);
+	return req;
+nomem:
+	s3cfs_req_put(req);
+	return ERR_PTR(-ENOMEM);
+}
+
+/*
+ * Send @req, an UPLOAD of @inode, and wait for its answer; the new ETag
+ * in *@etag. Puts @req. Called with wb_sem held for writing.
+ */
+static int s3cfs_upload_wait(struct inode *inode, struct s3cfs_req *req,
+			     char **etag)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	int err;
+
 	set_bit(S3CFS_I_UPLOADING, &si->flags);
 	s3cfs_fault("upload_send");
 	err = s3cfs_upcall_req(req);
@@ -261,7 +279,6 @@ static int s3cfs_upload_send(struct inode *inode, const char *path,
 		*etag = req->reply_etag;
 		req->reply_etag = NULL;
 	}
-out:
 	s3cfs_req_put(req);
 	return err;
 }
@@ -351,6 +368,7 @@ static int s3cfs_upload_locked(struct inode *inode, struct dentry *dentry,
 {
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	char *buf = NULL, *path, *etag = NULL;
+	struct s3cfs_req *req;
 	bool dirty = false;
 	int err;
 
@@ -389,7 +407,10 @@ static int s3cfs_upload_locked(struct inode *inode, struct dentry *dentry,
 	}
 	/* No writeback into the lower file while the daemon reads it. */
 	down_write(&si->wb_sem);
-	err = s3cfs_upload_send(inode, path, i_size_read(inode), false, &etag);
+	req = s3cfs_upload_req(inode, path, i_size_read(inode), false);
+	err = PTR_ERR_OR_ZERO(req);
+	if (!err)
+		err = s3cfs_upload_wait(inode, req, &etag);
 	up_write(&si->wb_sem);
 	if (!err)
 		dirty = false;
@@ -427,38 +448,46 @@ int s3cfs_upload_inode(struct inode *inode, struct dentry *dentry,
 	int err;
 
 	inode_lock(inode);
+	s3cfs_upq_settle(inode);
 	err = s3cfs_upload_locked(inode, dentry, file, closing);
 	inode_unlock(inode);
 	return err;
 }
 
 /**
- * s3cfs_upload_acked() - put what a write-back close or fsync acknowledged
- * @inode: upper inode, with S3CFS_I_QUEUED at its acknowledgment; the
- *	caller holds i_rwsem (so that it drops the record before another
- *	acknowledgment can make it again)
+ * s3cfs_upload_acked() - send what a write-back close or fsync acknowledged
+ * @inode: upper inode, with S3CFS_I_QUEUED at its acknowledgment; no lock
+ *	of it held
  * @dentry: a name of it
+ * @sent: filled in when the UPLOAD went out
  *
  * The lower file as it is, and only while it still holds exactly what was
  * acknowledged (S3CFS_I_QUEUED, which writeback into it clears first):
  * writes since then, in the page cache or past it, are the next
  * acknowledgment's, never half of them in S3. Nothing is written back
- * here. The file is committed only if nothing changed since and no writer
- * has it open.
+ * here.
  *
- * Return: 0 (uploaded, or nothing to upload), -EAGAIN (changed since its
- * acknowledgment: the next one queues it again), -ESTALE (a conflict: see
- * above), or the upload's error.
+ * The UPLOAD is made under i_rwsem and wb_sem (the path, the condition,
+ * the stream), and sent under wb_sem alone: writes go on into the page
+ * cache meanwhile, and whatever would change the lower file or the name
+ * waits for the answer (s3cfs_upq_settle()). The answer is left in
+ * @up_sent for the caller (or whoever takes i_rwsem first) to apply
+ * with s3cfs_upload_acked_answer().
+ *
+ * Return: -EINPROGRESS (sent: @sent holds the answer), 0 (nothing to
+ * upload: not LOCAL, or unlinked), -EAGAIN (changed since its
+ * acknowledgment: the next one queues it again), -ESTALE (a conflict
+ * came first), or another negative errno (nothing was sent).
  */
-int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry)
+int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry,
+		       struct s3cfs_upload_sent *sent)
 {
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	char *buf = NULL, *path, *etag = NULL;
-	bool unchanged;
-	loff_t size;
+	struct s3cfs_req *req;
+	char *buf = NULL, *path;
 	int err = 0;
 
-	lockdep_assert_held(&inode->i_rwsem);
+	inode_lock(inode);
 	if (!s3cfs_inode_local(inode) || !inode->i_nlink)
 		goto out;
 	err = -ESTALE;
@@ -468,30 +497,70 @@ int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry)
 	err = s3cfs_open_lower(inode) ?: s3cfs_inode_path(dentry, &buf, &path);
 	if (err)
 		goto out;
+	sent->path = kstrdup(path, GFP_KERNEL);
+	err = -ENOMEM;
+	if (!sent->path)
+		goto out;
 	s3cfs_stream_settle(inode);
 	/* No writeback into the lower file from here to the answer. */
 	down_write(&si->wb_sem);
 	err = -EAGAIN;
-	if (!test_bit(S3CFS_I_QUEUED, &si->flags)) {
-		up_write(&si->wb_sem);
-		goto out;
-	}
-	/* Cleared first: a mapped write from now on sets it again. */
-	clear_bit(S3CFS_I_DIRTY, &si->flags);
-	size = i_size_read(d_inode(si->lower.dentry));
-	unchanged = s3cfs_upq_unchanged(inode);
-	err = s3cfs_upload_send(inode, path, size, true, &etag);
+	if (!test_bit(S3CFS_I_QUEUED, &si->flags))
+		goto out_wb;
+	/* Cleared first: a write from now on sets it again. */
+	sent->unchanged = s3cfs_upq_unchanged(inode);
+	if (sent->unchanged)
+		clear_bit(S3CFS_I_DIRTY, &si->flags);
+	req = s3cfs_upload_req(inode, sent->path,
+			       i_size_read(d_inode(si->lower.dentry)), true);
+	err = PTR_ERR_OR_ZERO(req);
+	if (err)
+		goto out_wb;
+	inode_unlock(inode);
+	sent->err = s3cfs_upload_wait(inode, req, &sent->etag);
+	si->up_sent = sent;
 	up_write(&si->wb_sem);
-	if (err && !s3cfs_upload_conflicted(err))
+	__putname(buf);
+	return -EINPROGRESS;
+out_wb:
+	up_write(&si->wb_sem);
+out:
+	inode_unlock(inode);
+	if (buf)
+		__putname(buf);
+	return err;
+}
+
+/**
+ * s3cfs_upload_acked_answer() - what the answer of a queued upload does
+ * @inode: upper inode, i_rwsem held
+ * @sent: what s3cfs_upload_acked() sent, and its answer
+ *
+ * A conflict keeps our bytes; a success is committed, as an ordinary copy
+ * only if nothing changed from the acknowledgment to now and no writer
+ * has the file open; otherwise the file stays LOCAL (and changed), based
+ * on the new version.
+ *
+ * Return: 0, -ESTALE (a conflict), or the upload's or the commit's error.
+ */
+int s3cfs_upload_acked_answer(struct inode *inode,
+			      struct s3cfs_upload_sent *sent)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	bool unchanged;
+	int err;
+
+	lockdep_assert_held(&inode->i_rwsem);
+	/* Written to or truncated since the send? */
+	unchanged = sent->unchanged && !test_bit(S3CFS_I_DIRTY, &si->flags) &&
+		    s3cfs_upq_unchanged(inode);
+	if (sent->err && !s3cfs_upload_conflicted(sent->err))
 		unchanged = false;
-	err = s3cfs_upload_answer(inode, path, err, etag, unchanged &&
+	err = s3cfs_upload_answer(inode, sent->path, sent->err, sent->etag,
+				  unchanged &&
 				  s3cfs_last_writer(inode, NULL, true), "later");
 	if (!unchanged)
 		set_bit(S3CFS_I_DIRTY, &si->flags);
-	kfree(etag);
-out:
-	if (buf)
-		__putname(buf);
 	return err;
 }
 
@@ -552,6 +621,8 @@ int s3cfs_upload(struct file *file, bool closing)
 	if (S3CFS_SB(inode->i_sb)->opts.writeback && s3cfs_upq_unchanged(inode))
 		return 0;
 	inode_lock(inode);
+	/* A queued upload sent meanwhile: its answer first. */
+	s3cfs_upq_settle(inode);
 	/* Write-back: durable here now, in S3 later (upqueue.c). */
 	if (S3CFS_SB(inode->i_sb)->opts.writeback &&
 	    s3cfs_inode_local(inode) && inode->i_nlink &&

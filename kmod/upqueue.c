@@ -34,8 +34,10 @@
  * recorded lower inode.
  *
  * Lock order: upper i_rwsem -> wb_sem (writeback, shared) -> @up_mutex ->
- * the pending directory's i_rwsem; an upload holds wb_sem alone while it
- * sends. The queue's list and counts are under the mount's upq.lock.
+ * the pending directory's i_rwsem. A queued upload holds wb_sem alone
+ * while it sends: writes go on into the page cache; what changes the
+ * lower file or the name waits for its answer (s3cfs_upq_settle()). The
+ * queue's list and counts are under the mount's upq.lock.
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
@@ -490,6 +492,40 @@ int s3cfs_upq_renaming(struct inode *inode, const char *old_path,
 	return err;
 }
 
+/**
+ * s3cfs_upq_settle() - apply the answer of @inode's queued upload
+ * @inode: upper inode, i_rwsem held
+ *
+ * A queued upload sends without i_rwsem (s3cfs_upload_acked()). Whatever
+ * takes i_rwsem to change the lower file, the name, or what the answer
+ * decides (close, fsync, truncate, fallocate, unlink, rename) calls this
+ * first: it waits for a send in flight (none can start while i_rwsem is
+ * held) and applies its answer, so that it finds the file as if the
+ * upload had held i_rwsem throughout. An unlink's DELETE then never goes
+ * before the upload's PUT, nor a rename's copy; a close's new record is
+ * never the one the upload drops.
+ */
+void s3cfs_upq_settle(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct s3cfs_upload_sent *sent;
+
+	lockdep_assert_held(&inode->i_rwsem);
+	if (!S_ISREG(inode->i_mode))
+		return;
+	/* The send holds wb_sem for writing until its answer is in. */
+	down_read(&si->wb_sem);
+	sent = si->up_sent;
+	si->up_sent = NULL;
+	up_read(&si->wb_sem);
+	if (!sent)
+		return;
+	sent->result = s3cfs_upload_acked_answer(inode, sent);
+	/* A conflict keeps our bytes (upload.c): the record has done. */
+	if (!sent->result || sent->result == -ESTALE)
+		s3cfs_upq_forget(inode);
+}
+
 static void s3cfs_upq_workfn(struct work_struct *work)
 {
 	struct s3cfs_inode_info *si = container_of(to_delayed_work(work),
@@ -497,26 +533,33 @@ static void s3cfs_upq_workfn(struct work_struct *work)
 						   up_work);
 	struct inode *inode = &si->vfs_inode;
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_upload_sent sent = { };
 	struct dentry *dentry = NULL;
 	unsigned long delay;
 	bool done = true;
 	int err;
 
+	/* On the queue (and so @up_dentry set) until this run ends. */
+	err = s3cfs_upload_acked(inode, si->up_dentry, &sent);
+	if (err == -EINPROGRESS)
+		s3cfs_fault("upq_uploaded");
 	/*
-	 * On the queue (and so @up_dentry set) until this run ends. The
-	 * record goes under i_rwsem: a close acknowledging the file again
-	 * right after the upload must find it gone and make it anew.
+	 * The record goes under i_rwsem: a close acknowledging the file
+	 * again right after the upload must find it gone and make it anew
+	 * (it applies the answer first, if it comes before us).
 	 */
 	inode_lock(inode);
-	err = s3cfs_upload_acked(inode, si->up_dentry);
-	s3cfs_fault("upq_uploaded");
-	/*
-	 * A conflict keeps our bytes (upload.c); a file changed since its
-	 * acknowledgment has no record left, and its next one queues it.
-	 */
-	if (!err || err == -ESTALE)
+	if (err == -EINPROGRESS) {
+		s3cfs_upq_settle(inode);
+		err = sent.result;
+	} else if (!err || err == -ESTALE) {
+		/* Nothing to upload, or not ours to upload any more. */
 		s3cfs_upq_forget(inode);
+	}
 	inode_unlock(inode);
+	kfree(sent.path);
+	kfree(sent.etag);
+	/* Changed since its acknowledgment: its next one queues it. */
 	if (err && err != -ESTALE && err != -EAGAIN) {
 		done = READ_ONCE(sbi->upq.draining);
 		atomic64_inc(&sbi->upq.errors);

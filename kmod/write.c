@@ -8,7 +8,10 @@
  * and fsync upload it (upload.c). A folio that a write covers only in
  * part is first filled from the lower file (zeros past its end). Every
  * change happens under the upper i_rwsem, which the upload holds too, so
- * an upload sends exactly what was written before it began.
+ * an upload sends exactly what was written before it began. (A queued
+ * upload of write-back mode sends under wb_sem alone: a write goes on
+ * into the page cache; a truncate or a fallocate, which change the lower
+ * file, wait for its answer.)
  *
  * Space is reserved in the lower file (fallocate) before a write(2) puts
  * anything in the page cache, so a full cache device is ENOSPC to the
@@ -351,6 +354,8 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	err = setattr_prepare(S3CFS_IDMAP_NOP, dentry, attr);
 	if (err)
 		return err;
+	/* A queued upload sent meanwhile: its answer first. */
+	s3cfs_upq_settle(inode);
 	if ((attr->ia_valid & ATTR_SIZE) && attr->ia_size == i_size_read(inode))
 		attr->ia_valid &= ~ATTR_SIZE;
 	/*
@@ -421,6 +426,8 @@ long s3cfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 		     FALLOC_FL_ZERO_RANGE))
 		return -EOPNOTSUPP;
 	inode_lock(inode);
+	/* A queued upload sent meanwhile: its answer first. */
+	s3cfs_upq_settle(inode);
 	err = -ESTALE;
 	if (!s3cfs_inode_local(inode) || s3cfs_inode_stale(inode))
 		goto out;

@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# t_writeback_send: a queued upload (write-back mode) sends holding the
+# file's wb_sem only, not its i_rwsem. Each case holds one queued UPLOAD
+# 4 s at the upload_send fault point, before it goes to the daemon, and
+# does one thing to the file meanwhile: a write(2) returns at once and
+# S3 gets what was acknowledged, the next close the rest; a truncate, a
+# fallocate (punch), an unlink, a rename of the file and a rename over it
+# wait for the answer: S3 never gets a torn object, and neither a DELETE
+# nor a rename's copy goes before the PUT. (A close while the answer
+# waits to be applied: t_writeback.)
+# timeout: 420
+. "$(dirname "$0")/../lib/common.sh"
+test_init writeback_send
+plan 22
+
+FSDIR=/mnt/writeback-send-cache
+CTL=$REPO/tools/s3cachectl/s3cachectl
+P=/sys/module/s3cachefs/parameters
+OPTS="cache=$FSDIR,fetch_timeout=20,meta_ttl=3600,writable,writeback,upload_delay=30,allow_delete"
+HOLD_MS=4000
+
+cleanup_more() {
+	echo >$P/fault_points 2>/dev/null
+	echo 0 >$P/fault_delay_ms 2>/dev/null
+	test_cleanup
+	loop_ext4_cleanup
+}
+trap cleanup_more EXIT
+
+pending() {	# records in the cache's pending directory
+	ls -A "$FSDIR/.s3cachefs/pending" 2>/dev/null | wc -l
+}
+hold() {	# POINT: the queued uploads run now (a sync in the background), held at POINT
+	POINT=$1 R0=$(mnt_stat wb_runs) D0=$(dmesg | wc -l)
+	export POINT R0 D0
+	echo $HOLD_MS >$P/fault_delay_ms
+	echo "$POINT" >$P/fault_points
+	"$CTL" sync "$MNT" &
+	SPID=$!
+	wait_until bash -c "dmesg | tail -n +$((D0 + 1)) | grep -q 'fault point $POINT: $HOLD_MS ms'"
+}
+held_ended() {	# the held point has ended
+	[ "$(dmesg | tail -n +$((D0 + 1)) | grep -c "fault point $POINT: done")" -ge 1 ]
+}
+ran() {	# the held upload's run has ended
+	[ "$(mnt_stat wb_runs)" -gt "$R0" ]
+}
+release() {	# the fault point off; everything queued uploaded
+	echo >$P/fault_points
+	echo 0 >$P/fault_delay_ms
+	"$CTL" sync "$MNT"
+	wait $SPID
+}
+timed() {	# CMD...: $T, the seconds it took; $ENDED, whether the hold ended before it returned
+	local t0 rc
+	t0=$(date +%s.%N)
+	"$@"
+	rc=$?
+	T=$(printf %.1f "$(echo "$(date +%s.%N) - $t0" | bc)")
+	held_ended && ENDED=1 || ENDED=0
+	return $rc
+}
+waited() {	# DESC: the timed command waited for the held upload
+	is "$(echo "$T > 2" | bc) $ENDED" "1 1" "$1 (${T} s)"
+}
+export -f held_ended ran
+
+for i in 1 2 3 4 5 6 7; do
+	make_fixture "$WORK/f$i" $((1048576 + i * 4099)) "wbs-$i" >/dev/null
+done
+
+check_sh "an ext4 of 256 MiB on a loop device for the cache" loop_ext4 "$FSDIR" 256M
+check "module loads" load_module
+check_sh "daemon starts" start_daemon
+check "writable,writeback mount" mount_s3 "$BUCKET" "$MNT" "$OPTS"
+
+# A write(2) during the send goes into the page cache at once. It waited
+# for the whole upload while the send held i_rwsem.
+cp "$WORK/f1" "$MNT/w.bin"
+hold upload_send
+python3 -c "
+import os, sys, time
+fd = os.open('$MNT/w.bin', os.O_WRONLY)
+t0 = time.monotonic()
+os.pwrite(fd, b'X' * 4096, 0)
+open('$WORK/w.t', 'w').write('%.2f %d\n' % (time.monotonic() - t0,
+    os.system('bash -c held_ended') == 0))
+while not os.path.exists('$WORK/w.go'):
+    time.sleep(0.1)
+os.close(fd)" &
+WPID=$!
+wait_until test -s "$WORK/w.t"
+read -r t ended <"$WORK/w.t"
+is "$(echo "$t < 1.5" | bc) $ended" "1 0" \
+	"a write(2) during the held send returns at once, before the send ends (${t} s)"
+wait_until ran
+check "S3 has what was acknowledged, not the write made during the send" \
+	s3_is w.bin "$WORK/f1"
+touch "$WORK/w.go"
+wait $WPID
+release
+python3 -c "
+b = bytearray(open('$WORK/f1', 'rb').read()); b[:4096] = b'X' * 4096
+open('$WORK/w.exp', 'wb').write(b)"
+check "the writer's close uploads the write" s3_is w.bin "$WORK/w.exp"
+
+# A truncate waits for the answer: the daemon reads the lower file whole.
+cp "$WORK/f2" "$MNT/t.bin"
+hold upload_send
+timed truncate -s 1000 "$MNT/t.bin"
+waited "a truncate during the held send waits for its answer"
+check "S3 has the acknowledged file whole" s3_is t.bin "$WORK/f2"
+release
+head -c 1000 "$WORK/f2" >"$WORK/t.exp"
+check "then the truncated one" s3_is t.bin "$WORK/t.exp"
+
+# So does a fallocate that punches a hole.
+cp "$WORK/f3" "$MNT/p.bin"
+hold upload_send
+timed fallocate -p -o 0 -l 65536 "$MNT/p.bin"
+waited "a hole punched during the held send waits for its answer"
+check "S3 has the acknowledged file whole" s3_is p.bin "$WORK/f3"
+release
+cp "$WORK/f3" "$WORK/p.exp"
+fallocate -p -o 0 -l 65536 "$WORK/p.exp"
+check "then the punched one" s3_is p.bin "$WORK/p.exp"
+
+# An unlink's DELETE goes after the upload's PUT, not before it.
+cp "$WORK/f4" "$MNT/u.bin"
+hold upload_send
+timed rm "$MNT/u.bin"
+waited "an unlink during the held send waits for its answer"
+wait_until ran
+release
+is "$(s3_absent u.bin && echo absent) $(pending)" "absent 0" \
+	"the object is gone (the DELETE went after the PUT); no record left"
+
+# A rename of the file: its S3 copy is made from the uploaded object.
+cp "$WORK/f5" "$MNT/r.bin"
+hold upload_send
+timed mv "$MNT/r.bin" "$MNT/r2.bin"
+waited "a rename during the held send waits for its answer"
+release
+check "S3 has it under the new name" s3_is r2.bin "$WORK/f5"
+check "and not under the old one" s3_absent r.bin
+
+# A rename over the file: what replaces it is based on the uploaded
+# version, so its own upload is no conflict.
+c0=$(mnt_stat conflicts)
+cp "$WORK/f6" "$MNT/v.bin"
+hold upload_send
+cp "$WORK/f7" "$MNT/n.bin"
+timed mv "$MNT/n.bin" "$MNT/v.bin"
+waited "a rename over a file during its held send waits for its answer"
+release
+check "S3 has the new file under the name" s3_is v.bin "$WORK/f7"
+check "and nothing under the other" s3_absent n.bin
+is "$(mnt_stat conflicts)" "$c0" "no conflict"
+
+tap_done
