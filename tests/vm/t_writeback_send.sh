@@ -5,14 +5,17 @@
 # 4 s at the upload_send fault point, before it goes to the daemon, and
 # does one thing to the file meanwhile: a write(2) returns at once and
 # S3 gets what was acknowledged, the next close the rest; a truncate, a
-# fallocate (punch), an unlink, a rename of the file and a rename over it
-# wait for the answer: S3 never gets a torn object, and neither a DELETE
-# nor a rename's copy goes before the PUT. (A close while the answer
-# waits to be applied: t_writeback.)
+# fallocate (punch) and a rename of the file wait for the answer: S3
+# never gets a torn object, nor a rename's copy of what was there before.
+# An unlink and a rename over the file, while S3 (the fault proxy) holds
+# the upload's PUT, wait for it: the DELETE never goes before the PUT, nor
+# does the replacing file's upload find a version it was not based on.
+# (A close while the answer waits to be applied: t_writeback.)
 # timeout: 420
 . "$(dirname "$0")/../lib/common.sh"
+. "$REPO/tests/lib/faultproxy.sh"
 test_init writeback_send
-plan 22
+plan 23
 
 FSDIR=/mnt/writeback-send-cache
 CTL=$REPO/tools/s3cachectl/s3cachectl
@@ -24,6 +27,7 @@ cleanup_more() {
 	echo >$P/fault_points 2>/dev/null
 	echo 0 >$P/fault_delay_ms 2>/dev/null
 	test_cleanup
+	stop_faultproxy
 	loop_ext4_cleanup
 }
 trap cleanup_more EXIT
@@ -64,7 +68,24 @@ timed() {	# CMD...: $T, the seconds it took; $ENDED, whether the hold ended befo
 waited() {	# DESC: the timed command waited for the held upload
 	is "$(echo "$T > 2" | bc) $ENDED" "1 1" "$1 (${T} s)"
 }
-export -f held_ended ran
+hold_put() {	# KEY: the queued uploads run now, the PUT of KEY held by S3 (the proxy)
+	fp_rules "[{\"method\": \"PUT\", \"path\": \"^/$BUCKET/$1\$\",
+		    \"nth\": [1], \"fault\": \"stall\"}]"
+	"$CTL" sync "$MNT" &
+	SPID=$!
+	wait_until bash -c '[ "$(fp_stat stalled)" = 1 ]'
+}
+still() {	# PID: still running 2 s after the held PUT began
+	sleep 2
+	kill -0 "$1" 2>/dev/null && echo waits
+}
+release_put() {	# the PUT goes on; everything queued uploaded
+	fp_release
+	fp_rules "[]"
+	"$CTL" sync "$MNT"
+	wait $SPID
+}
+export -f held_ended ran fp_stat
 
 for i in 1 2 3 4 5 6 7; do
 	make_fixture "$WORK/f$i" $((1048576 + i * 4099)) "wbs-$i" >/dev/null
@@ -72,7 +93,10 @@ done
 
 check_sh "an ext4 of 256 MiB on a loop device for the cache" loop_ext4 "$FSDIR" 256M
 check "module loads" load_module
-check_sh "daemon starts" start_daemon
+S3_DIRECT=$S3_ENDPOINT
+check_sh "fault proxy starts" start_faultproxy 9441
+check_sh "daemon starts (through the proxy)" start_daemon --stall-timeout 300
+S3_ENDPOINT=$S3_DIRECT	# the daemon goes through the proxy, the test does not
 check "writable,writeback mount" mount_s3 "$BUCKET" "$MNT" "$OPTS"
 
 # A write(2) during the send goes into the page cache at once. It waited
@@ -127,13 +151,15 @@ cp "$WORK/f3" "$WORK/p.exp"
 fallocate -p -o 0 -l 65536 "$WORK/p.exp"
 check "then the punched one" s3_is p.bin "$WORK/p.exp"
 
-# An unlink's DELETE goes after the upload's PUT, not before it.
+# An unlink's DELETE goes after the upload's PUT, not before it: the PUT
+# is held by S3 (the fault proxy) while the file is removed.
 cp "$WORK/f4" "$MNT/u.bin"
-hold upload_send
-timed rm "$MNT/u.bin"
-waited "an unlink during the held send waits for its answer"
-wait_until ran
-release
+hold_put u.bin
+rm "$MNT/u.bin" &
+RPID=$!
+is "$(still $RPID)" waits "an unlink while S3 holds the upload's PUT waits for it"
+release_put
+wait $RPID
 is "$(s3_absent u.bin && echo absent) $(pending)" "absent 0" \
 	"the object is gone (the DELETE went after the PUT); no record left"
 
@@ -146,15 +172,17 @@ release
 check "S3 has it under the new name" s3_is r2.bin "$WORK/f5"
 check "and not under the old one" s3_absent r.bin
 
-# A rename over the file: what replaces it is based on the uploaded
-# version, so its own upload is no conflict.
+# A rename over the file while S3 holds its PUT: what replaces it is
+# based on the uploaded version, so its own upload is no conflict.
 c0=$(mnt_stat conflicts)
 cp "$WORK/f6" "$MNT/v.bin"
-hold upload_send
+hold_put v.bin
 cp "$WORK/f7" "$MNT/n.bin"
-timed mv "$MNT/n.bin" "$MNT/v.bin"
-waited "a rename over a file during its held send waits for its answer"
-release
+mv "$MNT/n.bin" "$MNT/v.bin" &
+RPID=$!
+is "$(still $RPID)" waits "a rename over a file while S3 holds its upload's PUT waits for it"
+release_put
+wait $RPID
 check "S3 has the new file under the name" s3_is v.bin "$WORK/f7"
 check "and nothing under the other" s3_absent n.bin
 is "$(mnt_stat conflicts)" "$c0" "no conflict"
