@@ -507,13 +507,15 @@ int s3cfs_upload_acked(struct inode *inode, struct dentry *dentry,
 	err = -EAGAIN;
 	if (!test_bit(S3CFS_I_QUEUED, &si->flags))
 		goto out_wb;
-	/* Cleared first: a write from now on sets it again. */
+	/* Cleared first: a mapped write from now on sets it again. */
+	clear_bit(S3CFS_I_DIRTY, &si->flags);
 	sent->unchanged = s3cfs_upq_unchanged(inode);
-	if (sent->unchanged)
-		clear_bit(S3CFS_I_DIRTY, &si->flags);
 	req = s3cfs_upload_req(inode, sent->path,
 			       i_size_read(d_inode(si->lower.dentry)), true);
 	err = PTR_ERR_OR_ZERO(req);
+	/* Changes S3 will not have from this upload. */
+	if (err || !sent->unchanged)
+		set_bit(S3CFS_I_DIRTY, &si->flags);
 	if (err)
 		goto out_wb;
 	inode_unlock(inode);

@@ -81,6 +81,7 @@ void s3cfs_upq_init_inode(struct s3cfs_inode_info *si)
 	si->up_bytes = 0;
 	si->up_since = 0;
 	si->up_tries = 0;
+	si->up_sent = NULL;
 }
 
 void s3cfs_upq_init_mount(struct s3cfs_sb_info *sbi)
