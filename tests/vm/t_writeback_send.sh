@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # t_writeback_send: a queued upload (write-back mode) sends holding the
 # file's wb_sem only, not its i_rwsem. Each case holds one queued UPLOAD
-# 4 s at the upload_send fault point, before it goes to the daemon, and
+# 4 s (times S3CFS_TIMEOUT_SCALE) at the upload_send fault point, before it goes to the daemon, and
 # does one thing to the file meanwhile: a write(2) returns at once and
 # S3 gets what was acknowledged, the next close the rest; a truncate, a
 # fallocate (punch) and a rename of the file wait for the answer: S3
@@ -21,7 +21,7 @@ FSDIR=/mnt/writeback-send-cache
 CTL=$REPO/tools/s3cachectl/s3cachectl
 P=/sys/module/s3cachefs/parameters
 OPTS="cache=$FSDIR,fetch_timeout=20,meta_ttl=3600,writable,writeback,upload_delay=30,allow_delete"
-HOLD_MS=4000
+HOLD_MS=$((4000 * ${S3CFS_TIMEOUT_SCALE:-1}))
 
 cleanup_more() {
 	echo >$P/fault_points 2>/dev/null
@@ -102,19 +102,27 @@ check "writable,writeback mount" mount_s3 "$BUCKET" "$MNT" "$OPTS"
 # A write(2) during the send goes into the page cache at once. It waited
 # for the whole upload while the send held i_rwsem.
 cp "$WORK/f1" "$MNT/w.bin"
-hold upload_send
 python3 -c "
 import os, subprocess, time
+def after(name):
+    while not os.path.exists('$WORK/' + name):
+        time.sleep(0.05)
+open('$WORK/w.ready', 'w').close()
+after('w.go')
+d0, point = open('$WORK/w.go').read().split()
 t0 = time.monotonic()
 fd = os.open('$MNT/w.bin', os.O_WRONLY)
 os.pwrite(fd, b'X' * 4096, 0)
 t = time.monotonic() - t0
-ended = subprocess.run(['bash', '-c', 'held_ended']).returncode == 0
+ended = subprocess.run(['bash', '-c', 'held_ended'],
+                       env=dict(os.environ, D0=d0, POINT=point)).returncode == 0
 open('$WORK/w.t', 'w').write('%.2f %d\\n' % (t, ended))
-while not os.path.exists('$WORK/w.go'):
-    time.sleep(0.1)
+after('w.close')
 os.close(fd)" &
 WPID=$!
+wait_until test -e "$WORK/w.ready"
+hold upload_send
+echo "$D0 $POINT" >"$WORK/w.go.tmp" && mv "$WORK/w.go.tmp" "$WORK/w.go"
 wait_until test -s "$WORK/w.t"
 read -r t ended <"$WORK/w.t"
 is "$(echo "$t < 1.5" | bc) $ended" "1 0" \
@@ -122,7 +130,7 @@ is "$(echo "$t < 1.5" | bc) $ended" "1 0" \
 wait_until ran
 check "S3 has what was acknowledged, not the write made during the send" \
 	s3_is w.bin "$WORK/f1"
-touch "$WORK/w.go"
+touch "$WORK/w.close"
 wait $WPID
 release
 python3 -c "
