@@ -522,7 +522,7 @@ void s3cfs_upq_settle(struct inode *inode)
 	if (!sent)
 		return;
 	sent->result = s3cfs_upload_acked_answer(inode, sent);
-	/* A conflict keeps our bytes (upload.c): the record has done. */
+	/* A conflict keeps our bytes (upload.c): the record is done with. */
 	if (!sent->result || sent->result == -ESTALE)
 		s3cfs_upq_forget(inode);
 }
@@ -560,7 +560,10 @@ static void s3cfs_upq_workfn(struct work_struct *work)
 	inode_unlock(inode);
 	kfree(sent.path);
 	kfree(sent.etag);
-	/* Changed since its acknowledgment: its next one queues it. */
+	/*
+	 * A failure is tried again; -EAGAIN: changed since its
+	 * acknowledgment, whose next one queues it.
+	 */
 	if (err && err != -ESTALE && err != -EAGAIN) {
 		done = READ_ONCE(sbi->upq.draining);
 		atomic64_inc(&sbi->upq.errors);
