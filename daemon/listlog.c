@@ -15,10 +15,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
+#include "lib/base.h"
 #include "lib/log.h"
 #include "listlog.h"
 #include "store.h"
@@ -76,23 +79,48 @@ int s3d_listlog_open(struct s3d_listlog *l, int rootfd, int lower_dirfd)
  * @l: the log; a closed one takes nothing
  * @name: a valid single name
  * @type: DT_REG or DT_DIR
- * @ino: the lower entry's inode number
+ * @ino: the lower entry's inode number; 0: an object with no lower file
+ * @meta: its S3CFS_XATTR_META value, or NULL
+ * @metalen: that value's length (at most 255)
  *
  * Return: 0 or -ENOMEM.
  */
 int s3d_listlog_add(struct s3d_listlog *l, const char *name, unsigned int type,
-		    uint64_t ino)
+		    uint64_t ino, const uint8_t *meta, size_t metalen)
 {
 	static const char zeros[S3CFS_LIST_REC_ALIGN];
 	struct s3cfs_list_rec rec = { .ino = ino, .type = (uint8_t)type };
 	size_t len = strlen(name), total;
+	uint64_t off = l->written + l->pending.len;
 
 	if (l->fd < 0 || l->failed)
 		return 0;
+	if (!meta)
+		metalen = 0;
+	if (l->index) {
+		if (l->npairs == l->cappairs) {
+			size_t cap = l->cappairs ? 2 * l->cappairs : 1024;
+			uint32_t *p = realloc(l->pairs, cap * 2 * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			l->pairs = p;
+			l->cappairs = cap;
+		}
+		/* Past 4 GiB of records the table cannot say where: no index. */
+		if (off > UINT32_MAX)
+			l->index = false;
+		l->pairs[2 * l->npairs] = (uint32_t)s3d_hash_str(name);
+		l->pairs[2 * l->npairs + 1] = (uint32_t)off;
+		l->npairs++;
+	}
 	rec.namelen = (uint16_t)len;
-	total = sizeof(rec) + len;
+	rec.metalen = (uint8_t)metalen;
+	total = sizeof(rec) + len + metalen;
 	s3d_buf_add(&l->pending, &rec, sizeof(rec));
 	s3d_buf_add(&l->pending, name, len);
+	if (metalen)
+		s3d_buf_add(&l->pending, meta, metalen);
 	s3d_buf_add(&l->pending, zeros,
 		    -total & (S3CFS_LIST_REC_ALIGN - 1));
 	return l->pending.err;
@@ -136,18 +164,207 @@ out:
 	return l->written;
 }
 
-/* End the log: unlinked (a reader that has it open reads on). */
+static int pair_cmp(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static int write_all(int fd, const void *p, size_t len, off_t off)
+{
+	const char *c = p;
+
+	while (len) {
+		ssize_t n = pwrite(fd, c, len, off);
+
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		c += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+/**
+ * s3d_listlog_publish() - keep a finished listing's log as the index
+ * @l: the log, with every record added (an index log: @l->index)
+ * @lower_dirfd: the directory listed
+ * @when: when the listing began (CLOCK_REALTIME seconds)
+ *
+ * Writes the lookup table and tail, syncs the file and names it in
+ * S3CFS_XATTR_INDEX; the log then stays when closed.
+ *
+ * Return: 0, or -errno: no index (the log goes as usual).
+ */
+int s3d_listlog_publish(struct s3d_listlog *l, int lower_dirfd, time_t when)
+{
+	struct s3cfs_index_tail tail;
+	char v[80];
+	int err;
+
+	s3d_listlog_flush(l);
+	if (l->fd < 0 || l->failed || !l->index)
+		return -EIO;
+	qsort(l->pairs, l->npairs, 2 * sizeof(*l->pairs), pair_cmp);
+	tail.records = l->written;
+	tail.count = l->npairs;
+	tail.magic = S3CFS_INDEX_MAGIC;
+	err = write_all(l->fd, l->pairs, l->npairs * 2 * sizeof(*l->pairs),
+			(off_t)l->written);
+	err = err ?: write_all(l->fd, &tail, sizeof(tail),
+			       (off_t)(l->written + l->npairs * 8));
+	if (!err && fdatasync(l->fd))
+		err = -errno;
+	snprintf(v, sizeof(v), "%lld %" PRIu64 " %" PRIu64, (long long)when,
+		 l->ino, l->written);
+	if (!err && fsetxattr(lower_dirfd, S3CFS_XATTR_INDEX, v, strlen(v), 0))
+		err = -errno;
+	if (err) {
+		s3d_warn("listing %s: no index: %s", l->name, strerror(-err));
+		return err;
+	}
+	l->keep = true;
+	return 0;
+}
+
+/* End the log: unlinked (a reader that has it open reads on), or kept. */
 void s3d_listlog_close(struct s3d_listlog *l)
 {
 	if (l->fd >= 0) {
 		close(l->fd);
-		if (unlinkat(l->dirfd, l->name, 0) && errno != ENOENT)
+		if (!l->keep && unlinkat(l->dirfd, l->name, 0) && errno != ENOENT)
 			s3d_warn("listing log %s: %s", l->name, strerror(errno));
 	}
 	if (l->dirfd >= 0)
 		close(l->dirfd);
 	s3d_buf_free(&l->pending);
+	free(l->pairs);
 	s3d_listlog_init(l);
+}
+
+/* The record at @off of index @fd: 1 if it is @name (filled in), 0 if not. */
+static int index_rec(int fd, uint64_t off, uint64_t records, const char *name,
+		     struct s3cfs_list_rec *rec, uint8_t *meta)
+{
+	char buf[sizeof(*rec) + 255 + S3CFS_META_MAX];
+	size_t len = strlen(name);
+	ssize_t n;
+
+	if (off + sizeof(*rec) > records)
+		return -EIO;
+	n = pread(fd, buf, S3D_MIN(sizeof(buf), records - off), (off_t)off);
+	if (n < (ssize_t)sizeof(*rec))
+		return -EIO;
+	memcpy(rec, buf, sizeof(*rec));
+	if (sizeof(*rec) + rec->namelen + rec->metalen > (size_t)n)
+		return -EIO;
+	if (rec->namelen != len || memcmp(buf + sizeof(*rec), name, len))
+		return 0;
+	memcpy(meta, buf + sizeof(*rec) + len, rec->metalen);
+	return 1;
+}
+
+/**
+ * s3d_index_find() - look a name up in a directory's index
+ * @rootfd: the cache root
+ * @lower_dirfd: the directory
+ * @name: a single name
+ * @when: set to the index's listing time
+ * @meta: S3CFS_META_MAX bytes: the object's metadata
+ * @metalen: set to its length
+ *
+ * Return: 0: an object with no lower file (@meta says which version);
+ * -EEXIST: a name the index gives as a directory or a lower file; -ENOENT:
+ * not in it; another -errno: no usable index.
+ */
+int s3d_index_find(int rootfd, int lower_dirfd, const char *name,
+		   time_t *when, uint8_t *meta, size_t *metalen)
+{
+	uint64_t ino, records, lo, hi, count;
+	struct s3cfs_index_tail tail;
+	struct s3cfs_list_rec rec;
+	uint32_t h = (uint32_t)s3d_hash_str(name), pair[2];
+	struct stat st;
+	long long secs;
+	char v[80], fname[24];
+	int dfd, fd, err;
+	ssize_t n;
+
+	n = fgetxattr(lower_dirfd, S3CFS_XATTR_INDEX, v, sizeof(v) - 1);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	v[n] = '\0';
+	if (sscanf(v, "%lld %" SCNu64 " %" SCNu64, &secs, &ino, &records) != 3)
+		return -EINVAL;
+	if (fstat(lower_dirfd, &st))
+		return -errno;
+	snprintf(fname, sizeof(fname), "%" PRIu64, (uint64_t)st.st_ino);
+	err = s3d_store_open_dir(rootfd, S3CFS_LISTING_DIR, false, &dfd);
+	if (err)
+		return err;
+	fd = openat(dfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	close(dfd);
+	if (err)
+		return err;
+	err = -ESTALE;
+	if (fstat(fd, &st) || (uint64_t)st.st_ino != ino ||
+	    (uint64_t)st.st_size < records + sizeof(tail) ||
+	    pread(fd, &tail, sizeof(tail), st.st_size - (off_t)sizeof(tail)) !=
+	    (ssize_t)sizeof(tail) || tail.magic != S3CFS_INDEX_MAGIC ||
+	    tail.records != records ||
+	    (uint64_t)st.st_size != records + tail.count * 8 + sizeof(tail))
+		goto out;
+	count = tail.count;
+	/* The first pair of hash @h. */
+	lo = 0;
+	hi = count;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		err = -EIO;
+		if (pread(fd, pair, sizeof(pair), (off_t)(records + mid * 8)) !=
+		    (ssize_t)sizeof(pair))
+			goto out;
+		if (pair[0] < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	err = -ENOENT;
+	for (; lo < count; lo++) {
+		int found;
+
+		if (pread(fd, pair, sizeof(pair), (off_t)(records + lo * 8)) !=
+		    (ssize_t)sizeof(pair)) {
+			err = -EIO;
+			break;
+		}
+		if (pair[0] != h)
+			break;
+		found = index_rec(fd, pair[1], records, name, &rec, meta);
+		if (found < 0) {
+			err = found;
+			break;
+		}
+		if (!found)
+			continue;
+		if (rec.type != DT_REG || rec.ino || !rec.metalen) {
+			err = -EEXIST;
+			break;
+		}
+		*metalen = rec.metalen;
+		*when = (time_t)secs;
+		err = 0;
+		break;
+	}
+out:
+	close(fd);
+	return err;
 }
 
 /* Remove the logs a daemon that died left under @rootfd. */

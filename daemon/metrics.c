@@ -486,6 +486,9 @@ static void render_kernel(struct s3d_buf *b)
 	prom_counter(b, PREFIX "lookup_listed_total",
 		     "LOOKUPs answered by such a listing, with no request of their own.",
 		     s3d_lookup_stats.listed);
+	prom_counter(b, PREFIX "lookup_indexed_total",
+		     "Cache files made at a LOOKUP from the directory's index, with no request to S3.",
+		     s3d_lookup_stats.indexed);
 	render_uploads(b);
 }
 

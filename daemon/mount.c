@@ -120,6 +120,9 @@ void s3d_mount_start(struct s3d_req *r)
 	m->id = r->mount_id;
 	m->chunk = r->chunk;
 	m->posix = r->flags & S3CFS_MOUNT_POSIX;
+	/* Listings leave an index: asked for by a read-only mount only. */
+	m->index = (r->flags & S3CFS_MOUNT_INDEX) && !m->posix &&
+		   !(r->flags & S3CFS_MOUNT_WRITABLE) && s3d_nl_version() >= 9;
 	m->bucket = strdup(r->bucket);
 	m->prefix = strdup(r->prefix);
 	m->cache_dir = strdup(r->cache_dir);
@@ -233,6 +236,11 @@ static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
 	if (err < 0)
 		s3d_warn("mount %u: upload journal: %s", m->id, strerror(-err));
 	s3d_listlog_clear(m->rootfd);
+	if (m->index) {
+		r->reply_defaults = true;
+		r->reply_flags = S3CFS_MOUNT_INDEX;
+		r->reply_upload_delay = -1;
+	}
 	if (r->flags & S3CFS_MOUNT_WRITABLE) {
 		struct mount_caps *mc = malloc(sizeof(*mc));
 

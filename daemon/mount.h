@@ -32,6 +32,8 @@ struct s3d_mount {
 	uint32_t chunk;
 	bool posix;		/* S3CFS_MOUNT_POSIX: LOOKUP records the
 				 * x-amz-meta-* POSIX attributes */
+	bool index;		/* S3CFS_MOUNT_INDEX: listings leave an index
+				 * (listlog.c) instead of a file per object */
 	int rootfd;		/* O_PATH */
 	struct s3d_cache *cache;	/* usage and eviction (NULL: untracked) */
 	struct s3d_strset whole;	/* paths whose GET got the whole object */

@@ -49,6 +49,7 @@ struct s3d_op_stats_lookup {
 	uint64_t listings;	/* directories listed for lookups */
 	uint64_t listings_big;	/* ... given up: more than the pages allowed */
 	uint64_t listed;	/* LOOKUPs a listing answered (no request) */
+	uint64_t indexed;	/* lower files made from a directory's index */
 };
 
 extern struct s3d_op_stats_lookup s3d_lookup_stats;

@@ -114,12 +114,16 @@ static struct s3d_list lookup_listings = { &lookup_listings, &lookup_listings };
 
 static void lookup_list_close(struct s3d_req *r);
 static void lookup_list_release(struct s3d_req *r, bool listed);
+struct list_op;
+static int list_begin(struct list_op *op);
 
 enum { SEEN_FILE = 1, SEEN_DIR = 2, SEEN_TYPE = 3, SEEN_LOGGED = 4 };
 
-/* A file applied, not in the log yet. */
+/* A file applied, not in the log yet; with @metalen, one left to the index. */
 struct held {
 	struct held *next;
+	uint8_t meta[S3CFS_META_MAX];
+	size_t metalen;
 	char name[];
 };
 
@@ -144,6 +148,8 @@ struct list_op {
 	int dirfd;
 	bool at_root;
 	bool was_empty;		/* the directory held nothing at the start */
+	bool index;		/* this listing leaves an index */
+	bool begun_apply;	/* list_begin() was called */
 	char *token;		/* continuation token for the next page */
 	bool more;		/* a next page exists and is not requested yet */
 	bool fetching;		/* a page request is queued or in flight */
@@ -266,11 +272,15 @@ static int log_entry(struct list_op *op, const char *name, int seen)
 	if (s3d_strset_put(&op->seen, name, seen | SEEN_LOGGED) < 0)
 		return -ENOMEM;
 	return s3d_listlog_add(&op->log, name, S_ISDIR(st.st_mode) ? DT_DIR :
-			       DT_REG, (uint64_t)st.st_ino);
+			       DT_REG, (uint64_t)st.st_ino, NULL, 0);
 }
 
-/* A file applied: logged once the listing passes "name/". */
-static int hold_file(struct list_op *op, const char *name)
+/*
+ * A file applied (@metalen 0) or left to the index (its metadata): logged
+ * once the listing passes "name/".
+ */
+static int hold_file(struct list_op *op, const char *name, const uint8_t *meta,
+		     size_t metalen)
 {
 	struct held *h;
 
@@ -280,9 +290,23 @@ static int hold_file(struct list_op *op, const char *name)
 	if (!h)
 		return -ENOMEM;
 	strcpy(h->name, name);
+	h->metalen = metalen;
+	if (metalen)
+		memcpy(h->meta, meta, metalen);
 	h->next = op->held;
 	op->held = h;
 	return 0;
+}
+
+/* Log @h, a file no later page can replace any more. */
+static int log_held(struct list_op *op, const struct held *h)
+{
+	if (!h->metalen)
+		return log_entry(op, h->name, SEEN_FILE);
+	if (s3d_strset_put(&op->seen, h->name, SEEN_FILE | SEEN_LOGGED) < 0)
+		return -ENOMEM;
+	return s3d_listlog_add(&op->log, h->name, DT_REG, 0, h->meta,
+			       h->metalen);
 }
 
 /* Is "@name/" at or before @op->passed (relative to the listing prefix)? */
@@ -312,7 +336,7 @@ static int release_held(struct list_op *op)
 		err = 0;
 		if (s3d_strset_get(&op->seen, h->name, &seen) &&
 		    seen == SEEN_FILE)
-			err = log_entry(op, h->name, SEEN_FILE);
+			err = log_held(op, h);
 		free(h);
 		if (err < 0)
 			return err;
@@ -336,15 +360,33 @@ static int page_progress(struct list_op *op, const struct list_page *p)
 	if (p->next_prefix && (!last ||
 			       strcmp(pg->prefixes[p->next_prefix - 1], last) > 0))
 		last = pg->prefixes[p->next_prefix - 1];
-	if (op->log.fd < 0 || !last || strncmp(last, op->lp, strlen(op->lp)) ||
-	    (op->passed && !strcmp(last, op->passed)))
+	if (op->log.fd < 0 || !last || strncmp(last, op->lp, strlen(op->lp)))
 		return 0;
-	copy = strdup(last);
-	if (!copy)
-		return -ENOMEM;
-	free(op->passed);
-	op->passed = copy;
+	/* Files held before may have been passed already (a prefix "z/"). */
+	if (!op->passed || strcmp(last, op->passed)) {
+		copy = strdup(last);
+		if (!copy)
+			return -ENOMEM;
+		free(op->passed);
+		op->passed = copy;
+	}
 	return release_held(op);
+}
+
+/* At the end no page can replace a file: log those still held. */
+static int release_all_held(struct list_op *op)
+{
+	struct held *h;
+	int seen, err = 0;
+
+	while (!err && (h = op->held)) {
+		op->held = h->next;
+		if (s3d_strset_get(&op->seen, h->name, &seen) &&
+		    seen == SEEN_FILE)
+			err = log_held(op, h);
+		free(h);
+	}
+	return err;
 }
 
 /* At the end: every name of the lower directory not in the log yet. */
@@ -380,7 +422,7 @@ static int log_rest(struct list_op *op)
 		}
 		if (type == DT_DIR || type == DT_REG)
 			err = s3d_listlog_add(&op->log, nm, type,
-					      (uint64_t)de->d_ino);
+					      (uint64_t)de->d_ino, NULL, 0);
 	}
 	closedir(d);
 	return err;
@@ -449,6 +491,20 @@ static int defer_file(struct list_op *op, const char *name,
 	return 0;
 }
 
+/*
+ * On an index mount, an object with no lower entry gets none: the index
+ * holds it until its first lookup. One the cache has is kept up to date
+ * as on any mount.
+ */
+static bool list_index_only(const struct list_op *op, const char *name)
+{
+	struct stat st;
+
+	return op->index && (op->was_empty ||
+		(fstatat(op->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+		 errno == ENOENT));
+}
+
 static int list_file(struct list_op *op, const struct s3d_obj *o)
 {
 	struct s3d_meta meta = { o->etag, o->size, o->mtime, NULL };
@@ -472,6 +528,14 @@ static int list_file(struct list_op *op, const struct s3d_obj *o)
 	}
 	if (see(op, p, SEEN_FILE) < 0)
 		return -ENOMEM;
+	if (list_index_only(op, p)) {
+		uint8_t v[S3CFS_META_MAX];
+		int n = s3d_meta_encode(&meta, false, v);
+
+		/* A record's metadata is at most 255 bytes (a very long ETag). */
+		if (n > 0 && n <= UINT8_MAX)
+			return hold_file(op, p, v, (size_t)n);
+	}
 	/*
 	 * A directory on disk may yet be confirmed by a common prefix on a
 	 * later page; only replace it (and its cached contents) at the end.
@@ -484,7 +548,7 @@ static int list_file(struct list_op *op, const struct s3d_obj *o)
 		s3d_op_log_skip(op->m, o->key, "the name changed under the listing; left to the next one");
 		return 0;
 	}
-	return err < 0 ? err : hold_file(op, p);
+	return err < 0 ? err : hold_file(op, p, NULL, 0);
 }
 
 /* Apply up to @budget entries of @lp; returns the budget left or -errno. */
@@ -678,12 +742,18 @@ static void list_complete(struct list_op *op)
 
 	err = list_deferred(op);
 	err = err ?: s3d_store_prune(op->dirfd, op->at_root, list_keep, op);
-	err = err ?: s3d_store_set_listed(op->dirfd, time(NULL));
+	/* An index mount's lower directory lacks the objects left to the index. */
+	if (!err && !op->index)
+		err = s3d_store_set_listed(op->dirfd, time(NULL));
 	/* The log's last records go out before the answer, which says the
 	 * log is whole (DONE) only if it is: a reader of it fails otherwise. */
+	err = err ?: release_all_held(op);
 	err = err ?: log_rest(op);
 	if (!err)
 		log_report(op);
+	/* No index: the directory is listed again at its next readdir. */
+	if (!err && op->index)
+		s3d_listlog_publish(&op->log, op->dirfd, op->begun.tv_sec);
 	if (op->log.failed)
 		s3d_req_set_log(op->r, 0, 0);
 	if (err)
@@ -745,6 +815,15 @@ static void list_work(struct s3d_timer *t)
 	struct list_op *op = s3d_container_of(t, struct list_op, work);
 	int budget = op->log.fd >= 0 && !op->log.written ? LIST_FIRST :
 		     LIST_SLICE;
+
+	if (!op->begun_apply) {
+		int err = list_begin(op);
+
+		if (err) {
+			list_finish(op, err);
+			return;
+		}
+	}
 
 	while (op->head && budget > 0) {
 		struct list_page *p = op->head;
@@ -870,6 +949,38 @@ static void list_cancel(void *arg)
 	list_finish(op, -ECANCELED);
 }
 
+/*
+ * Before the listing applies anything: the last listing's index goes (the
+ * kernel must not read it as this one's, nor take the lower directory for
+ * a whole listing while objects are left to the index), and the log
+ * opens. Streamed to a kernel's readdir; a listing ahead has no reader,
+ * but on an index mount every listing's log becomes the index.
+ */
+static int list_begin(struct list_op *op)
+{
+	struct s3d_req *r = op->r;
+	struct s3d_mount *m = op->m;
+	int err;
+
+	op->begun_apply = true;
+	err = s3d_store_unlist(op->dirfd, m->index);
+	if (err) {
+		s3d_err("LIST %s: cache directory %s/%s: %s", op->lp,
+			m->cache_dir, r->path, strerror(-err));
+		return err;
+	}
+	if ((!r->ahead && s3d_nl_version() >= 6) || m->index) {
+		err = s3d_listlog_open(&op->log, m->rootfd, op->dirfd);
+		if (err && s3d_log_once("listlog"))
+			s3d_warn("LIST %s: no listing log (%s): readdir waits for the whole listing",
+				 op->lp, strerror(-err));
+		op->log.index = !err && m->index;
+	}
+	/* Without a log, the lower directory takes every object as before. */
+	op->index = op->log.index;
+	return 0;
+}
+
 void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 {
 	struct list_op *op;
@@ -911,12 +1022,13 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	}
 	/* A first listing: its names are new, linked without a look first. */
 	op->was_empty = s3d_store_dir_empty(op->dirfd, op->at_root);
-	/* Streamed to a kernel's readdir; a listing ahead has no reader. */
-	if (!r->ahead && s3d_nl_version() >= 6) {
-		err = s3d_listlog_open(&op->log, m->rootfd, op->dirfd);
-		if (err && s3d_log_once("listlog"))
-			s3d_warn("LIST %s: no listing log (%s): readdir waits for the whole listing",
-				 op->lp, strerror(-err));
+	/* A listing ahead may yet give up: it replaces nothing until it applies. */
+	if (!r->ahead) {
+		err = list_begin(op);
+		if (err) {
+			list_finish(op, err);
+			return;
+		}
 	}
 	r->cancel = list_cancel;
 	r->cancel_arg = op;

@@ -32,6 +32,7 @@
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "lib/xml.h"
+#include "listlog.h"
 #include "mount.h"
 #include "op_common.h"
 #include "req.h"
@@ -444,6 +445,55 @@ static bool lookup_name_new(const struct s3d_req *r, const struct s3d_mount *m)
 	return err == ENOENT;
 }
 
+/*
+ * On an index mount: @r's name in a directory whose index holds what the
+ * last listing found (the kernel says the index is fresh, or a listing
+ * for lookups just left it). An object the index holds gets its lower
+ * file, made from the index and as checked at the listing's time.
+ * Return: 0 or -ENOENT (answered), or 1: ask S3 (no usable index, or a
+ * name the index has as a directory).
+ */
+static int lookup_from_index(const struct s3d_req *r, struct s3d_mount *m)
+{
+	char etag[S3CFS_ETAG_MAX + 1];
+	struct s3d_meta meta = { etag, 0, 0, NULL };
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { 0 } };
+	uint8_t v[S3CFS_META_MAX];
+	struct stat st;
+	int64_t mtime;
+	time_t when;
+	size_t n;
+	int dirfd, err;
+
+	if (!m->index || s3d_store_open_dir(m->rootfd, r->path, false, &dirfd))
+		return 1;
+	/* Made meanwhile (another lookup): the kernel finds it. */
+	if (!fstatat(dirfd, r->name, &st, AT_SYMLINK_NOFOLLOW)) {
+		close(dirfd);
+		return 0;
+	}
+	err = s3d_index_find(m->rootfd, dirfd, r->name, &when, v, &n);
+	if (!err && s3d_meta_decode(v, n, etag, &meta.size, &mtime))
+		err = -EINVAL;
+	if (!err) {
+		meta.mtime = (time_t)mtime;
+		err = s3d_store_add_file(dirfd, r->name, &meta);
+		ts[1].tv_sec = when;
+		if (err >= 0 && utimensat(dirfd, r->name, ts, AT_SYMLINK_NOFOLLOW))
+			s3d_warn("LOOKUP %s/%s: recording the listing's time: %s",
+				 r->path, r->name, strerror(errno));
+		if (err < 0)
+			s3d_err("LOOKUP %s/%s: cache entry from the index: %s",
+				r->path, r->name, strerror(-err));
+		else
+			s3d_lookup_stats.indexed++;
+	}
+	close(dirfd);
+	if (err == -ENOENT)
+		return -ENOENT;
+	return err < 0 ? 1 : 0;
+}
+
 /* Ask S3: the object (or its first bytes) and "key/" at once. */
 static void lookup_ask(struct lookup_op *op)
 {
@@ -452,16 +502,20 @@ static void lookup_ask(struct lookup_op *op)
 }
 
 /*
- * The listing @op waited for ended: the lower directory answers if it
- * applied the whole directory (the kernel looks the name up in it again).
+ * The listing @op waited for ended: the lower directory (or on an index
+ * mount, the index) answers if it has the whole directory (the kernel
+ * looks the name up in it again).
  */
 static void lookup_listed(struct s3d_list_waiter *w, bool listed)
 {
 	struct lookup_op *op = s3d_container_of(w, struct lookup_op, wait);
 
+	/* An index mount's listing left the name to its index. */
+	int err = !listed ? 1 : op->m->index ? lookup_from_index(op->r, op->m) : 0;
+
 	op->r->cancel = NULL;
-	if (listed)
-		lookup_finish(op, 0);
+	if (err <= 0)
+		lookup_finish(op, err);
 	else
 		lookup_ask(op);
 }
@@ -491,6 +545,14 @@ void s3d_op_lookup(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 		/* Names we never map do not exist as far as anyone can see. */
 		s3d_op_done(r, m, ctx, -ENOENT);
 		return;
+	}
+	if (r->flags & S3CFS_LOOKUP_INDEX) {
+		int err = lookup_from_index(r, m);
+
+		if (err <= 0) {
+			s3d_op_done(r, m, ctx, err);
+			return;
+		}
 	}
 	op = calloc(1, sizeof(*op));
 	if (!op) {

@@ -1311,21 +1311,48 @@ int s3d_store_prune(int dirfd, bool at_root,
  */
 time_t s3d_store_get_listed(int rootfd, const char *path)
 {
-	uint64_t v;
-	char buf[32];
+	long long v = 0, w = 0;
+	char buf[80];
 	int fd;
 	ssize_t n;
 
 	if (s3d_store_open_dir(rootfd, path, false, &fd))
 		return 0;
 	n = fgetxattr(fd, S3CFS_XATTR_LISTED, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		uint64_t u;
+
+		buf[n] = '\0';
+		if (!s3d_parse_u64(buf, &u) && u <= INT64_MAX)
+			v = (long long)u;
+	}
+	/* An index mount's listing: "<seconds> <inode> <bytes>". */
+	n = fgetxattr(fd, S3CFS_XATTR_INDEX, buf, sizeof(buf) - 1);
 	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	if (s3d_parse_u64(buf, &v) || v > INT64_MAX)
-		return 0;
+	if (n > 0) {
+		buf[n] = '\0';
+		if (sscanf(buf, "%lld", &w) == 1 && w > v)
+			v = w;
+	}
 	return (time_t)v;
+}
+
+/**
+ * s3d_store_unlist() - a listing of @dirfd begins: forget the last one's
+ * @dirfd: the directory
+ * @listed: also S3CFS_XATTR_LISTED (an index mount: the lower directory
+ *	will not hold every object)
+ *
+ * Return: 0 or -errno.
+ */
+int s3d_store_unlist(int dirfd, bool listed)
+{
+	if (fremovexattr(dirfd, S3CFS_XATTR_INDEX) && errno != ENODATA)
+		return -errno;
+	if (listed && fremovexattr(dirfd, S3CFS_XATTR_LISTED) &&
+	    errno != ENODATA)
+		return -errno;
+	return 0;
 }
 
 int s3d_store_set_listed(int dirfd, time_t when)

@@ -43,6 +43,7 @@ int s3d_store_remove(int dirfd, const char *name);
 int s3d_store_prune(int dirfd, bool at_root,
 		    bool (*keep)(const char *name, void *arg), void *arg);
 int s3d_store_set_listed(int dirfd, time_t when);
+int s3d_store_unlist(int dirfd, bool listed);
 int s3d_store_set_checked(int dirfd, const char *name);
 time_t s3d_store_get_listed(int rootfd, const char *path);
 int s3d_store_get_etag(int fd, char *buf, size_t len);

@@ -16,6 +16,10 @@
  * log, which only grows, so none is skipped or repeated; the lower
  * directory's own (hash order) could not be used while it grows. When the
  * open directory is closed before the end, the listing is cancelled.
+ *
+ * On a mount with dir_index, a directory whose listing is fresh is read
+ * from its index (the last listing's log, kept: index.c), and an object
+ * with no lower file gets its dentry as it is passed up.
  */
 #include "s3cachefs.h"
 #include <linux/namei.h>
@@ -24,16 +28,21 @@
  * struct s3cfs_dir_file - an open directory
  * @lower: the lower directory, opened with the mount's credentials
  * @list: the LIST this open's readdir sent and streams; NULL: none
- * @log: @list's log (S3CFS_LISTING_DIR), once open: positions are then
- *	0 and 1 for "." and "..", and offsets in it plus two, until a
- *	readdir from 0 after the listing's end
+ * @log: @list's log (S3CFS_LISTING_DIR), once open, or with no @list
+ *	the directory's index: positions are then 0 and 1 for "." and "..",
+ *	and offsets in it plus two, until a readdir from 0 after the
+ *	listing's end
  * @log_ino: @log's inode number, as the daemon reported it
+ * @index_len: with no @list, the bytes of @log's records
+ * @index_at: ... when its listing was taken (jiffies)
  */
 struct s3cfs_dir_file {
 	struct file *lower;
 	struct s3cfs_req *list;
 	struct file *log;
 	u64 log_ino;
+	u64 index_len;
+	unsigned long index_at;
 };
 
 /**
@@ -42,12 +51,16 @@ struct s3cfs_dir_file {
  * @caller: the upper readdir's context
  * @in_root: the directory is the mount's root
  * @posix: a posix_meta mount: a file may be a symlink (posix.c)
+ * @dentry: the directory
+ * @index: a dir_index mount: log records may be objects with no lower file
  */
 struct s3cfs_dir_ctx {
 	struct dir_context ctx;
 	struct dir_context *caller;
 	bool in_root;
 	bool posix;
+	struct dentry *dentry;
+	bool index;
 };
 
 /* Is this lower entry shown, and as what type? */
@@ -76,8 +89,12 @@ static bool s3cfs_filldir(struct dir_context *ctx, const char *name,
 				 d_type);
 }
 
-/* Send a LIST for the directory if its listing is stale: @df->list. */
-static int s3cfs_dir_list(struct file *file, struct s3cfs_dir_file *df)
+/*
+ * Send a LIST for the directory if its listing is stale (or, @force, in
+ * any case): @df->list.
+ */
+static int s3cfs_dir_list(struct file *file, struct s3cfs_dir_file *df,
+			  bool force)
 {
 	struct inode *dir = file_inode(file);
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
@@ -88,7 +105,7 @@ static int s3cfs_dir_list(struct file *file, struct s3cfs_dir_file *df)
 	int err;
 
 	old_cred = override_creds(sbi->creds);
-	fresh = s3cfs_dir_listed_fresh(dir);
+	fresh = !force && s3cfs_dir_listed_fresh(dir);
 	revert_creds(old_cred);
 	if (fresh)
 		return 0;
@@ -249,13 +266,14 @@ static int s3cfs_dir_stream_begin(struct file *file, struct s3cfs_dir_file *df)
 
 /*
  * Pass up the whole records in @buf (@len bytes, read from log offset
- * @off), advancing the position past each; *@emitted counts those passed
+ * @off), advancing the position past each, and make the dentries of the
+ * objects with no lower file, as of @at; *@emitted counts those passed
  * up, *@full says the caller's buffer is full. Return: bytes consumed, or
  * -EIO for a record that cannot be one (a log we did not expect).
  */
 static ssize_t s3cfs_dir_emit_log(struct s3cfs_dir_ctx *dc, const char *buf,
-				  size_t len, u64 off, unsigned int *emitted,
-				  bool *full)
+				  size_t len, u64 off, unsigned long at,
+				  unsigned int *emitted, bool *full)
 {
 	struct dir_context *ctx = dc->caller;
 	size_t used = 0;
@@ -263,18 +281,30 @@ static ssize_t s3cfs_dir_emit_log(struct s3cfs_dir_ctx *dc, const char *buf,
 	while (len - used >= sizeof(struct s3cfs_list_rec)) {
 		const struct s3cfs_list_rec *rec = (const void *)(buf + used);
 		const char *name = (const char *)(rec + 1);
-		size_t n = rec->namelen;
-		size_t total = ALIGN(sizeof(*rec) + n, S3CFS_LIST_REC_ALIGN);
+		size_t n = rec->namelen, mlen = rec->metalen;
+		size_t total = ALIGN(sizeof(*rec) + n + mlen,
+				     S3CFS_LIST_REC_ALIGN);
 		unsigned int type = rec->type;
+		u64 ino = rec->ino;
 
 		if (!n || n > NAME_MAX || (type != DT_REG && type != DT_DIR))
+			return -EIO;
+		/* No lower file: an object an index mount's listing left. */
+		if (!ino && (!dc->index || type != DT_REG || !mlen))
 			return -EIO;
 		if (total > len - used)
 			break;	/* the rest is in the next read */
 		if (memchr(name, '/', n) || memchr(name, '\0', n))
 			return -EIO;
 		if (s3cfs_dir_shown(dc, name, n, &type)) {
-			if (!dir_emit(ctx, name, n, rec->ino, type)) {
+			if (!ino) {
+				ino = s3cfs_listed_ino(d_inode(dc->dentry),
+						       name, n);
+				s3cfs_index_prime(dc->dentry, name, n,
+						  (const u8 *)name + n, mlen,
+						  ino, at);
+			}
+			if (!dir_emit(ctx, name, n, ino, type)) {
 				*full = true;
 				break;
 			}
@@ -291,7 +321,8 @@ static ssize_t s3cfs_dir_emit_log(struct s3cfs_dir_ctx *dc, const char *buf,
 /*
  * A readdir while (or after) the LIST it streams runs: the log's records
  * up to what the daemon reported; when there are none yet, wait for more
- * or for the listing's end, which is the directory's end.
+ * or for the listing's end, which is the directory's end. With no LIST,
+ * the directory's index: all of its records.
  */
 static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 				 struct s3cfs_dir_ctx *dc)
@@ -309,17 +340,24 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 	if (!buf)
 		return -ENOMEM;
 	while (!full) {
-		bool done = test_bit(S3CFS_REQ_DONE, &req->flags);
+		bool done = !req || test_bit(S3CFS_REQ_DONE, &req->flags);
 		u64 valid, ino, off = ctx->pos - 2;
+		unsigned long at = req ? jiffies : df->index_at;
 		loff_t pos = off;
 		ssize_t n;
 
 		/* A LIST answered has reported its whole log before. */
 		smp_rmb();
-		spin_lock(&req->wait.lock);
-		valid = req->list_done;
-		ino = req->list_ino;
-		spin_unlock(&req->wait.lock);
+		if (req) {
+			spin_lock(&req->wait.lock);
+			valid = req->list_done;
+			ino = req->list_ino;
+			spin_unlock(&req->wait.lock);
+		} else {
+			/* The directory's index: whole. */
+			valid = df->index_len;
+			ino = df->log_ino;
+		}
 		if (ino != df->log_ino) {
 			pr_warn_ratelimited("listing %pd: started over by a new daemon; read the directory again\n",
 					    file->f_path.dentry);
@@ -335,7 +373,7 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 					min_t(u64, valid - off, S3CFS_LOG_READ),
 					&pos);
 			if (n > 0)
-				n = s3cfs_dir_emit_log(dc, buf, n, off,
+				n = s3cfs_dir_emit_log(dc, buf, n, off, at,
 						       &emitted, &full);
 			if (n <= 0 && !full) {
 				pr_warn_ratelimited("listing %pd: its log cannot be read at %llu (%zd)\n",
@@ -346,7 +384,8 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 			continue;
 		}
 		if (done) {
-			err = s3cfs_dir_list_answered(file, df);
+			if (req)
+				err = s3cfs_dir_list_answered(file, df);
 			break;
 		}
 		if (emitted)
@@ -359,6 +398,68 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 	return err;
 }
 
+/*
+ * Send a LIST if the listing is stale (or, @force, in any case) and start
+ * reading it; *@listed: one was sent. Return: 0 (@df->log: its log; none:
+ * read the lower directory, or the index), or -errno.
+ */
+static int s3cfs_dir_begin(struct file *file, struct s3cfs_dir_file *df,
+			   bool force, bool *listed)
+{
+	int err;
+
+	err = s3cfs_dir_list(file, df, force);
+	*listed = df->list;
+	if (!err && df->list)
+		err = s3cfs_dir_stream_begin(file, df);
+	if (err) {
+		s3cfs_dir_stream_end(df);
+		pr_warn_ratelimited("listing %pd failed (%d)\n",
+				    file->f_path.dentry, err);
+		return err;
+	}
+	/* Listed, and no log to read: the lower directory or the index. */
+	if (!df->log)
+		s3cfs_dir_stream_end(df);
+	return 0;
+}
+
+/*
+ * A dir_index mount, and no log to read: open the directory's index into
+ * @df. Without one, the lower directory serves only if it holds a whole
+ * listing (or there is no daemon to ask); otherwise list it now (once:
+ * @listed says this readdir already did).
+ */
+static int s3cfs_dir_index_begin(struct file *file, struct s3cfs_dir_file *df,
+				 bool listed)
+{
+	struct inode *dir = file_inode(file);
+	struct file *f;
+	unsigned long at;
+	u64 len;
+	int err;
+
+	f = s3cfs_index_open(dir, &len, &at);
+	if (!IS_ERR(f)) {
+		df->log = f;
+		df->log_ino = file_inode(f)->i_ino;
+		df->index_len = len;
+		df->index_at = at;
+		return 0;
+	}
+	if (s3cfs_dir_lower_listed(dir) || !s3cfs_daemon_present())
+		return 0;
+	if (listed) {
+		pr_warn_ratelimited("listing %pd left no index (%ld)\n",
+				    file->f_path.dentry, PTR_ERR(f));
+		return -EIO;
+	}
+	err = s3cfs_dir_begin(file, df, true, &listed);
+	if (err || df->log)
+		return err;
+	return s3cfs_dir_index_begin(file, df, true);
+}
+
 static int s3cfs_iterate(struct file *file, struct dir_context *ctx)
 {
 	struct inode *dir = file_inode(file);
@@ -369,13 +470,17 @@ static int s3cfs_iterate(struct file *file, struct dir_context *ctx)
 		.caller = ctx,
 		.in_root = IS_ROOT(file->f_path.dentry),
 		.posix = sbi->opts.posix_meta,
+		.dentry = file->f_path.dentry,
+		.index = sbi->index,
 	};
 	const struct cred *old_cred;
+	bool streaming = df->log && df->list &&
+			 !test_bit(S3CFS_REQ_DONE, &df->list->flags);
+	bool listed;
 	int err;
 
 	/* From the start: of the listing still running, or a new look. */
-	if (ctx->pos == 0 && df->log &&
-	    !test_bit(S3CFS_REQ_DONE, &df->list->flags) &&
+	if (ctx->pos == 0 && streaming &&
 	    READ_ONCE(df->list->list_ino) != df->log_ino) {
 		/* A new daemon lists it again, into a new log: read that. */
 		fput(df->log);
@@ -383,20 +488,13 @@ static int s3cfs_iterate(struct file *file, struct dir_context *ctx)
 		err = s3cfs_dir_stream_reopen(file, df);
 		if (err)
 			return err;
-	} else if (ctx->pos == 0 &&
-		   (!df->log || test_bit(S3CFS_REQ_DONE, &df->list->flags))) {
+	} else if (ctx->pos == 0 && !streaming) {
 		s3cfs_dir_stream_end(df);
-		err = s3cfs_dir_list(file, df);
-		if (!err && df->list)
-			err = s3cfs_dir_stream_begin(file, df);
-		if (err) {
-			s3cfs_dir_stream_end(df);
-			pr_warn_ratelimited("listing %pd failed (%d)\n",
-					    file->f_path.dentry, err);
+		err = s3cfs_dir_begin(file, df, false, &listed);
+		if (!err && !df->log && sbi->index)
+			err = s3cfs_dir_index_begin(file, df, listed);
+		if (err)
 			return err;
-		}
-		if (!df->log)
-			s3cfs_dir_stream_end(df);
 	}
 	if (df->log)
 		return s3cfs_dir_iterate_log(file, df, &dc);

@@ -70,6 +70,12 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 	/* A changed object: the VFS looks the name up again and retries. */
 	if (s3cfs_inode_stale(inode))
 		return -EOPENSTALE;
+	/* Listed, with no lower file yet (index.c): it gets one now. */
+	if (s3cfs_inode_listed(inode)) {
+		err = s3cfs_inode_adopt(file->f_path.dentry);
+		if (err)
+			return err == -ESTALE ? -EOPENSTALE : err;
+	}
 	err = generic_file_open(inode, file);
 	if (err)
 		return err;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * s3cachefs: upper inodes, each standing on one lower inode.
+ * s3cachefs: upper inodes, each standing on one lower inode (a listed
+ * inode, index.c, only from its first open on).
  *
  * Upper inodes are hashed by their lower inode, set once in ->set and never
  * changed, so one lower file has exactly one upper inode (and one page
@@ -167,17 +168,18 @@ static void s3cfs_inode_load_meta(struct inode *inode)
 
 /*
  * iget5 test and set: the key is set under the inode hash lock before the
- * inode is visible, so the test never sees an inode without one (I_NEW
- * inodes included) and never a key that changes.
+ * inode is hashed, so the test never sees an inode without one (I_NEW
+ * inodes included) and never a key that changes. A listed inode (index.c)
+ * is hashed only when it takes its lower file.
  */
-static int s3cfs_inode_test(struct inode *inode, void *lower)
+int s3cfs_inode_test(struct inode *inode, void *lower)
 {
 	return S3CFS_I(inode)->lower_inode == lower;
 }
 
-static int s3cfs_inode_set(struct inode *inode, void *lower)
+int s3cfs_inode_set(struct inode *inode, void *lower)
 {
-	S3CFS_I(inode)->lower_inode = lower;
+	WRITE_ONCE(S3CFS_I(inode)->lower_inode, lower);
 	return 0;
 }
 
@@ -385,11 +387,11 @@ static int s3cfs_getattr(S3CFS_IDMAP_ARG, const struct path *path,
 			 unsigned int flags)
 {
 	struct inode *inode = d_inode(path->dentry);
-	struct inode *linode = S3CFS_I(inode)->lower_inode;
+	struct inode *linode = READ_ONCE(S3CFS_I(inode)->lower_inode);
 
 	s3cfs_fillattr(inode, request_mask, stat);
 	/* st_blocks: what is cached on NVMe, as du(1) should show. */
-	stat->blocks = linode->i_blocks;
+	stat->blocks = linode ? linode->i_blocks : 0;
 	stat->blksize = 1U << S3CFS_SB(inode->i_sb)->chunk_shift;
 	return 0;
 }

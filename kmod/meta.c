@@ -34,11 +34,18 @@ ssize_t s3cfs_get_xattr(struct dentry *lower, const char *name, char *buf,
 	return n;
 }
 
-/*
- * Decode an S3CFS_XATTR_META value (layout: uapi/s3cachefs.h). Version 2
- * is a LOCAL file's: flag S3CFS_META_LOCAL, an ETag that may be empty.
+/**
+ * s3cfs_meta_decode() - decode an S3CFS_XATTR_META value
+ * @v: the value (layout: uapi/s3cachefs.h)
+ * @n: its length
+ * @m: what it says
+ *
+ * Version 2 is a LOCAL file's: flag S3CFS_META_LOCAL, an ETag that may be
+ * empty.
+ *
+ * Return: 0 or -EINVAL.
  */
-static int s3cfs_meta_decode(const u8 *v, size_t n, struct s3cfs_meta *m)
+int s3cfs_meta_decode(const u8 *v, size_t n, struct s3cfs_meta *m)
 {
 	const u8 *e = v + S3CFS_META_OFF_ETAG;
 	size_t elen, len;

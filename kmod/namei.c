@@ -96,7 +96,9 @@ static bool s3cfs_dir_listed_at(struct inode *dir, unsigned long *at)
 
 	if (!ttl)
 		return false;
-	if (listed && time_before(jiffies, listed + msecs_to_jiffies(ttl))) {
+	/* An index mount's own LIST left an index, not a whole lower directory. */
+	if (!sbi->index && listed &&
+	    time_before(jiffies, listed + msecs_to_jiffies(ttl))) {
 		*at = listed;
 		return true;
 	}
@@ -108,22 +110,50 @@ static bool s3cfs_dir_listed_at(struct inode *dir, unsigned long *at)
  * @dir: upper directory inode
  *
  * Looks at our own record of the last LIST and, across remounts, at the
- * daemon's S3CFS_XATTR_LISTED on the lower directory. Call with the
- * mounter's credentials.
+ * daemon's S3CFS_XATTR_LISTED on the lower directory; on a mount with
+ * dir_index, also at the directory's index. Call with the mounter's
+ * credentials.
  *
- * Return: true if the lower directory can be trusted as the listing.
+ * Return: true if the lower directory, or its index, can be trusted as
+ * the listing.
  */
 bool s3cfs_dir_listed_fresh(struct inode *dir)
 {
 	unsigned long at;
 
-	return s3cfs_dir_listed_at(dir, &at);
+	return s3cfs_dir_listed_at(dir, &at) ||
+	       (S3CFS_SB(dir->i_sb)->index && s3cfs_index_fresh(dir, &at));
 }
 
-/* Ask the daemon to make lower entry @name in @parent match S3. */
-static int s3cfs_lookup_upcall(struct dentry *parent, const char *name)
+/**
+ * s3cfs_dir_lower_listed() - does the lower directory hold a fresh listing?
+ * @dir: upper directory inode
+ *
+ * As s3cfs_dir_listed_fresh(), the index left aside: on a dir_index mount
+ * only a listing by a mount without it (S3CFS_XATTR_LISTED) fills the
+ * lower directory.
+ *
+ * Return: true if the lower directory can be trusted as the listing.
+ */
+bool s3cfs_dir_lower_listed(struct inode *dir)
+{
+	const struct cred *old_cred = override_creds(S3CFS_SB(dir->i_sb)->creds);
+	unsigned long at;
+	bool fresh = s3cfs_dir_listed_at(dir, &at);
+
+	revert_creds(old_cred);
+	return fresh;
+}
+
+/*
+ * Ask the daemon to make lower entry @name in @parent match S3, or, with
+ * S3CFS_LOOKUP_INDEX in @flags, what the directory's fresh index says.
+ */
+static int s3cfs_lookup_upcall(struct dentry *parent, const char *name,
+			       u32 flags)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(parent->d_sb);
+	struct s3cfs_req *req;
 	char *buf, *path;
 	int err;
 
@@ -131,7 +161,18 @@ static int s3cfs_lookup_upcall(struct dentry *parent, const char *name)
 	if (err)
 		return err;
 	atomic64_inc(&sbi->stats.lookups);
-	err = s3cfs_upcall(sbi, S3CFS_CMD_LOOKUP, path, name);
+	if (flags & S3CFS_LOOKUP_INDEX)
+		atomic64_inc(&sbi->stats.lookups_indexed);
+	req = s3cfs_req_alloc(sbi, S3CFS_CMD_LOOKUP);
+	err = -ENOMEM;
+	if (req) {
+		req->path = kstrdup(path, GFP_KERNEL);
+		req->name = kstrdup(name, GFP_KERNEL);
+		req->up_flags = flags;
+		if (req->path && req->name)
+			err = s3cfs_upcall_req(req);
+		s3cfs_req_put(req);
+	}
 	__putname(buf);
 	return err;
 }
@@ -143,15 +184,16 @@ static int s3cfs_lookup_upcall(struct dentry *parent, const char *name)
  * served as it is. *@checked: when what the lower entry says was last
  * checked against S3 (jiffies), for its dentry's d_time.
  */
-static struct dentry *s3cfs_lower_lookup(struct dentry *parent,
-					 const struct qstr *name,
-					 unsigned long *checked)
+struct dentry *s3cfs_lower_lookup(struct dentry *parent,
+				  const struct qstr *name,
+				  unsigned long *checked)
 {
 	struct inode *dir = d_inode(parent);
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
 	struct dentry *lower_dir = S3CFS_I(dir)->lower.dentry;
 	unsigned int ttl = READ_ONCE(sbi->opts.meta_ttl_ms);
 	struct dentry *lower;
+	u32 flags = 0;
 	bool unknown;
 	int err;
 
@@ -163,6 +205,16 @@ static struct dentry *s3cfs_lower_lookup(struct dentry *parent,
 	unknown = s3cfs_posix_unknown(sbi, lower);
 	if (!unknown && s3cfs_dir_listed_at(dir, checked))
 		return lower;
+	/*
+	 * A fresh index vouches for the lower entries its listing found
+	 * (it renewed or removed the others); a name with none, the index
+	 * answers, through the daemon.
+	 */
+	if (sbi->index && s3cfs_index_fresh(dir, checked)) {
+		if (d_is_positive(lower))
+			return lower;
+		flags = S3CFS_LOOKUP_INDEX;
+	}
 	if (d_is_positive(lower)) {
 		/* Written here: what S3 has is not the file (yet). */
 		if (!unknown && (s3cfs_lower_checked(lower, ttl, checked) ||
@@ -172,7 +224,7 @@ static struct dentry *s3cfs_lower_lookup(struct dentry *parent,
 			return lower;
 	}
 
-	err = s3cfs_lookup_upcall(parent, name->name);
+	err = s3cfs_lookup_upcall(parent, name->name, flags);
 	if (err && err != -ENOENT) {
 		if (d_is_positive(lower))
 			return lower;
@@ -236,6 +288,21 @@ static int s3cfs_d_revalidate(struct dentry *dentry, unsigned int flags)
 	/* Written here and not committed: no lookup in S3 can change it. */
 	if (inode && s3cfs_inode_local(inode))
 		return 1;
+	/*
+	 * Listed, with no lower file (index.c): young, as a listing found
+	 * it (a later listing that finds it again makes it young again);
+	 * then it takes its lower file, if it is still the object's.
+	 */
+	if (inode && s3cfs_inode_listed(inode)) {
+		if (ttl && time_before(jiffies, dentry->d_time + ttl))
+			return 1;
+		if (flags & LOOKUP_RCU)
+			return -ECHILD;
+		valid = s3cfs_inode_adopt(dentry);
+		if (valid == -ESTALE)
+			return 0;
+		return valid ?: 1;
+	}
 	if (ttl && time_before(jiffies, dentry->d_time + ttl)) {
 		/* Young, and no listing of the parent has come in since. */
 		struct inode *pdir = d_inode_rcu(READ_ONCE(dentry->d_parent));

@@ -231,7 +231,8 @@ static int s3cfs_nl_put_mount_flags(struct sk_buff *skb,
 				    const struct s3cfs_mount_opts *o)
 {
 	u32 flags = (o->writable ? S3CFS_MOUNT_WRITABLE : 0) |
-		    (o->posix_meta ? S3CFS_MOUNT_POSIX : 0);
+		    (o->posix_meta ? S3CFS_MOUNT_POSIX : 0) |
+		    (o->dir_index ? S3CFS_MOUNT_INDEX : 0);
 
 	return flags ? nla_put_u32(skb, S3CFS_A_FLAGS, flags) : 0;
 }
@@ -357,7 +358,8 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 	     nla_put_u32(skb, S3CFS_A_PARTS, req->parts) ||
 	     nla_put_u64_64bit(skb, S3CFS_A_LENGTH, req->length, S3CFS_A_PAD)))
 		goto too_big;
-	if (req->cmd == S3CFS_CMD_DELETE &&
+	if ((req->cmd == S3CFS_CMD_DELETE ||
+	     (req->cmd == S3CFS_CMD_LOOKUP && req->up_flags)) &&
 	    nla_put_u32(skb, S3CFS_A_FLAGS, req->up_flags))
 		goto too_big;
 	if (req->cmd == S3CFS_CMD_SETMETA &&

@@ -6,7 +6,7 @@
  *         dir_mode=][,fetch_timeout=S][,meta_ttl=S][,readahead=KiB]
  *         [,writable[,allow_delete][,dirty_ratio=PCT]
  *         [,writeback|nowriteback[,upload_delay=S][,writeback_max=MiB]]]
- *         [,posix_meta]
+ *         [,posix_meta | ,dir_index]
  *         BUCKET[:PREFIX] MOUNTPOINT
  *
  * writable: files may be created, written and uploaded (upload.c),
@@ -27,6 +27,9 @@
  * each object's mode, owner and mtime are s3fs-fuse's x-amz-meta-*
  * headers (a HEAD per object at its first lookup), symlinks are
  * objects, and chmod, chown and utimes change the headers in S3.
+ * dir_index (read-only mounts without posix_meta): a listing leaves an
+ * index of the directory instead of a cache file per object (index.c),
+ * with a daemon that can (protocol 9; an older one lists as before).
  *
  * Defaults for the knobs come from module parameters. Bad options fail the
  * mount with a message in the fs_context log (dmesg with mount(2)).
@@ -77,6 +80,7 @@ enum s3cfs_param {
 	Opt_writable,
 	Opt_allow_delete,
 	Opt_posix_meta,
+	Opt_dir_index,
 	Opt_dirty_ratio,
 	Opt_writeback,
 	Opt_upload_delay,
@@ -96,6 +100,7 @@ const struct fs_parameter_spec s3cfs_fs_parameters[] = {
 	fsparam_flag("writable", Opt_writable),
 	fsparam_flag("allow_delete", Opt_allow_delete),
 	fsparam_flag("posix_meta", Opt_posix_meta),
+	fsparam_flag("dir_index", Opt_dir_index),
 	fsparam_u32("dirty_ratio", Opt_dirty_ratio),
 	fsparam_flag_no("writeback", Opt_writeback),
 	fsparam_u32("upload_delay", Opt_upload_delay),
@@ -183,6 +188,9 @@ static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		break;
 	case Opt_posix_meta:
 		o->posix_meta = true;
+		break;
+	case Opt_dir_index:
+		o->dir_index = true;
 		break;
 	case Opt_readahead:
 		if (result.uint_32 > S3CFS_RA_MAX)
@@ -280,6 +288,8 @@ static int s3cfs_get_tree(struct fs_context *fc)
 		return invalfc(fc, "allow_delete needs writable");
 	if (ctx->opts.writeback && !ctx->opts.writable)
 		return invalfc(fc, "writeback needs writable");
+	if (ctx->opts.dir_index && (ctx->opts.writable || ctx->opts.posix_meta))
+		return invalfc(fc, "dir_index is for read-only mounts without posix_meta");
 	return get_tree_nodev(fc, s3cfs_fill_super);
 }
 
@@ -302,6 +312,7 @@ static bool s3cfs_fixed_opts_changed(struct s3cfs_fs_ctx *ctx,
 	       ((ctx->set & BIT(Opt_writable)) && !o->writable) ||
 	       ((ctx->set & BIT(Opt_allow_delete)) && !o->allow_delete) ||
 	       ((ctx->set & BIT(Opt_posix_meta)) && !o->posix_meta) ||
+	       ((ctx->set & BIT(Opt_dir_index)) && !o->dir_index) ||
 	       ((ctx->set & BIT(Opt_writeback)) && n->writeback != o->writeback);
 }
 

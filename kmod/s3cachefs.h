@@ -51,6 +51,8 @@
  * @fetch_errors: FETCHes that ended in an error (timeouts included)
  * @fetch_timeouts: waits that gave up after fetch_timeout_ms
  * @lookups: LOOKUP upcalls sent
+ * @lookups_indexed: ... of them answered from a directory's index
+ * @primed: dentries a readdir made from a directory's index (index.c)
  * @lists: LIST upcalls sent
  * @lists_streamed: readdirs that read a listing's log while it ran
  * @stale: inodes whose object was found changed or gone in S3 (marked stale)
@@ -73,6 +75,8 @@ struct s3cfs_stats {
 	atomic64_t fetch_errors;
 	atomic64_t fetch_timeouts;
 	atomic64_t lookups;
+	atomic64_t lookups_indexed;
+	atomic64_t primed;
 	atomic64_t lists;
 	atomic64_t lists_streamed;
 	atomic64_t stale;
@@ -108,6 +112,9 @@ struct s3cfs_stats {
  *	source (allow_delete, with writable); fixed for the life of the mount
  * @posix_meta: modes, owners, mtimes and symlinks are the objects'
  *	x-amz-meta-* headers (posix_meta); fixed for the life of the mount
+ * @dir_index: listings leave an index per directory, not a lower file per
+ *	object (dir_index; read-only mounts without posix_meta; index.c);
+ *	fixed for the life of the mount
  * @writeback: close and fsync return once the file is durable on the
  *	cache device; the upload is queued (writeback; upqueue.c); fixed
  * @upload_delay: seconds a write-back upload waits after the file's last
@@ -132,6 +139,7 @@ struct s3cfs_mount_opts {
 	bool writable;
 	bool allow_delete;
 	bool posix_meta;
+	bool dir_index;
 	bool writeback;
 	unsigned int upload_delay;
 	unsigned int writeback_max_mb;
@@ -200,6 +208,8 @@ struct s3cfs_upq {
  * @nr_work: readahead work items (and NOWAIT retries) of this mount queued
  *	or running; unmount waits for 0 (aops.c, s3cfs_aops_drain())
  * @upq: the upload queue of a write-back mount
+ * @index: listings leave directory indexes (dir_index, and the daemon
+ *	said so in the MOUNT's answer; index.c)
  */
 struct s3cfs_sb_info {
 	struct super_block *sb;
@@ -222,13 +232,14 @@ struct s3cfs_sb_info {
 	struct delayed_work expire_work;
 	atomic_t nr_work;
 	struct s3cfs_upq upq;
+	bool index;
 };
 
 /**
  * struct s3cfs_inode_info - upper inode: one lower inode, one object version
  * @vfs_inode: the VFS inode
  * @lower_inode: the lower inode, the inode's key in the inode hash; set
- *	in s3cfs_inode_set() and never changed
+ *	in s3cfs_inode_set() and never changed (NULL while S3CFS_I_LISTED)
  * @lower: the lower dentry and mount this inode stands on, set when the
  *	inode is created and never changed
  * @flags: S3CFS_I_* bits
@@ -361,6 +372,11 @@ struct s3cfs_inode_info {
 #define S3CFS_I_QUEUED		4
 /* An UPLOAD of the file is with the daemon (s3cachectl status). */
 #define S3CFS_I_UPLOADING	5
+/*
+ * A listed inode (index.c): an object a directory's index gives, with no
+ * lower file yet. Cleared once, when it takes its lower file.
+ */
+#define S3CFS_I_LISTED		6
 
 static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
 {
@@ -426,7 +442,8 @@ struct s3cfs_req {
 	u32 prio;		/* FETCH: enum s3cfs_prio */
 	u64 ino;		/* UPLOAD: INO */
 	u64 size;		/* UPLOAD, RENAME: SIZE */
-	u32 up_flags;		/* UPLOAD: FLAGS (S3CFS_UP_*); DELETE: S3CFS_DEL_* */
+	u32 up_flags;		/* UPLOAD: FLAGS (S3CFS_UP_*); DELETE: S3CFS_DEL_*;
+				 * LOOKUP: S3CFS_LOOKUP_* */
 	u64 stream;		/* UPLOAD: STREAM, with PARTS and LENGTH (stream.c) */
 	u32 parts;
 	char *path2;		/* RENAME: PATH2 */
@@ -468,6 +485,8 @@ void s3cfs_free_inode(struct inode *inode);
 void s3cfs_evict_inode(struct inode *inode);
 int s3cfs_drop_inode(struct inode *inode);
 struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower);
+int s3cfs_inode_test(struct inode *inode, void *lower);
+int s3cfs_inode_set(struct inode *inode, void *lower);
 
 /* meta.c: what the daemon stored on a lower file */
 struct s3cfs_meta {
@@ -480,6 +499,7 @@ struct s3cfs_meta {
 ssize_t s3cfs_get_xattr(struct dentry *lower, const char *name, char *buf,
 			size_t size);
 int s3cfs_meta_get(struct dentry *lower, struct s3cfs_meta *m);
+int s3cfs_meta_decode(const u8 *v, size_t n, struct s3cfs_meta *m);
 int s3cfs_meta_set(struct dentry *lower, const struct s3cfs_meta *m);
 int s3cfs_meta_tag(struct inode *inode, u8 flags, loff_t size,
 		   const char *etag);
@@ -501,7 +521,21 @@ struct dentry *s3cfs_lookup(struct inode *dir, struct dentry *dentry,
 extern const struct dentry_operations s3cfs_dops;
 bool s3cfs_name_hidden(bool in_root, const char *name, int len);
 bool s3cfs_dir_listed_fresh(struct inode *dir);
+bool s3cfs_dir_lower_listed(struct inode *dir);
 void s3cfs_name_refresh(struct s3cfs_sb_info *sbi, const char *path);
+struct dentry *s3cfs_lower_lookup(struct dentry *parent,
+				  const struct qstr *name,
+				  unsigned long *checked);
+
+/* index.c: directory indexes */
+u64 s3cfs_listed_ino(struct inode *dir, const char *name, unsigned int len);
+bool s3cfs_index_fresh(struct inode *dir, unsigned long *at);
+struct file *s3cfs_index_open(struct inode *dir, u64 *len, unsigned long *at);
+bool s3cfs_inode_listed(struct inode *inode);
+void s3cfs_index_prime(struct dentry *parent, const char *name,
+		       unsigned int len, const u8 *v, size_t vlen, u64 ino,
+		       unsigned long at);
+int s3cfs_inode_adopt(struct dentry *dentry);
 
 /* dir.c */
 extern const struct file_operations s3cfs_dir_fops;

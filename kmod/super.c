@@ -127,6 +127,8 @@ static int s3cfs_show_options(struct seq_file *m, struct dentry *root)
 			   READ_ONCE(o->writeback_max_mb));
 	if (o->posix_meta)
 		seq_puts(m, ",posix_meta");
+	if (o->dir_index)
+		seq_puts(m, ",dir_index");
 	return 0;
 }
 
@@ -245,13 +247,17 @@ static int s3cfs_claim_cache(struct fs_context *fc, struct s3cfs_sb_info *sbi)
 
 /*
  * The daemon's configuration of the bucket (version 7) for what the
- * options of a writable mount do not say.
+ * options of a writable mount do not say; whether it leaves directory
+ * indexes (version 9).
  */
 static void s3cfs_mount_defaults(struct s3cfs_sb_info *sbi,
 				 const struct s3cfs_req *req)
 {
 	struct s3cfs_mount_opts *o = &sbi->opts;
 
+	/* A daemon before version 9 lists into the lower directory. */
+	if (o->dir_index && (req->reply_flags & S3CFS_MOUNT_INDEX))
+		sbi->index = true;
 	if (!o->writable)
 		return;
 	if (!o->writeback_given && (req->reply_flags & S3CFS_MOUNT_WRITEBACK))

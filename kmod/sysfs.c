@@ -39,6 +39,8 @@ S3CFS_COUNTER(fetch_bytes);
 S3CFS_COUNTER(fetch_errors);
 S3CFS_COUNTER(fetch_timeouts);
 S3CFS_COUNTER(lookups);
+S3CFS_COUNTER(lookups_indexed);
+S3CFS_COUNTER(primed);
 S3CFS_COUNTER(lists);
 S3CFS_COUNTER(lists_streamed);
 S3CFS_COUNTER(stale);
@@ -223,6 +225,8 @@ static struct attribute *s3cfs_sb_attrs[] = {
 	&s3cfs_attr_fetch_errors.attr,
 	&s3cfs_attr_fetch_timeouts.attr,
 	&s3cfs_attr_lookups.attr,
+	&s3cfs_attr_lookups_indexed.attr,
+	&s3cfs_attr_primed.attr,
 	&s3cfs_attr_lists.attr,
 	&s3cfs_attr_lists_streamed.attr,
 	&s3cfs_attr_stale.attr,

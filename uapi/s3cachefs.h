@@ -73,6 +73,15 @@
  *       condition. The kernel sends them only to a daemon of version 8
  *       (older ones would ignore both attributes and upload the file
  *       whole, but would take an S3CFS_UP_PART for a whole upload).
+ *   9 - directory indexes: a MOUNT may carry S3CFS_MOUNT_INDEX (a
+ *       read-only mount without posix_meta), asking that listings leave
+ *       an index of the directory (S3CFS_XATTR_INDEX) instead of a lower
+ *       file per object; a daemon that does so says S3CFS_MOUNT_INDEX in
+ *       the MOUNT's answer. Listing log records then carry METALEN bytes
+ *       of metadata, and INO 0 for an object with no lower file. LOOKUP
+ *       may carry FLAGS S3CFS_LOOKUP_INDEX: the directory's index is
+ *       fresh; the daemon makes the lower file from it, or answers
+ *       -ENOENT for a name it does not hold, without asking S3.
  *
  * ioctls (on files of a mount; not netlink): S3CFS_IOC_SYNC, then
  * S3CFS_IOC_STATE (a module without it answers ENOTTY).
@@ -137,7 +146,7 @@
 #include <linux/ioctl.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
-#define S3CFS_GENL_VERSION	8
+#define S3CFS_GENL_VERSION	9
 #define S3CFS_GENL_VERSION_MIN	1	/* oldest daemon protocol accepted */
 
 /**
@@ -275,7 +284,7 @@ enum s3cfs_cmd {
  *	"Priorities"); an UPLOAD is ASYNC when nobody waits for it (a
  *	write-back mount's queue)
  * @S3CFS_A_SIZE: u64, UPLOAD: bytes to upload; RENAME: the source's size
- * @S3CFS_A_FLAGS: u32, UPLOAD: S3CFS_UP_*; MOUNT and its answer (version
+ * @S3CFS_A_FLAGS: u32, UPLOAD: S3CFS_UP_*; LOOKUP: S3CFS_LOOKUP_*; MOUNT and its answer (version
  *	7): S3CFS_MOUNT_*; DELETE: S3CFS_DEL_*
  * @S3CFS_A_INO: u64, UPLOAD: inode number of the lower file; LIST
  *	progress report (version 6): inode number of the listing's log
@@ -350,6 +359,11 @@ enum s3cfs_prio {
 #define S3CFS_MOUNT_POSIX	0x02	/* record x-amz-meta-* (S3CFS_XATTR_POSIX) */
 /* Only in MOUNT's answer: the bucket's writable mounts are write-back. */
 #define S3CFS_MOUNT_WRITEBACK	0x04
+/* Listings leave an index, not a lower file per object (version 9). */
+#define S3CFS_MOUNT_INDEX	0x08
+
+/* LOOKUP flags (version 9): the directory's index is fresh, answer from it. */
+#define S3CFS_LOOKUP_INDEX	0x01
 #define S3CFS_UPLOAD_DELAY_MAX	3600	/* s */
 
 /**
@@ -527,8 +541,9 @@ struct s3cfs_ioc_state {
  * directory, in the order they were applied (the objects and prefixes of
  * each page, then the names the listing kept that S3 did not list), each
  * S3CFS_LIST_REC_ALIGN aligned: a header, then @namelen bytes of name (no
- * NUL, no '/'), then zeros to the alignment. @type is DT_REG or DT_DIR,
- * @ino the lower entry's inode number. Readers read up to the DONE of the
+ * NUL, no '/'), then @metalen bytes (see the index below; 0 without),
+ * then zeros to the alignment. @type is DT_REG or DT_DIR, @ino the lower
+ * entry's inode number. Readers read up to the DONE of the
  * last progress report only.
  */
 #define S3CFS_LISTING_DIR	".s3cachefs/lists"
@@ -537,7 +552,32 @@ struct s3cfs_list_rec {
 	__u64 ino;
 	__u16 namelen;
 	__u8 type;
-	__u8 pad[5];
+	__u8 metalen;
+	__u8 pad[4];
+};
+/*
+ * A directory's index (version 9, S3CFS_MOUNT_INDEX): the log of its last
+ * listing, kept when the listing ends. Its records (as above; METALEN
+ * bytes of S3CFS_XATTR_META follow the name, INO 0 for an object with no
+ * lower file: it is made at its first LOOKUP, from the record; an object
+ * whose value would not fit in 255 bytes gets its lower file) are the
+ * directory's entries: a file for each object and a directory for each
+ * common prefix, then the names the listing kept that S3 did not list.
+ * After the records, for the daemon's lookups: COUNT pairs of __u32
+ * (the low half of the name's 64-bit FNV-1a, record offset), sorted, then struct
+ * s3cfs_index_tail. S3CFS_XATTR_INDEX on the lower directory, set once
+ * the file is written and synced, removed when a listing of the
+ * directory begins, says "<listing's seconds> <index inode number>
+ * <bytes of records>". A listing that leaves no index removes
+ * S3CFS_XATTR_LISTED from the directory, whose lower directory then does
+ * not hold every object. Indexes are cleared at each MOUNT.
+ */
+#define S3CFS_XATTR_INDEX	"trusted.s3cachefs.index"
+#define S3CFS_INDEX_MAGIC	0x3178646e69336373ULL	/* "sc3indx1", little endian */
+struct s3cfs_index_tail {
+	__u64 records;
+	__u64 count;
+	__u64 magic;
 };
 /*
  * At the cache root, the lower filesystem's own: a cache directory that is
