@@ -9,6 +9,12 @@
  * afresh for each listing (a new inode, renamed into place: a reader of
  * the last one keeps its own) and unlinked at its end. It is not fsync'd:
  * a crash loses nothing a listing cannot make again.
+ *
+ * On a mount with directory indexes, a listing that completes keeps its
+ * log as the directory's index instead (s3d_listlog_publish()): a table
+ * of the records sorted by name hash goes after them, for lookups
+ * (s3d_index_find()). Every MOUNT clears them, with the logs a dead
+ * daemon left: an index never outlives the daemon that wrote it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -195,8 +201,9 @@ static int write_all(int fd, const void *p, size_t len, off_t off)
  * @lower_dirfd: the directory listed
  * @when: when the listing began (CLOCK_REALTIME seconds)
  *
- * Writes the lookup table and tail, syncs the file and names it in
- * S3CFS_XATTR_INDEX; the log then stays when closed.
+ * Writes the lookup table and tail and names the file in
+ * S3CFS_XATTR_INDEX; the log then stays when closed. Not synced: every
+ * MOUNT clears the indexes, so none outlives a crash.
  *
  * Return: 0, or -errno: no index (the log goes as usual).
  */
@@ -217,8 +224,6 @@ int s3d_listlog_publish(struct s3d_listlog *l, int lower_dirfd, time_t when)
 			(off_t)l->written);
 	err = err ?: write_all(l->fd, &tail, sizeof(tail),
 			       (off_t)(l->written + l->npairs * 8));
-	if (!err && fdatasync(l->fd))
-		err = -errno;
 	snprintf(v, sizeof(v), "%lld %" PRIu64 " %" PRIu64, (long long)when,
 		 l->ino, l->written);
 	if (!err && fsetxattr(lower_dirfd, S3CFS_XATTR_INDEX, v, strlen(v), 0))
@@ -279,7 +284,8 @@ static int index_rec(int fd, uint64_t off, uint64_t records, const char *name,
  *
  * Return: 0: an object with no lower file (@meta says which version);
  * -EEXIST: a name the index gives as a directory or a lower file; -ENOENT:
- * not in it; another -errno: no usable index.
+ * not in it (only an index that was read says so); another -errno: no
+ * usable index.
  */
 int s3d_index_find(int rootfd, int lower_dirfd, const char *name,
 		   time_t *when, uint8_t *meta, size_t *metalen)
@@ -303,21 +309,22 @@ int s3d_index_find(int rootfd, int lower_dirfd, const char *name,
 	if (fstat(lower_dirfd, &st))
 		return -errno;
 	snprintf(fname, sizeof(fname), "%" PRIu64, (uint64_t)st.st_ino);
-	err = s3d_store_open_dir(rootfd, S3CFS_LISTING_DIR, false, &dfd);
-	if (err)
-		return err;
-	fd = openat(dfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	err = fd < 0 ? -errno : 0;
+	/* Gone (a MOUNT clears the indexes): no index, not "no such name". */
+	if (s3d_store_open_dir(rootfd, S3CFS_LISTING_DIR, false, &dfd))
+		return -ESTALE;
+	fd = openat(dfd, fname, O_RDONLY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC);
 	close(dfd);
-	if (err)
-		return err;
+	if (fd < 0)
+		return -ESTALE;
 	err = -ESTALE;
 	if (fstat(fd, &st) || (uint64_t)st.st_ino != ino ||
-	    (uint64_t)st.st_size < records + sizeof(tail) ||
+	    (uint64_t)st.st_size < sizeof(tail) ||
+	    records > (uint64_t)st.st_size - sizeof(tail) ||
 	    pread(fd, &tail, sizeof(tail), st.st_size - (off_t)sizeof(tail)) !=
 	    (ssize_t)sizeof(tail) || tail.magic != S3CFS_INDEX_MAGIC ||
 	    tail.records != records ||
-	    (uint64_t)st.st_size != records + tail.count * 8 + sizeof(tail))
+	    tail.count != ((uint64_t)st.st_size - sizeof(tail) - records) / 8 ||
+	    ((uint64_t)st.st_size - sizeof(tail) - records) % 8)
 		goto out;
 	count = tail.count;
 	/* The first pair of hash @h. */

@@ -751,9 +751,9 @@ static void list_complete(struct list_op *op)
 	err = err ?: log_rest(op);
 	if (!err)
 		log_report(op);
-	/* No index: the directory is listed again at its next readdir. */
+	/* Objects left to an index no one can read: the listing failed. */
 	if (!err && op->index)
-		s3d_listlog_publish(&op->log, op->dirfd, op->begun.tv_sec);
+		err = s3d_listlog_publish(&op->log, op->dirfd, op->begun.tv_sec);
 	if (op->log.failed)
 		s3d_req_set_log(op->r, 0, 0);
 	if (err)

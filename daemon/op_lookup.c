@@ -477,16 +477,19 @@ static int lookup_from_index(const struct s3d_req *r, struct s3d_mount *m)
 		err = -EINVAL;
 	if (!err) {
 		meta.mtime = (time_t)mtime;
-		err = s3d_store_add_file(dirfd, r->name, &meta);
+		/* Taken meanwhile: what is there stays as it is. */
+		err = s3d_store_add_new(dirfd, r->name, &meta);
 		ts[1].tv_sec = when;
-		if (err >= 0 && utimensat(dirfd, r->name, ts, AT_SYMLINK_NOFOLLOW))
+		if (!err && utimensat(dirfd, r->name, ts, AT_SYMLINK_NOFOLLOW))
 			s3d_warn("LOOKUP %s/%s: recording the listing's time: %s",
 				 r->path, r->name, strerror(errno));
-		if (err < 0)
+		if (!err)
+			s3d_lookup_stats.indexed++;
+		else if (err != -EEXIST)
 			s3d_err("LOOKUP %s/%s: cache entry from the index: %s",
 				r->path, r->name, strerror(-err));
-		else
-			s3d_lookup_stats.indexed++;
+		if (err == -EEXIST)
+			err = 0;
 	}
 	close(dirfd);
 	if (err == -ENOENT)

@@ -123,8 +123,9 @@ static bool same_req(const struct s3d_req *a, const struct s3d_req *b)
 	if (a->cmd == S3CFS_CMD_UPLOAD || a->cmd == S3CFS_CMD_RENAME ||
 	    a->cmd == S3CFS_CMD_SETMETA)
 		return false;
+	/* One the index answers is not one S3 answers (S3CFS_LOOKUP_INDEX). */
 	if (a->cmd == S3CFS_CMD_LOOKUP)
-		return s3d_str_eq(a->name, b->name);
+		return s3d_str_eq(a->name, b->name) && a->flags == b->flags;
 	/* A marker with other attributes is another marker. */
 	if (a->cmd == S3CFS_CMD_MKDIR)
 		return s3d_str_eq(a->name, b->name) &&

@@ -1173,6 +1173,21 @@ int s3d_store_add_file(int dirfd, const char *name, const struct s3d_meta *m)
 }
 
 /**
+ * s3d_store_add_new() - make a file for an object, only if the name is free
+ * @dirfd: its directory
+ * @name: a valid single name
+ * @m: the object's metadata
+ *
+ * Return: 0, -EEXIST (the name is taken: nothing changed), or -errno.
+ */
+int s3d_store_add_new(int dirfd, const char *name, const struct s3d_meta *m)
+{
+	int err = new_file(dirfd, name, m, NULL, true);
+
+	return err == -EAGAIN ? -EEXIST : err;
+}
+
+/**
  * s3d_store_empty_dir() - empty a directory of cached files
  * @dirfd: its parent
  * @name: a valid single name

@@ -35,6 +35,7 @@ int s3d_store_empty_dir(int dirfd, const char *name);
 int s3d_store_lock_fill(int fd, const char *etag);
 void s3d_store_unlock_fill(int fd);
 int s3d_store_add_file(int dirfd, const char *name, const struct s3d_meta *m);
+int s3d_store_add_new(int dirfd, const char *name, const struct s3d_meta *m);
 bool s3d_store_dir_empty(int dirfd, bool at_root);
 int s3d_store_ensure_file(int dirfd, const char *name,
 			  const struct s3d_meta *m, const void *data,

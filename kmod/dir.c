@@ -259,8 +259,26 @@ static int s3cfs_dir_stream_begin(struct file *file, struct s3cfs_dir_file *df)
 	err = s3cfs_dir_list_wait(req, 0);
 	if (err)
 		return err;
-	if (test_bit(S3CFS_REQ_DONE, &req->flags))
-		return s3cfs_dir_list_answered(file, df);
+	if (test_bit(S3CFS_REQ_DONE, &req->flags)) {
+		err = s3cfs_dir_list_answered(file, df);
+		/*
+		 * Answered before any report: on a dir_index mount its log,
+		 * kept as the index, holds the objects (whatever meta_ttl).
+		 */
+		if (!err && S3CFS_SB(file_inode(file)->i_sb)->index &&
+		    req->list_whole && req->list_ino) {
+			struct file *log;
+
+			log = s3cfs_list_log_open(req->sbi,
+						  file_inode(df->lower),
+						  req->list_ino);
+			if (!IS_ERR(log)) {
+				df->log = log;
+				df->log_ino = req->list_ino;
+			}
+		}
+		return err;
+	}
 	return s3cfs_dir_stream_reopen(file, df);
 }
 
@@ -439,6 +457,8 @@ static int s3cfs_dir_index_begin(struct file *file, struct s3cfs_dir_file *df,
 	u64 len;
 	int err;
 
+	/* A LIST answered with no log to read is done with. */
+	s3cfs_dir_stream_end(df);
 	f = s3cfs_index_open(dir, &len, &at);
 	if (!IS_ERR(f)) {
 		df->log = f;
@@ -486,6 +506,8 @@ static int s3cfs_iterate(struct file *file, struct dir_context *ctx)
 		fput(df->log);
 		df->log = NULL;
 		err = s3cfs_dir_stream_reopen(file, df);
+		if (!err && !df->log && sbi->index)
+			err = s3cfs_dir_index_begin(file, df, true);
 		if (err)
 			return err;
 	} else if (ctx->pos == 0 && !streaming) {

@@ -94,6 +94,21 @@ bool s3cfs_index_fresh(struct inode *dir, unsigned long *at)
 	return true;
 }
 
+/* Does @f end in the tail of an index of @len bytes of records? */
+static bool s3cfs_index_whole(struct file *f, u64 len)
+{
+	loff_t size = i_size_read(file_inode(f));
+	struct s3cfs_index_tail tail;
+	loff_t pos = size - sizeof(tail);
+
+	if (size < sizeof(tail) || len > size - sizeof(tail) ||
+	    kernel_read(f, &tail, sizeof(tail), &pos) != sizeof(tail))
+		return false;
+	/* The daemon's, on this host: host byte order. */
+	return tail.magic == S3CFS_INDEX_MAGIC && tail.records == len &&
+	       tail.count * 8 == size - sizeof(tail) - len;
+}
+
 /**
  * s3cfs_index_open() - open the directory's index, if it is fresh
  * @dir: upper directory on a mount with dir_index
@@ -118,12 +133,11 @@ struct file *s3cfs_index_open(struct inode *dir, u64 *len, unsigned long *at)
 	snprintf(name, sizeof(name), S3CFS_LISTING_DIR "/%lu",
 		 S3CFS_I(dir)->lower_inode->i_ino);
 	f = file_open_root(&sbi->lower_root, name,
-			   O_RDONLY | O_LARGEFILE | O_NOFOLLOW, 0);
+			   O_RDONLY | O_LARGEFILE | O_NOFOLLOW | O_NOATIME, 0);
 	if (IS_ERR(f))
 		goto out;
 	/* Another listing's log, or one cut short: not this index. */
-	if (file_inode(f)->i_ino != ino ||
-	    i_size_read(file_inode(f)) < *len) {
+	if (file_inode(f)->i_ino != ino || !s3cfs_index_whole(f, *len)) {
 		fput(f);
 		f = ERR_PTR(-ESTALE);
 	}
@@ -177,7 +191,8 @@ static struct inode *s3cfs_iget_listed(struct super_block *sb,
  */
 bool s3cfs_inode_listed(struct inode *inode)
 {
-	return test_bit(S3CFS_I_LISTED, &S3CFS_I(inode)->flags);
+	/* Pairs with clear_bit_unlock() in s3cfs_inode_adopt(): @lower is set. */
+	return test_bit_acquire(S3CFS_I_LISTED, &S3CFS_I(inode)->flags);
 }
 
 /**
@@ -212,6 +227,12 @@ void s3cfs_index_prime(struct dentry *parent, const char *name,
 		goto out;
 	q.hash = full_name_hash(parent, name, len);
 	dentry = d_lookup(parent, &q);
+	if (dentry && d_is_negative(dentry)) {
+		/* Older than the listing, which has the name. */
+		d_invalidate(dentry);
+		dput(dentry);
+		dentry = NULL;
+	}
 	if (dentry) {
 		inode = d_inode(dentry);
 		if (inode && s3cfs_inode_listed(inode)) {
@@ -272,10 +293,15 @@ int s3cfs_inode_adopt(struct dentry *dentry)
 	unsigned long checked;
 	int err;
 
-	inode_lock(inode);
+	/*
+	 * One adoption at a time; not i_rwsem, which an mmap's open (under
+	 * mmap_lock) would take in the order writes never may.
+	 */
+	if (wait_on_bit_lock(&si->flags, S3CFS_I_ADOPTING, TASK_KILLABLE))
+		return -EINTR;
 	if (!s3cfs_inode_listed(inode)) {
-		inode_unlock(inode);
-		return s3cfs_inode_stale(inode) ? -ESTALE : 0;
+		err = s3cfs_inode_stale(inode) ? -ESTALE : 0;
+		goto unlock;
 	}
 	parent = dget_parent(dentry);
 	old_cred = override_creds(sbi->creds);
@@ -314,8 +340,7 @@ int s3cfs_inode_adopt(struct dentry *dentry)
 	si->lower.mnt = mntget(sbi->lower_root.mnt);
 	dentry->d_time = checked;
 	/* The lower file is set before anyone sees the inode as not listed. */
-	smp_mb__before_atomic();
-	clear_bit(S3CFS_I_LISTED, &si->flags);
+	clear_bit_unlock(S3CFS_I_LISTED, &si->flags);
 	unlock_new_inode(inode);
 	err = 0;
 out_dput:
@@ -325,7 +350,8 @@ out:
 		err = -ESTALE;
 	if (err == -ESTALE)
 		s3cfs_inode_set_stale(inode);
-	inode_unlock(inode);
 	kfree(m);
+unlock:
+	clear_and_wake_up_bit(S3CFS_I_ADOPTING, &si->flags);
 	return err;
 }

@@ -226,13 +226,21 @@ static struct sk_buff *s3cfs_nl_new(u8 cmd, size_t payload, void **hdr)
 	return skb;
 }
 
-/* MOUNT's FLAGS: none for a read-only mount (what version 1 knows). */
+/*
+ * MOUNT's FLAGS: none for a read-only mount (what version 1 knows). The
+ * request asks for indexes (dir_index); an announcement after REGISTER
+ * (@announce) keeps what the first answer gave: a mount whose first
+ * daemon made none reads lower directories that hold every object.
+ */
 static int s3cfs_nl_put_mount_flags(struct sk_buff *skb,
-				    const struct s3cfs_mount_opts *o)
+				    const struct s3cfs_sb_info *sbi,
+				    bool announce)
 {
+	const struct s3cfs_mount_opts *o = &sbi->opts;
+	bool index = announce ? sbi->index : o->dir_index;
 	u32 flags = (o->writable ? S3CFS_MOUNT_WRITABLE : 0) |
 		    (o->posix_meta ? S3CFS_MOUNT_POSIX : 0) |
-		    (o->dir_index ? S3CFS_MOUNT_INDEX : 0);
+		    (index ? S3CFS_MOUNT_INDEX : 0);
 
 	return flags ? nla_put_u32(skb, S3CFS_A_FLAGS, flags) : 0;
 }
@@ -261,7 +269,7 @@ int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid)
 	    nla_put_string(skb, S3CFS_A_PREFIX, sbi->prefix) ||
 	    nla_put_string(skb, S3CFS_A_CACHE_DIR, sbi->cache_path) ||
 	    nla_put_u32(skb, S3CFS_A_CHUNK_SIZE, sbi->opts.chunk_size) ||
-	    s3cfs_nl_put_mount_flags(skb, &sbi->opts)) {
+	    s3cfs_nl_put_mount_flags(skb, sbi, !id)) {
 		nlmsg_free(skb);
 		return -EMSGSIZE;
 	}

@@ -377,6 +377,8 @@ struct s3cfs_inode_info {
  * lower file yet. Cleared once, when it takes its lower file.
  */
 #define S3CFS_I_LISTED		6
+/* A listed inode is taking its lower file: a bit lock (index.c). */
+#define S3CFS_I_ADOPTING	7
 
 static inline struct s3cfs_sb_info *S3CFS_SB(struct super_block *sb)
 {

@@ -566,11 +566,12 @@ struct s3cfs_list_rec {
  * After the records, for the daemon's lookups: COUNT pairs of __u32
  * (the low half of the name's 64-bit FNV-1a, record offset), sorted, then struct
  * s3cfs_index_tail. S3CFS_XATTR_INDEX on the lower directory, set once
- * the file is written and synced, removed when a listing of the
- * directory begins, says "<listing's seconds> <index inode number>
+ * the file is written, removed when a listing of the directory begins,
+ * says "<listing's seconds> <index inode number>
  * <bytes of records>". A listing that leaves no index removes
  * S3CFS_XATTR_LISTED from the directory, whose lower directory then does
- * not hold every object. Indexes are cleared at each MOUNT.
+ * not hold every object. Indexes are cleared at each MOUNT (the xattr
+ * then names no file: the daemon answers a LOOKUP with INDEX from S3).
  */
 #define S3CFS_XATTR_INDEX	"trusted.s3cachefs.index"
 #define S3CFS_INDEX_MAGIC	0x3178646e69336373ULL	/* "sc3indx1", little endian */

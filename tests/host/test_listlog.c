@@ -188,6 +188,9 @@ int main(void)
 		       "a directory is there, with nothing to make");
 		is_int(s3d_index_find(rootfd, dirfd, "kept", &when, got, &gn), -EEXIST,
 		       "... so is a file that has its lower file");
+		s3d_listlog_clear(rootfd);
+		is_int(s3d_index_find(rootfd, dirfd, "a", &when, got, &gn), -ESTALE,
+		       "an index a MOUNT cleared is no index (its xattr stays): no name is said missing");
 		is_int(s3d_store_unlist(dirfd, true), 0, "a new listing forgets it");
 		is_int(s3d_index_find(rootfd, dirfd, "a", &when, got, &gn), -ENODATA,
 		       "... and lookups no longer use it");

@@ -16,7 +16,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
 test_init dirindex
-plan 44
+plan 53
 
 N=300
 python3 - "$WORK/manifest.json" "$BUCKET" "$N" <<'PY'
@@ -129,6 +129,20 @@ ls "$MNT/d" >"$WORK/ls3"
 is "$(grep -c '^o-' "$WORK/ls3")/$(grep -cx 'o-0030' "$WORK/ls3")/$(grep -cx new "$WORK/ls3")" \
 	"$((N - 1))/0/1" "the next listing: the deleted object gone, the new one there"
 check "... the new one reads right" cmp "$MNT/d/new" "$WORK/new"
+check "umount" umount_s3 "$MNT"
+
+# --- mounted again: the MOUNT cleared the indexes, the xattrs still say fresh --
+check "mount again (dir_index)" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600,dir_index"
+check "a name opened at once reads right (its index cleared: S3 answers)" \
+	cmp "$MNT/d/o-0050" <(body 50)
+is "$(ls "$MNT/d" | grep -c '^o-')" "$((N - 1))" "... and a readdir lists the directory again"
+check "umount" umount_s3 "$MNT"
+
+# --- meta_ttl=0: nothing is fresh; each readdir reads its own listing's log ----
+check "mount (dir_index, meta_ttl=0)" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=0,dir_index"
+is "$(ls "$MNT/e" 2>&1)" "one" "a small directory lists"
+is "$(ls "$MNT/d" 2>&1 | grep -c '^o-')" "$((N - 1))" "... and a big one"
+check "... and a file reads right" cmp "$MNT/d/o-0051" <(body 51)
 check "umount" umount_s3 "$MNT"
 
 # --- the same cache without dir_index: listed again, every object there --------
