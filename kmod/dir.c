@@ -259,6 +259,7 @@ static int s3cfs_dir_stream_begin(struct file *file, struct s3cfs_dir_file *df)
 	err = s3cfs_dir_list_wait(req, 0);
 	if (err)
 		return err;
+	s3cfs_fault("list_begin");
 	if (test_bit(S3CFS_REQ_DONE, &req->flags)) {
 		err = s3cfs_dir_list_answered(file, df);
 		/*

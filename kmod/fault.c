@@ -24,6 +24,8 @@
  *                   queued one holds wb_sem only
  *   stream_send     a stream's parts are written back, not yet announced
  *                   to the daemon (stream.c)
+ *   list_begin      a readdir's LIST has reported or been answered, not
+ *                   yet looked at (dir.c): the answer overtakes the report
  */
 #include "s3cachefs.h"
 #include <linux/moduleparam.h>

@@ -16,7 +16,19 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
 test_init dirindex
-plan 53
+plan 55
+P=/sys/module/s3cachefs/parameters
+fault_off() {
+	echo >$P/fault_points 2>/dev/null
+	echo 0 >$P/fault_delay_ms 2>/dev/null
+}
+cleanup_more() {
+	fault_off
+	test_cleanup
+	stop_faultproxy
+	stop_fakes3
+}
+trap cleanup_more EXIT
 
 N=300
 python3 - "$WORK/manifest.json" "$BUCKET" "$N" <<'PY'
@@ -143,6 +155,16 @@ check "mount (dir_index, meta_ttl=0)" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fe
 is "$(ls "$MNT/e" 2>&1)" "one" "a small directory lists"
 is "$(ls "$MNT/d" 2>&1 | grep -c '^o-')" "$((N - 1))" "... and a big one"
 check "... and a file reads right" cmp "$MNT/d/o-0051" <(body 51)
+# The answer overtakes the listing's report (held at list_begin): the
+# readdir finds no fresh index, and reads the listing's own kept log.
+D0=$(dmesg | wc -l)
+echo $((1000 * ${S3CFS_TIMEOUT_SCALE:-1})) >$P/fault_delay_ms
+echo list_begin >$P/fault_points
+ls "$MNT/e" >"$WORK/e.ls" 2>&1
+fault_off
+is "$(cat "$WORK/e.ls")" "one" "the answer before the report: the listing's log serves the readdir"
+check "... (the answer did overtake: fault point hit)" \
+	bash -c "dmesg | tail -n +$((D0 + 1)) | grep -q 'fault point list_begin'"
 check "umount" umount_s3 "$MNT"
 
 # --- the same cache without dir_index: listed again, every object there --------
