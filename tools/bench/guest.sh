@@ -105,6 +105,9 @@ else
 	CREATE_RUNTIME=15
 	CKPT_TIMEOUT=900
 fi
+# The big-directory phase's mounts list with directory indexes
+# (dir_index: no cache file per listed object); BENCH_DIR_INDEX=0 without.
+DIR_INDEX=${BENCH_DIR_INDEX:-1}
 # perf profiles (full run): one perf record -a -g run costs ~40 s under TCG.
 PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k warm-dseq1 cold-seq1
 # The phases, in order (a subset for experiments: BENCH_PHASES="cold").
@@ -1184,7 +1187,24 @@ fresh_big_mount() {
 	fi
 	rm -rf $CACHE_big
 	mkdir -p $CACHE_big
-	S3CFS_MOUNT_WAIT=20 mount_s3 $BIGLS_BUCKET $MNT_big "cache=$CACHE_big,fetch_timeout=120"
+	S3CFS_MOUNT_WAIT=20 mount_s3 $BIGLS_BUCKET $MNT_big \
+		"cache=$CACHE_big,fetch_timeout=120$([ "$DIR_INDEX" = 1 ] && echo ,dir_index)"
+}
+# The limit of a warm ls -l: as many empty files in one directory of the
+# cache ext4 (made once, untimed; with dir_index the lower directory holds
+# no file per object), their dentries as warm as ours (a first walk).
+ext4_bigdir() {	# N: prints the directory
+	local d=/nvme/bigls-ext4
+	if [ "$(find "$d" -maxdepth 1 -type f 2>/dev/null | wc -l)" != "$1" ]; then
+		rm -rf "$d"
+		python3 -c 'import os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+os.makedirs(d)
+for i in range(n):
+    os.close(os.open(os.path.join(d, "obj-%06d" % i), os.O_CREAT | os.O_WRONLY, 0o644))' "$d" "$1" || return 1
+	fi
+	timeout -k 5 "$BIGLS_TIMEOUT" ls -l "$d" >/dev/null 2>&1
+	echo "$d"
 }
 # The daemon serves one endpoint: it moves to fakes3 (FAKES3_ENDPOINT) for
 # the phases on it, logging to LOGS/LOG, and back to s3rver after them.
@@ -1241,13 +1261,11 @@ EOF
 			lower=$LEFT_DIR
 			if [ -n "$lower" ]; then
 				rec s3cachefs cold bigls-cost ok "" "" "" "" "" \
-					"daemon peak RSS ${LEFT_HWM:-?} KiB; cache directory $LEFT_KB KiB for $BIGLS_N entries ($((LEFT_KB * 1024 / BIGLS_N)) B each)"
-				# The limit for the warm walk: ls -l of the same number of
-				# files on the cache ext4 (the lower directory), its
-				# dentries as warm as ours (a first walk, untimed).
-				timeout -k 5 "$BIGLS_TIMEOUT" ls -l "$lower" >/dev/null 2>&1
-				META_TIMEOUT=$BIGLS_TIMEOUT meta ext4 warm bigls $((BIGLS_N + 1)) ls -l "$lower"
+					"daemon peak RSS ${LEFT_HWM:-?} KiB; cache device $LEFT_KB KiB for $BIGLS_N entries ($((LEFT_KB * 1024 / BIGLS_N)) B each: lower directory and its index)"
 			fi
+			lower=$(ext4_bigdir "$BIGLS_N")
+			[ -n "$lower" ] &&
+				META_TIMEOUT=$BIGLS_TIMEOUT meta ext4 warm bigls $((BIGLS_N + 1)) ls -l "$lower"
 			# Where a cold ls -l spends the CPUs (the profile runs: perf
 			# over one more cold walk, after the measured ones).
 			if [ "$PROFILE" = 1 ] && command -v perf >/dev/null && fresh_big_mount; then
@@ -1284,7 +1302,7 @@ huge_listing() {
 	listing_left huge
 	[ -n "$LEFT_DIR" ] || return 0
 	rec s3cachefs cold hugels-cost ok "" "" "" "" "" \
-		"daemon RSS ${LEFT_RSS:-?} KiB after it (peak ${LEFT_HWM:-?} KiB); cache directory $LEFT_KB KiB for $HUGELS_N entries ($((LEFT_KB * 1024 / HUGELS_N)) B each, and an inode of 256 B)"
+		"daemon RSS ${LEFT_RSS:-?} KiB after it (peak ${LEFT_HWM:-?} KiB); cache directory $LEFT_KB KiB for $HUGELS_N entries ($((LEFT_KB * 1024 / HUGELS_N)) B each$([ "$DIR_INDEX" = 1 ] && echo ": its index; no inode per entry" || echo ", and an inode of 256 B"))"
 }
 # listing_left NAME: what listing NAME/ of the fakes3 bucket left. The
 # daemon's memory (LEFT_RSS, LEFT_HWM: its peak, KiB), the lower directory
@@ -1297,7 +1315,10 @@ listing_left() {
 		[ "$k" = VmRSS: ] && LEFT_RSS=$v
 	done </proc/"$DAEMON_PID"/status
 	LEFT_DIR=$(find $CACHE_big -maxdepth 3 -type d -name "$1" -print -quit 2>/dev/null)
-	[ -n "$LEFT_DIR" ] && LEFT_KB=$(du -sk "$LEFT_DIR" | cut -f1)
+	[ -n "$LEFT_DIR" ] || return 0
+	# The directory's index, if it has one (dir_index), counts too.
+	LEFT_KB=$(du -sk "$LEFT_DIR" "$CACHE_big/.s3cachefs/lists/$(stat -c %i "$LEFT_DIR")" \
+		2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
 	return 0
 }
 
