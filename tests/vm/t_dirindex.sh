@@ -16,7 +16,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
 test_init dirindex
-plan 55
+plan 59
 P=/sys/module/s3cachefs/parameters
 fault_off() {
 	echo >$P/fault_points 2>/dev/null
@@ -37,6 +37,7 @@ n = int(sys.argv[3])
 objs = {"d/o-%04d" % i: ("d object %d\n" % i) * (1 + i % 7) for i in range(n)}
 objs["d/sub/x"] = "x\n"
 objs["e/one"] = "one\n"
+objs.update({"l/o-%04d" % i: ("d object %d\n" % i) * (1 + i % 7) for i in range(40)})
 json.dump({"bucket": sys.argv[2], "objects": objs}, open(sys.argv[1], "w"))
 PY
 body() {	# I: the bytes of d/o-I
@@ -116,6 +117,26 @@ check "a name the index does not hold: ENOENT" bash -c "! stat '$MNT/d/o-9999' 2
 is "$(($(fp_lines) - p4))" 0 "... with no request to S3"
 check "o-0007, read before, reads right again" cmp "$MNT/d/o-0007" <(body 7)
 
+# --- a loader opening names of a directory no one listed ----------------------
+# The second name new to the cache has the daemon list l/ (listing for
+# lookups); on a dir_index mount that listing leaves an index, and the
+# names after it are made from it: no HEAD for them.
+p5=$(fp_lines)
+is "$(python3 - "$MNT/l" <<'PY'
+import os, random, sys
+names = list(range(40))
+random.Random(3).shuffle(names)
+bad = [i for i in names
+       if open(os.path.join(sys.argv[1], "o-%04d" % i), "rb").read() !=
+          (("d object %d\n" % i) * (1 + i % 7)).encode()]
+print(" ".join(map(str, bad)))
+PY
+)" "" "a loader opens l/'s 40 names by name, shuffled: every file reads right"
+is "$(fp_count --from "$p5" --method GET --query 'delimiter=.*prefix=l%2F$')" 1 "... one listing of l/"
+is "$(fp_count --from "$p5" --method GET --path '/l/o-')/$(fp_count --from "$p5" --method HEAD --path '/l/')" "40/0" \
+	"... one GET per file, no HEAD"
+is "$(find "$CACHE/l" -maxdepth 1 -type f | wc -l)" 40 "... each has its cache file"
+
 # --- changed in S3 since the listing: the new version, whole --------------------
 printf 'a new version\n' >"$WORK/new"
 check "o-0020 is replaced in S3" curl -sSf -o /dev/null -X PUT --data-binary @"$WORK/new" "$direct/$BUCKET/d/o-0020"
@@ -130,7 +151,7 @@ check "... a read fails ($(cat "$WORK/gone.err"))" test "$rc" -ne 0
 is "$(stat -c %s "$WORK/gone")" 0 "... and returns no bytes"
 
 # --- find over the tree ----------------------------------------------------------
-is "$(find "$MNT" -type f | sort | tr '\n' ' ' | wc -w)" "$((N + 2))" \
+is "$(find "$MNT" -type f | sort | tr '\n' ' ' | wc -w)" "$((N + 42))" \
 	"find -type f: every file the listings gave"
 
 # --- after meta_ttl: listed again, as S3 has it ----------------------------------
