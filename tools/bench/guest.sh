@@ -1882,6 +1882,7 @@ write_env() {
 		echo "smallf_runtime=$SMALLF_RUNTIME"
 		echo "create_runtime=$CREATE_RUNTIME"
 		echo "bigls_n=$BIGLS_N"
+		echo "dir_index=$DIR_INDEX"
 		echo "hugels_n=$HUGELS_N"
 		echo "bigfind_n=$((BIGLS_DIRS * BIGLS_PER_DIR))"
 		echo "bigfind_dirs=$BIGLS_DIRS"

@@ -633,7 +633,10 @@ if any(k[2].startswith("bigls") for k in R):
     w("http.client: an exec of curl per page costs more than the page under TCG). First entry:")
     w("`os.scandir()` of the cold directory until its first entry, on a fresh mount. `ls -l`")
     w("cold: a fresh mount and an empty cache; warm: the same again right after; its limit is")
-    w("`ls -l` of the lower directory on the cache ext4 (as many files), after one untimed walk.")
+    w("`ls -l` of as many empty files in one directory of the cache ext4, after one untimed walk.")
+    if env.get("dir_index", "1") == "1":
+        w("s3cachefs mounts with `dir_index`: a listing leaves an index per directory, not a cache")
+        w("file per object (docs/architecture.md, \"Directory indexes\").")
     w("`find -type f` over %s objects in %s directories of the same bucket, cold: a fresh mount on"
       % (env.get("bigfind_n", "?"), env.get("bigfind_dirs", "?")))
     w("an empty cache; its limit lists every directory, over one connection in turn and over 8 at")
