@@ -6,7 +6,7 @@
  *         dir_mode=][,fetch_timeout=S][,meta_ttl=S][,readahead=KiB]
  *         [,writable[,allow_delete][,dirty_ratio=PCT]
  *         [,writeback|nowriteback[,upload_delay=S][,writeback_max=MiB]]]
- *         [,posix_meta | ,dir_index]
+ *         [,posix_meta | ,[no]dir_index]
  *         BUCKET[:PREFIX] MOUNTPOINT
  *
  * writable: files may be created, written and uploaded (upload.c),
@@ -27,9 +27,10 @@
  * each object's mode, owner and mtime are s3fs-fuse's x-amz-meta-*
  * headers (a HEAD per object at its first lookup), symlinks are
  * objects, and chmod, chown and utimes change the headers in S3.
- * dir_index (read-only mounts without posix_meta): a listing leaves an
- * index of the directory instead of a cache file per object (index.c),
- * with a daemon that can (protocol 9; an older one lists as before).
+ * dir_index (read-only mounts without posix_meta; default: the module's
+ * dir_index, nodir_index turns it off): a listing leaves an index of the
+ * directory instead of a cache file per object (index.c), with a daemon
+ * that can (protocol 9; an older one lists as before).
  *
  * Defaults for the knobs come from module parameters. Bad options fail the
  * mount with a message in the fs_context log (dmesg with mount(2)).
@@ -62,6 +63,10 @@ MODULE_PARM_DESC(dirty_ratio, "Default percent of the dirty threshold a writable
 static unsigned int upload_delay = 5;
 module_param(upload_delay, uint, 0644);
 MODULE_PARM_DESC(upload_delay, "Default seconds a write-back mount waits after a close before uploading (5)");
+
+static bool dir_index;
+module_param(dir_index, bool, 0644);
+MODULE_PARM_DESC(dir_index, "Default for read-only mounts without posix_meta: listings leave directory indexes (N)");
 
 #define S3CFS_TIMEOUT_MAX	3600		/* s */
 #define S3CFS_TTL_MAX		(30 * 86400)	/* s; in ms it must fit a u32 */
@@ -100,7 +105,7 @@ const struct fs_parameter_spec s3cfs_fs_parameters[] = {
 	fsparam_flag("writable", Opt_writable),
 	fsparam_flag("allow_delete", Opt_allow_delete),
 	fsparam_flag("posix_meta", Opt_posix_meta),
-	fsparam_flag("dir_index", Opt_dir_index),
+	fsparam_flag_no("dir_index", Opt_dir_index),
 	fsparam_u32("dirty_ratio", Opt_dirty_ratio),
 	fsparam_flag_no("writeback", Opt_writeback),
 	fsparam_u32("upload_delay", Opt_upload_delay),
@@ -190,7 +195,7 @@ static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 		o->posix_meta = true;
 		break;
 	case Opt_dir_index:
-		o->dir_index = true;
+		o->dir_index = !result.negated;
 		break;
 	case Opt_readahead:
 		if (result.uint_32 > S3CFS_RA_MAX)
@@ -288,7 +293,8 @@ static int s3cfs_get_tree(struct fs_context *fc)
 		return invalfc(fc, "allow_delete needs writable");
 	if (ctx->opts.writeback && !ctx->opts.writable)
 		return invalfc(fc, "writeback needs writable");
-	if (ctx->opts.dir_index && (ctx->opts.writable || ctx->opts.posix_meta))
+	if ((ctx->set & BIT(Opt_dir_index)) && ctx->opts.dir_index &&
+	    (ctx->opts.writable || ctx->opts.posix_meta))
 		return invalfc(fc, "dir_index is for read-only mounts without posix_meta");
 	return get_tree_nodev(fc, s3cfs_fill_super);
 }
@@ -312,7 +318,7 @@ static bool s3cfs_fixed_opts_changed(struct s3cfs_fs_ctx *ctx,
 	       ((ctx->set & BIT(Opt_writable)) && !o->writable) ||
 	       ((ctx->set & BIT(Opt_allow_delete)) && !o->allow_delete) ||
 	       ((ctx->set & BIT(Opt_posix_meta)) && !o->posix_meta) ||
-	       ((ctx->set & BIT(Opt_dir_index)) && !o->dir_index) ||
+	       ((ctx->set & BIT(Opt_dir_index)) && n->dir_index != o->dir_index) ||
 	       ((ctx->set & BIT(Opt_writeback)) && n->writeback != o->writeback);
 }
 
@@ -416,6 +422,10 @@ void s3cfs_take_opts(struct fs_context *fc, struct s3cfs_mount_opts *opts)
 	/* What the daemon's defaults for the bucket may not override. */
 	opts->writeback_given = ctx->set & BIT(Opt_writeback);
 	opts->upload_delay_given = ctx->set & BIT(Opt_upload_delay);
+	/* Indexes by default (the module's dir_index) where a mount can have them. */
+	if (!(ctx->set & BIT(Opt_dir_index)))
+		opts->dir_index = READ_ONCE(dir_index) && !opts->writable &&
+				  !opts->posix_meta;
 	/* A writable mount's files and directories are writable by default. */
 	if (opts->writable && !(ctx->set & BIT(Opt_file_mode)))
 		opts->file_mode = 0644;

@@ -38,7 +38,8 @@ DAEMON_LOG=
 load_module() {
 	[ -d /sys/module/s3cachefs ] && return 0
 	[ -f "$S3CFS_KO" ] || { echo "load_module: no module at $S3CFS_KO" >&2; return 1; }
-	insmod "$S3CFS_KO" "$@"
+	# S3CFS_MODULE_PARAMS: the suite run with other defaults (dir_index=1).
+	insmod "$S3CFS_KO" ${S3CFS_MODULE_PARAMS:-} "$@"
 }
 
 unload_module() {
