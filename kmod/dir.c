@@ -445,9 +445,10 @@ static int s3cfs_dir_begin(struct file *file, struct s3cfs_dir_file *df,
 
 /*
  * A dir_index mount, and no log to read: open the directory's index into
- * @df. Without one, the lower directory serves only if it holds a whole
- * listing (or there is no daemon to ask); otherwise list it now (once:
- * @listed says this readdir already did).
+ * @df (with no daemon, however old: the cache as it is). Without one, the
+ * lower directory serves only if it holds a whole listing (or there is no
+ * daemon to ask); otherwise list it now (once: @listed says this readdir
+ * already did).
  */
 static int s3cfs_dir_index_begin(struct file *file, struct s3cfs_dir_file *df,
 				 bool listed)
@@ -460,7 +461,7 @@ static int s3cfs_dir_index_begin(struct file *file, struct s3cfs_dir_file *df,
 
 	/* A LIST answered with no log to read is done with. */
 	s3cfs_dir_stream_end(df);
-	f = s3cfs_index_open(dir, &len, &at);
+	f = s3cfs_index_open(dir, &len, &at, !s3cfs_daemon_present());
 	if (!IS_ERR(f)) {
 		df->log = f;
 		df->log_ino = file_inode(f)->i_ino;

@@ -114,10 +114,13 @@ static bool s3cfs_index_whole(struct file *f, u64 len)
  * @dir: upper directory on a mount with dir_index
  * @len: set to the bytes of its records
  * @at: set to when it was listed, in jiffies
+ * @any_age: a stale one too (no daemon to list again: the cache as it is;
+ *	its names are then trusted no longer, *@at is long past)
  *
  * Return: the open index, or an ERR_PTR (-ENODATA: none, or too old).
  */
-struct file *s3cfs_index_open(struct inode *dir, u64 *len, unsigned long *at)
+struct file *s3cfs_index_open(struct inode *dir, u64 *len, unsigned long *at,
+			      bool any_age)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
 	char name[sizeof(S3CFS_LISTING_DIR) + 24];
@@ -127,8 +130,12 @@ struct file *s3cfs_index_open(struct inode *dir, u64 *len, unsigned long *at)
 	s64 secs;
 
 	old_cred = override_creds(sbi->creds);
-	if (!s3cfs_index_fresh(dir, at) ||
-	    s3cfs_index_xattr(dir, &secs, &ino, len))
+	if (!s3cfs_index_fresh(dir, at)) {
+		if (!any_age)
+			goto out;
+		*at = jiffies - msecs_to_jiffies(READ_ONCE(sbi->opts.meta_ttl_ms)) - 1;
+	}
+	if (s3cfs_index_xattr(dir, &secs, &ino, len))
 		goto out;
 	snprintf(name, sizeof(name), S3CFS_LISTING_DIR "/%lu",
 		 S3CFS_I(dir)->lower_inode->i_ino);

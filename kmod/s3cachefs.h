@@ -532,7 +532,8 @@ struct dentry *s3cfs_lower_lookup(struct dentry *parent,
 /* index.c: directory indexes */
 u64 s3cfs_listed_ino(struct inode *dir, const char *name, unsigned int len);
 bool s3cfs_index_fresh(struct inode *dir, unsigned long *at);
-struct file *s3cfs_index_open(struct inode *dir, u64 *len, unsigned long *at);
+struct file *s3cfs_index_open(struct inode *dir, u64 *len, unsigned long *at,
+			      bool any_age);
 bool s3cfs_inode_listed(struct inode *inode);
 void s3cfs_index_prime(struct dentry *parent, const char *name,
 		       unsigned int len, const u8 *v, size_t vlen, u64 ino,

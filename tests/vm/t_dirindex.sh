@@ -16,7 +16,7 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
 test_init dirindex
-plan 68
+plan 70
 P=/sys/module/s3cachefs/parameters
 fault_off() {
 	echo >$P/fault_points 2>/dev/null
@@ -187,6 +187,11 @@ fault_off
 is "$(cat "$WORK/e.ls")" "one" "the answer before the report: the listing's log serves the readdir"
 check "... (the answer did overtake: fault point hit)" \
 	bash -c "dmesg | tail -n +$((D0 + 1)) | grep -q 'fault point list_begin'"
+# No daemon: nothing is fresh, nothing can be listed; the index as it is.
+kill_daemon
+is "$(timeout 10 ls "$MNT/d" 2>&1 | grep -c '^o-')" "$((N - 1))" \
+	"with no daemon a readdir lists from the index, however old"
+check_sh "daemon starts again" start_daemon
 check "umount" umount_s3 "$MNT"
 
 # --- the same cache without dir_index: listed again, every object there --------
