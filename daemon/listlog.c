@@ -179,22 +179,6 @@ static int pair_cmp(const void *a, const void *b)
 	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-static int write_all(int fd, const void *p, size_t len, off_t off)
-{
-	const char *c = p;
-
-	while (len) {
-		ssize_t n = pwrite(fd, c, len, off);
-
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		c += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 /**
  * s3d_listlog_publish() - keep a finished listing's log as the index
  * @l: the log, with every record added (an index log: @l->index)
@@ -210,22 +194,25 @@ static int write_all(int fd, const void *p, size_t len, off_t off)
 int s3d_listlog_publish(struct s3d_listlog *l, int lower_dirfd, time_t when)
 {
 	struct s3cfs_index_tail tail;
+	uint64_t records;
 	char v[80];
-	int err;
+	int err = 0;
 
-	s3d_listlog_flush(l);
+	records = s3d_listlog_flush(l);
 	if (l->fd < 0 || l->failed || !l->index)
 		return -EIO;
 	qsort(l->pairs, l->npairs, 2 * sizeof(*l->pairs), pair_cmp);
-	tail.records = l->written;
+	tail.records = records;
 	tail.count = l->npairs;
 	tail.magic = S3CFS_INDEX_MAGIC;
-	err = write_all(l->fd, l->pairs, l->npairs * 2 * sizeof(*l->pairs),
-			(off_t)l->written);
-	err = err ?: write_all(l->fd, &tail, sizeof(tail),
-			       (off_t)(l->written + l->npairs * 8));
+	/* After the records, written as they are (a failure stops the log). */
+	s3d_buf_add(&l->pending, l->pairs, l->npairs * 2 * sizeof(*l->pairs));
+	s3d_buf_add(&l->pending, &tail, sizeof(tail));
+	s3d_listlog_flush(l);
+	if (l->failed)
+		err = -EIO;
 	snprintf(v, sizeof(v), "%lld %" PRIu64 " %" PRIu64, (long long)when,
-		 l->ino, l->written);
+		 l->ino, records);
 	if (!err && fsetxattr(lower_dirfd, S3CFS_XATTR_INDEX, v, strlen(v), 0))
 		err = -errno;
 	if (err) {

@@ -18,7 +18,8 @@ struct s3d_listlog {
 	int fd;
 	char name[24];		/* the lower directory's inode number */
 	uint64_t ino;		/* the log's */
-	uint64_t written;	/* bytes of whole records in the file */
+	uint64_t written;	/* bytes of whole records in the file (once
+				 * published, of the index's table too) */
 	struct s3d_buf pending;	/* records not written yet */
 	bool failed;		/* a write failed: the log stops growing */
 	bool index;		/* to be kept at the end as the directory's index */

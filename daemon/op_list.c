@@ -321,14 +321,17 @@ static bool passed_dir_of(const struct list_op *op, const char *name)
 	return (unsigned char)pos[len] >= '/';
 }
 
-/* Log the held files no later page can replace any more. */
-static int release_held(struct list_op *op)
+/*
+ * Log the held files no later page can replace any more: those the
+ * listing has passed, or, at its end (@all), every one.
+ */
+static int release_held(struct list_op *op, bool all)
 {
 	struct held **pp = &op->held, *h;
 	int seen, err;
 
 	while ((h = *pp)) {
-		if (!passed_dir_of(op, h->name)) {
+		if (!all && !passed_dir_of(op, h->name)) {
 			pp = &h->next;
 			continue;
 		}
@@ -370,23 +373,7 @@ static int page_progress(struct list_op *op, const struct list_page *p)
 		free(op->passed);
 		op->passed = copy;
 	}
-	return release_held(op);
-}
-
-/* At the end no page can replace a file: log those still held. */
-static int release_all_held(struct list_op *op)
-{
-	struct held *h;
-	int seen, err = 0;
-
-	while (!err && (h = op->held)) {
-		op->held = h->next;
-		if (s3d_strset_get(&op->seen, h->name, &seen) &&
-		    seen == SEEN_FILE)
-			err = log_held(op, h);
-		free(h);
-	}
-	return err;
+	return release_held(op, false);
 }
 
 /* At the end: every name of the lower directory not in the log yet. */
@@ -747,7 +734,7 @@ static void list_complete(struct list_op *op)
 		err = s3d_store_set_listed(op->dirfd, time(NULL));
 	/* The log's last records go out before the answer, which says the
 	 * log is whole (DONE) only if it is: a reader of it fails otherwise. */
-	err = err ?: release_all_held(op);
+	err = err ?: release_held(op, true);
 	err = err ?: log_rest(op);
 	if (!err)
 		log_report(op);

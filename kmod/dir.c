@@ -199,9 +199,16 @@ static int s3cfs_dir_list_answered(struct file *file,
 	return status;
 }
 
-/* The listing log @ino of the lower directory @ldir, or an ERR_PTR. */
-static struct file *s3cfs_list_log_open(struct s3cfs_sb_info *sbi,
-					struct inode *ldir, u64 ino)
+/**
+ * s3cfs_list_log_open() - open a listing's log, or a directory's index
+ * @sbi: the mount
+ * @ldir: the lower directory
+ * @ino: the log's inode number, as the daemon gave it
+ *
+ * Return: the log, or an ERR_PTR (-ESTALE: another listing's).
+ */
+struct file *s3cfs_list_log_open(struct s3cfs_sb_info *sbi, struct inode *ldir,
+				 u64 ino)
 {
 	char name[sizeof(S3CFS_LISTING_DIR) + 24];
 	const struct cred *old_cred;
@@ -210,7 +217,7 @@ static struct file *s3cfs_list_log_open(struct s3cfs_sb_info *sbi,
 	snprintf(name, sizeof(name), S3CFS_LISTING_DIR "/%lu", ldir->i_ino);
 	old_cred = override_creds(sbi->creds);
 	log = file_open_root(&sbi->lower_root, name,
-			     O_RDONLY | O_LARGEFILE | O_NOFOLLOW, 0);
+			     O_RDONLY | O_LARGEFILE | O_NOFOLLOW | O_NOATIME, 0);
 	revert_creds(old_cred);
 	if (!IS_ERR(log) && file_inode(log)->i_ino != ino) {
 		/* Another listing's (a daemon that started over). */
@@ -220,27 +227,38 @@ static struct file *s3cfs_list_log_open(struct s3cfs_sb_info *sbi,
 	return log;
 }
 
+/* Read the log @ino of @df's directory from now on. Return: 0 or -errno. */
+static int s3cfs_dir_log_take(struct file *file, struct s3cfs_dir_file *df,
+			      u64 ino)
+{
+	struct file *log;
+
+	log = s3cfs_list_log_open(S3CFS_SB(file_inode(file)->i_sb),
+				  file_inode(df->lower), ino);
+	if (IS_ERR(log))
+		return PTR_ERR(log);
+	df->log = log;
+	df->log_ino = ino;
+	return 0;
+}
+
 /* Open the log @df->list reports now, or wait for the listing's end. */
 static int s3cfs_dir_stream_reopen(struct file *file, struct s3cfs_dir_file *df)
 {
 	struct s3cfs_req *req = df->list;
-	struct file *log;
 	u64 ino;
 	int err;
 
 	spin_lock(&req->wait.lock);
 	ino = req->list_ino;
 	spin_unlock(&req->wait.lock);
-	log = s3cfs_list_log_open(S3CFS_SB(file_inode(file)->i_sb),
-				  file_inode(df->lower), ino);
-	if (IS_ERR(log)) {
-		pr_debug("listing %pd: no log (%ld): waiting for its end\n",
-			 file->f_path.dentry, PTR_ERR(log));
+	err = s3cfs_dir_log_take(file, df, ino);
+	if (err) {
+		pr_debug("listing %pd: no log (%d): waiting for its end\n",
+			 file->f_path.dentry, err);
 		err = s3cfs_dir_list_wait(req, U64_MAX);
 		return err ?: s3cfs_dir_list_answered(file, df);
 	}
-	df->log = log;
-	df->log_ino = ino;
 	atomic64_inc(&S3CFS_SB(file_inode(file)->i_sb)->stats.lists_streamed);
 	return 0;
 }
@@ -266,18 +284,8 @@ static int s3cfs_dir_stream_begin(struct file *file, struct s3cfs_dir_file *df)
 		 * Answered before any report: on a dir_index mount its log,
 		 * kept as the index, holds the objects (whatever meta_ttl).
 		 */
-		if (!err && S3CFS_SB(file_inode(file)->i_sb)->index &&
-		    req->list_whole && req->list_ino) {
-			struct file *log;
-
-			log = s3cfs_list_log_open(req->sbi,
-						  file_inode(df->lower),
-						  req->list_ino);
-			if (!IS_ERR(log)) {
-				df->log = log;
-				df->log_ino = req->list_ino;
-			}
-		}
+		if (!err && req->sbi->index && req->list_whole && req->list_ino)
+			s3cfs_dir_log_take(file, df, req->list_ino);
 		return err;
 	}
 	return s3cfs_dir_stream_reopen(file, df);

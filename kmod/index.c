@@ -70,6 +70,15 @@ static int s3cfs_index_xattr(struct inode *dir, s64 *secs, u64 *ino, u64 *len)
 	return 0;
 }
 
+/* Is an index of a listing taken at @secs fresh? *@at: then, in jiffies. */
+static bool s3cfs_index_secs_fresh(struct inode *dir, s64 secs,
+				   unsigned long *at)
+{
+	return s3cfs_age_fresh((ktime_get_real_seconds() - secs) * MSEC_PER_SEC,
+			       READ_ONCE(S3CFS_SB(dir->i_sb)->opts.meta_ttl_ms),
+			       at);
+}
+
 /**
  * s3cfs_index_fresh() - does the directory have an index younger than meta_ttl?
  * @dir: upper directory on a mount with dir_index
@@ -81,17 +90,11 @@ static int s3cfs_index_xattr(struct inode *dir, s64 *secs, u64 *ino, u64 *len)
  */
 bool s3cfs_index_fresh(struct inode *dir, unsigned long *at)
 {
-	unsigned int ttl = READ_ONCE(S3CFS_SB(dir->i_sb)->opts.meta_ttl_ms);
 	u64 ino, len;
-	s64 secs, age;
+	s64 secs;
 
-	if (!ttl || s3cfs_index_xattr(dir, &secs, &ino, &len))
-		return false;
-	age = (ktime_get_real_seconds() - secs) * MSEC_PER_SEC;
-	if (age < 0 || age >= ttl)
-		return false;
-	*at = jiffies - msecs_to_jiffies(age);
-	return true;
+	return !s3cfs_index_xattr(dir, &secs, &ino, &len) &&
+	       s3cfs_index_secs_fresh(dir, secs, at);
 }
 
 /* Does @f end in the tail of an index of @len bytes of records? */
@@ -123,33 +126,28 @@ struct file *s3cfs_index_open(struct inode *dir, u64 *len, unsigned long *at,
 			      bool any_age)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(dir->i_sb);
-	char name[sizeof(S3CFS_LISTING_DIR) + 24];
 	const struct cred *old_cred;
-	struct file *f = ERR_PTR(-ENODATA);
+	struct file *f;
 	u64 ino;
 	s64 secs;
+	int err;
 
 	old_cred = override_creds(sbi->creds);
-	if (!s3cfs_index_fresh(dir, at)) {
+	err = s3cfs_index_xattr(dir, &secs, &ino, len);
+	revert_creds(old_cred);
+	if (err)
+		return ERR_PTR(-ENODATA);
+	if (!s3cfs_index_secs_fresh(dir, secs, at)) {
 		if (!any_age)
-			goto out;
+			return ERR_PTR(-ENODATA);
 		*at = jiffies - msecs_to_jiffies(READ_ONCE(sbi->opts.meta_ttl_ms)) - 1;
 	}
-	if (s3cfs_index_xattr(dir, &secs, &ino, len))
-		goto out;
-	snprintf(name, sizeof(name), S3CFS_LISTING_DIR "/%lu",
-		 S3CFS_I(dir)->lower_inode->i_ino);
-	f = file_open_root(&sbi->lower_root, name,
-			   O_RDONLY | O_LARGEFILE | O_NOFOLLOW | O_NOATIME, 0);
-	if (IS_ERR(f))
-		goto out;
-	/* Another listing's log, or one cut short: not this index. */
-	if (file_inode(f)->i_ino != ino || !s3cfs_index_whole(f, *len)) {
+	/* Another listing's log (checked there), or one cut short: not this index. */
+	f = s3cfs_list_log_open(sbi, S3CFS_I(dir)->lower_inode, ino);
+	if (!IS_ERR(f) && !s3cfs_index_whole(f, *len)) {
 		fput(f);
 		f = ERR_PTR(-ESTALE);
 	}
-out:
-	revert_creds(old_cred);
 	return f;
 }
 

@@ -41,11 +41,15 @@ bool s3cfs_name_hidden(bool in_root, const char *name, int len)
 	       (len == ll && !memcmp(name, S3CFS_LOST_FOUND, ll));
 }
 
-/*
- * Is something checked against S3 @age_ms ago still to be trusted, with
- * meta_ttl @ttl ms? If so, *@at is when it was checked, in jiffies.
+/**
+ * s3cfs_age_fresh() - is something checked @age_ms ago still trusted?
+ * @age_ms: how long ago it was checked against S3
+ * @ttl: meta_ttl, ms
+ * @at: set, if so, to when it was checked, in jiffies
+ *
+ * Return: true if it is younger than @ttl.
  */
-static bool s3cfs_age_fresh(s64 age_ms, unsigned int ttl, unsigned long *at)
+bool s3cfs_age_fresh(s64 age_ms, unsigned int ttl, unsigned long *at)
 {
 	if (age_ms < 0 || age_ms >= ttl)
 		return false;
@@ -153,7 +157,6 @@ static int s3cfs_lookup_upcall(struct dentry *parent, const char *name,
 			       u32 flags)
 {
 	struct s3cfs_sb_info *sbi = S3CFS_SB(parent->d_sb);
-	struct s3cfs_req *req;
 	char *buf, *path;
 	int err;
 
@@ -163,16 +166,7 @@ static int s3cfs_lookup_upcall(struct dentry *parent, const char *name,
 	atomic64_inc(&sbi->stats.lookups);
 	if (flags & S3CFS_LOOKUP_INDEX)
 		atomic64_inc(&sbi->stats.lookups_indexed);
-	req = s3cfs_req_alloc(sbi, S3CFS_CMD_LOOKUP);
-	err = -ENOMEM;
-	if (req) {
-		req->path = kstrdup(path, GFP_KERNEL);
-		req->name = kstrdup(name, GFP_KERNEL);
-		req->up_flags = flags;
-		if (req->path && req->name)
-			err = s3cfs_upcall_req(req);
-		s3cfs_req_put(req);
-	}
+	err = s3cfs_upcall(sbi, S3CFS_CMD_LOOKUP, path, name, flags);
 	__putname(buf);
 	return err;
 }
@@ -363,7 +357,8 @@ void s3cfs_name_refresh(struct s3cfs_sb_info *sbi, const char *path)
 
 	if (!parent)
 		return;
-	err = s3cfs_upcall(sbi, S3CFS_CMD_LOOKUP, parent, slash ? slash + 1 : path);
+	err = s3cfs_upcall(sbi, S3CFS_CMD_LOOKUP, parent, slash ? slash + 1 : path,
+			   0);
 	if (err && err != -ENOENT)
 		pr_debug("looking up %s again: %d\n", path, err);
 	kfree(parent);

@@ -241,7 +241,8 @@ struct s3cfs_sb_info {
  * @lower_inode: the lower inode, the inode's key in the inode hash; set
  *	in s3cfs_inode_set() and never changed (NULL while S3CFS_I_LISTED)
  * @lower: the lower dentry and mount this inode stands on, set when the
- *	inode is created and never changed
+ *	inode is created (a listed inode: when it takes its lower file, under
+ *	S3CFS_I_ADOPTING, before S3CFS_I_LISTED is cleared) and never changed
  * @flags: S3CFS_I_* bits
  * @data_sem: shared around every scan of the lower extent map (and while
  *	opening @lower_file); exclusive while punching lower data (EVICT)
@@ -444,8 +445,8 @@ struct s3cfs_req {
 	u32 prio;		/* FETCH: enum s3cfs_prio */
 	u64 ino;		/* UPLOAD: INO */
 	u64 size;		/* UPLOAD, RENAME: SIZE */
-	u32 up_flags;		/* UPLOAD: FLAGS (S3CFS_UP_*); DELETE: S3CFS_DEL_*;
-				 * LOOKUP: S3CFS_LOOKUP_* */
+	/* FLAGS: UPLOAD's S3CFS_UP_*, DELETE's S3CFS_DEL_*, LOOKUP's S3CFS_LOOKUP_* */
+	u32 up_flags;
 	u64 stream;		/* UPLOAD: STREAM, with PARTS and LENGTH (stream.c) */
 	u32 parts;
 	char *path2;		/* RENAME: PATH2 */
@@ -522,6 +523,7 @@ struct dentry *s3cfs_lookup(struct inode *dir, struct dentry *dentry,
 			    unsigned int flags);
 extern const struct dentry_operations s3cfs_dops;
 bool s3cfs_name_hidden(bool in_root, const char *name, int len);
+bool s3cfs_age_fresh(s64 age_ms, unsigned int ttl, unsigned long *at);
 bool s3cfs_dir_listed_fresh(struct inode *dir);
 bool s3cfs_dir_lower_listed(struct inode *dir);
 void s3cfs_name_refresh(struct s3cfs_sb_info *sbi, const char *path);
@@ -542,6 +544,8 @@ int s3cfs_inode_adopt(struct dentry *dentry);
 
 /* dir.c */
 extern const struct file_operations s3cfs_dir_fops;
+struct file *s3cfs_list_log_open(struct s3cfs_sb_info *sbi, struct inode *ldir,
+				 u64 ino);
 
 /* posix.c */
 int s3cfs_posix_get(struct dentry *lower, struct s3cfs_posix *p);
@@ -742,7 +746,7 @@ int s3cfs_req_wait(struct s3cfs_req *req, unsigned long deadline,
 		   bool (*ready)(struct s3cfs_req *req, void *arg), void *arg);
 void s3cfs_req_complete(struct s3cfs_req *req, int status);
 int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
-		 const char *name);
+		 const char *name, u32 flags);
 int s3cfs_upcall_req(struct s3cfs_req *req);
 int s3cfs_upcall_reply(const struct s3cfs_reply *r);
 int s3cfs_upcall_register(u32 portid, u32 version);

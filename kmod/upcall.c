@@ -499,13 +499,14 @@ void s3cfs_req_abandon(struct s3cfs_req *req)
  * @cmd: S3CFS_CMD_LOOKUP, S3CFS_CMD_LIST or S3CFS_CMD_MOUNT
  * @path: PATH attribute or NULL
  * @name: NAME attribute or NULL
+ * @flags: FLAGS attribute (LOOKUP: S3CFS_LOOKUP_*), or 0
  *
  * Waits at most the mount's fetch timeout.
  *
  * Return: the daemon's status, or -ENOMEM, -EINTR, -EIO (timeout).
  */
 int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
-		 const char *name)
+		 const char *name, u32 flags)
 {
 	struct s3cfs_req *req;
 	int err;
@@ -513,6 +514,7 @@ int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 	req = s3cfs_req_alloc(sbi, cmd);
 	if (!req)
 		return -ENOMEM;
+	req->up_flags = flags;
 	err = -ENOMEM;
 	if (path) {
 		req->path = kstrdup(path, GFP_KERNEL);
