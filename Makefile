@@ -14,7 +14,7 @@ KDIR ?= $(if $(wildcard /lib/modules/$(KVER)/build),/lib/modules/$(KVER)/build,$
 KDIR_DEBUG ?= $(abspath ../shared/kernel-debug/build)
 KERNEL ?= 6.1
 
-.PHONY: all module daemon modules-all clean check check-host check-vm powercut demo lint bench setup
+.PHONY: all module daemon modules-all clean check check-full check-host check-vm powercut demo lint bench setup
 
 all: module daemon
 
@@ -44,6 +44,19 @@ modules-all: build/6.1/s3cachefs.ko build/6.12/s3cachefs.ko
 
 check: daemon
 	bash tests/run.sh --kernel $(KERNEL) $(CHECK_ARGS)
+
+# Everything on every kernel, the debug kernel included (what CI leaves out
+# of the second kernel's run, and KASAN/lockdep): for kernel work before it
+# is called done. Hours under TCG.
+FULL_KERNELS ?= 6.1 6.12 debug
+check-full: daemon
+	@mkdir -p build; fail=0; for k in $(FULL_KERNELS); do \
+		{ bash tests/run.sh --kernel $$k $(CHECK_ARGS) 2>&1 || echo failed >build/check-full-$$k.failed; } | \
+			tee build/check-full-$$k.log; \
+		[ ! -e build/check-full-$$k.failed ] || { rm -f build/check-full-$$k.failed; fail=1; }; \
+	done; \
+	for k in $(FULL_KERNELS); do printf '%s: ' $$k; tail -n 1 build/check-full-$$k.log; done; \
+	exit $$fail
 
 check-host: daemon
 	bash tests/run.sh --host-only

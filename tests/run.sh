@@ -5,23 +5,27 @@
 #
 #   tests/run.sh [--kernel 6.1|6.12|debug] [--host-only|--vm-only]
 #                [--only "GLOBS"] [--skip GLOB,...] [--quick] [--timeout S]
-#                [--env VAR=VALUE]...
+#                [--shards N] [--env VAR=VALUE]...
 #   tests/run.sh --selftest-harness [--kernel K]
 #
 # 1. Host tests: `make -C daemon test` (TAP), skipped while daemon/ has no
 #    Makefile.
 # 2. VM tests (not with --host-only): builds the module for the kernel
 #    (make build/K/s3cachefs.ko) and the test helpers (build/tests/), boots
-#    ONE guest (tools/vm/run-vm.sh) running tests/vm/guest-main.sh, which runs
-#    every tests/vm/t_*.sh (--only: just those matching, in the order given, e.g. "t_read*";
-#    --skip: not those, e.g. "t_memory,t_faults").
-#    Then, unless --only is given or --skip names "powercut",
-#    tests/powercut.sh: POWERCUT_ROUNDS (default 3) boots of a write-back
-#    writer ended by killing QEMU, each checked by the next boot.
+#    N guests side by side (--shards N, or $S3CFS_SHARDS; default 2, and 1
+#    with --only) running tests/vm/guest-main.sh, which share out
+#    every tests/vm/t_*.sh, longest first by tests/vm/durations (--only:
+#    just those matching, in the order given, e.g. "t_read*"; --skip: not
+#    those, e.g. "t_memory,t_faults"). Beside them, unless --only is given
+#    or --skip names "powercut", tests/powercut.sh: POWERCUT_ROUNDS
+#    (default 3) boots of a write-back writer ended by killing QEMU, each
+#    checked by the next boot. The host tests run beside the guests too
+#    (they mostly wait on their servers) and are printed first.
 #    --quick (or QUICK=1) makes the large fixtures smaller. --vm-only skips
 #    the host tests (while working on a VM test). --env sets a variable for
 #    the VM tests (a seed to replay, e.g. NSCHECK_SEED=N).
-# 3. Prints exactly one final line "N passed, N failed" (test points of all
+# 3. Prints a table of every test file's wall time, longest first (also in
+#    build/tests/times-K.txt), then exactly one final line "N passed, N failed" (test points of all
 #    TAP streams; skips are reported on the line before and not counted) and
 #    exits non-zero if anything failed, including a guest kernel log with a
 #    BUG/WARNING/KASAN/lockdep/kmemleak line.
@@ -31,8 +35,9 @@
 # loading tests/vm/selftest-oops (WARN_ON, then BUG) with a guest command
 # that exits 0 (the run must still fail, from the kernel log alone).
 #
-# Logs: build/tests/ (host.log, vm-K.tap, vm-K/ = the VM run directory with
-# console.log, dmesg and logs/ per test).
+# Logs: build/tests/ (host.log, vm-K.G.tap per guest G, vm-K/G/ = its run
+# directory with console.log, dmesg and logs/ per test; vm-K/queue/ = which
+# guest ran each test, and its time).
 set -uo pipefail
 # Parse everything before running anything: this file may be edited (a
 # checkout, a commit) while a long run is executing it.
@@ -42,7 +47,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo" || exit 2
 logs=$repo/build/tests
 
-kernel=6.1 host_only= vm_only= selftest= only= skip= vm_timeout=
+kernel=6.1 host_only= vm_only= selftest= only= skip= vm_timeout= shards=
 extra_env=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -54,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--skip)			skip=$2; shift 2 ;;
 	--quick)		export QUICK=1; shift ;;
 	--timeout)		vm_timeout=$2; shift 2 ;;
+	--shards)		shards=$2; shift 2 ;;
 	--env)			extra_env+=(--env "$2"); shift 2 ;;
 	-h|--help)		sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*)			echo "run.sh: unknown option $1" >&2; exit 2 ;;
@@ -188,71 +194,84 @@ $out"
 
 # --- host tests -----------------------------------------------------------
 # A host test command printing TAP; a non-zero exit with no failing test
-# point counts as one failure.
+# point counts as one failure. Its wall time goes to $logs/times.host.
 host_suite() {	# DESC LOG CMD...
-	local desc=$1 log=$2 rc
+	local desc=$1 log=$2 rc t0=$SECONDS
 	shift 2
 	echo "# host: $desc"
 	"$@" >"$log" 2>&1
 	rc=$?
+	echo "$((SECONDS - t0)) host $desc" >>"$logs/times.host"
 	grep -aE '^(ok|not ok|#|Bail out!|1\.\.)' "$log"
 	count_tap "$log"
 	if [ $rc != 0 ] && [ "$COUNTED_FAIL" = 0 ]; then
 		point not_ok "host: $desc (exit $rc)" "$(tail -n 30 "$log")"
 	fi
 }
+host_tests() {
+	: >"$logs/times.host"
+	if [ -f daemon/Makefile ]; then
+		host_suite "make -C daemon test" "$logs/host.log" make -C daemon test
+	else
+		echo "# SKIP host tests: daemon/Makefile is not there yet"
+	fi
+	# The daemon against a misbehaving fake S3 (retries, stalls, ETags, Range,
+	# broken listing keys), host only.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/resilience.sh" "$logs/resilience.log" timeout 300 bash tests/host/resilience.sh
+	# UPLOAD's multipart path against the fake (parts, conditions, aborts,
+	# a lost Complete answer), host only.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/upload_smoke.sh" "$logs/upload_smoke.log" timeout 300 bash tests/host/upload_smoke.sh
+	# Listing for lookups: a directory listed once for a loader opening its
+	# names, and the lookups that wait for that listing, host only.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/lookup_list.sh" "$logs/lookup_list.log" timeout 300 bash tests/host/lookup_list.sh
+	# The daemon's memory after a listing of 100 000 names, host only.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/list_memory.sh" "$logs/list_memory.log" timeout 300 bash tests/host/list_memory.sh
+	# POSIX attributes (protocol 5): the x-amz-meta-* of UPLOAD, MKDIR and
+	# SETMETA, and what LOOKUP records on a posix_meta mount, host only.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/posix_smoke.sh" "$logs/posix_smoke.log" timeout 300 bash tests/host/posix_smoke.sh
+	# A bucket whose credential endpoint hangs or fails holds up no other
+	# (credentials resolved on the loop, failures backed off), host only.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/creds_async.sh" "$logs/creds_async.log" timeout 300 bash tests/host/creds_async.sh
+	# The crash tests' judge of S3 against a writer's log, on made-up logs.
+	host_suite "tests/host/ack_verdict.sh" "$logs/ack_verdict.log" timeout 60 bash tests/host/ack_verdict.sh
+	# The bench's report on a saved run: every table, the chart, the README block.
+	host_suite "tests/host/bench_report.sh" "$logs/bench_report.log" timeout 120 bash tests/host/bench_report.sh
+	[ -f tools/s3cachectl/Makefile ] &&
+		host_suite "make -C tools/s3cachectl test" "$logs/ctl.log" make -C tools/s3cachectl test
+	# SigV4 against an independent signer (@smithy/signature-v4).
+	host_suite "tests/sigv4/test-sigv4.sh" "$logs/sigv4.log" timeout 300 bash tests/sigv4/test-sigv4.sh
+	# TLS certificate verification (nginx in front of fakes3, a throwaway CA).
+	host_suite "tests/tls/test-tls.sh" "$logs/tls.log" timeout 300 bash tests/tls/test-tls.sh
+	# DKMS add/install/remove against the installed headers (once per suite run:
+	# only with the default kernel, so CI's per-kernel runs do not repeat it).
+	if [ "$kernel" = 6.1 ] && [ -z "$only" ] && command -v dkms >/dev/null; then
+		host_suite "tests/dkms/test-dkms.sh" "$logs/dkms.log" bash tests/dkms/test-dkms.sh
+	fi
+	# The S3 client against a strict server (Ceph RGW: SigV4, 412, pagination);
+	# skips itself when ceph is not installed.
+	if [ "$kernel" = 6.1 ] && [ -z "$only" ]; then
+		host_suite "tests/rgw/test-rgw.sh" "$logs/rgw.log" timeout 900 bash tests/rgw/test-rgw.sh
+	fi
+	return 0
+}
 echo "TAP version 13"
-if [ -z "$vm_only" ]; then
-if [ -f daemon/Makefile ]; then
-	host_suite "make -C daemon test" "$logs/host.log" make -C daemon test
-else
-	echo "# SKIP host tests: daemon/Makefile is not there yet"
+rm -f "$logs/times.host" "$logs/times.powercut"
+host_pid=
+if [ -z "$vm_only" ] && [ -n "$host_only" ]; then
+	host_tests
+	finish
+elif [ -z "$vm_only" ]; then
+	# They wait on servers more than they compute: run them beside the
+	# guests, print them after.
+	host_tests >"$logs/host-tests.tap" 2>&1 &
+	host_pid=$!
 fi
-# The daemon against a misbehaving fake S3 (retries, stalls, ETags, Range,
-# broken listing keys), host only.
-[ -f daemon/s3cachefsd ] &&
-	host_suite "tests/host/resilience.sh" "$logs/resilience.log" timeout 300 bash tests/host/resilience.sh
-# UPLOAD's multipart path against the fake (parts, conditions, aborts,
-# a lost Complete answer), host only.
-[ -f daemon/s3cachefsd ] &&
-	host_suite "tests/host/upload_smoke.sh" "$logs/upload_smoke.log" timeout 300 bash tests/host/upload_smoke.sh
-# Listing for lookups: a directory listed once for a loader opening its
-# names, and the lookups that wait for that listing, host only.
-[ -f daemon/s3cachefsd ] &&
-	host_suite "tests/host/lookup_list.sh" "$logs/lookup_list.log" timeout 300 bash tests/host/lookup_list.sh
-# The daemon's memory after a listing of 100 000 names, host only.
-[ -f daemon/s3cachefsd ] &&
-	host_suite "tests/host/list_memory.sh" "$logs/list_memory.log" timeout 300 bash tests/host/list_memory.sh
-# POSIX attributes (protocol 5): the x-amz-meta-* of UPLOAD, MKDIR and
-# SETMETA, and what LOOKUP records on a posix_meta mount, host only.
-[ -f daemon/s3cachefsd ] &&
-	host_suite "tests/host/posix_smoke.sh" "$logs/posix_smoke.log" timeout 300 bash tests/host/posix_smoke.sh
-# A bucket whose credential endpoint hangs or fails holds up no other
-# (credentials resolved on the loop, failures backed off), host only.
-[ -f daemon/s3cachefsd ] &&
-	host_suite "tests/host/creds_async.sh" "$logs/creds_async.log" timeout 300 bash tests/host/creds_async.sh
-# The crash tests' judge of S3 against a writer's log, on made-up logs.
-host_suite "tests/host/ack_verdict.sh" "$logs/ack_verdict.log" timeout 60 bash tests/host/ack_verdict.sh
-# The bench's report on a saved run: every table, the chart, the README block.
-host_suite "tests/host/bench_report.sh" "$logs/bench_report.log" timeout 120 bash tests/host/bench_report.sh
-[ -f tools/s3cachectl/Makefile ] &&
-	host_suite "make -C tools/s3cachectl test" "$logs/ctl.log" make -C tools/s3cachectl test
-# SigV4 against an independent signer (@smithy/signature-v4).
-host_suite "tests/sigv4/test-sigv4.sh" "$logs/sigv4.log" timeout 300 bash tests/sigv4/test-sigv4.sh
-# TLS certificate verification (nginx in front of fakes3, a throwaway CA).
-host_suite "tests/tls/test-tls.sh" "$logs/tls.log" timeout 300 bash tests/tls/test-tls.sh
-# DKMS add/install/remove against the installed headers (once per suite run:
-# only with the default kernel, so CI's per-kernel runs do not repeat it).
-if [ "$kernel" = 6.1 ] && [ -z "$only" ] && command -v dkms >/dev/null; then
-	host_suite "tests/dkms/test-dkms.sh" "$logs/dkms.log" bash tests/dkms/test-dkms.sh
-fi
-# The S3 client against a strict server (Ceph RGW: SigV4, 412, pagination);
-# skips itself when ceph is not installed.
-if [ "$kernel" = 6.1 ] && [ -z "$only" ]; then
-	host_suite "tests/rgw/test-rgw.sh" "$logs/rgw.log" timeout 900 bash tests/rgw/test-rgw.sh
-fi
-fi
-[ -n "$host_only" ] && finish
 
 # --- VM tests -------------------------------------------------------------
 build_helpers
@@ -263,10 +282,14 @@ if make "build/$kernel/s3cachefs.ko" >"$logs/module-$kernel.log" 2>&1 &&
 	[ -n "$only" ] && vm_env+=(--env "S3CFS_TESTS=$only")
 	[ -n "$skip" ] && vm_env+=(--env "S3CFS_SKIP=$skip") &&
 		echo "# SKIP these VM tests (--skip): $skip"
+	# The whole suite is taken longest first, so that its shards end
+	# together (--only keeps the order given).
+	[ -z "$only" ] && vm_env+=(--env "S3CFS_DURATIONS=tests/vm/durations")
 else
 	point not_ok "build: s3cachefs.ko for $kernel" "$(grep -E 'error|Error' "$logs/module-$kernel.log" | head -n 20)"
 	# Without a module only the environment checks are worth a boot.
 	vm_env+=(--env "S3CFS_TESTS=t_00_env")
+	shards=1
 fi
 [ -x daemon/s3cachefsd ] || echo "# warning: daemon/s3cachefsd is not built"
 
@@ -275,37 +298,97 @@ if [ -z "$vm_timeout" ]; then
 	vm_timeout=2700
 	[ "$kernel" = debug ] && vm_timeout=7200
 fi
-echo "# vm: booting $kernel (${args[1]}), suite deadline $vm_timeout s"
-rm -rf "$logs/vm-$kernel"
-tools/vm/run-vm.sh "${args[@]}" "${vm_env[@]}" --timeout "$vm_timeout" \
-	--out "$logs/vm-$kernel" -- bash tests/vm/guest-main.sh | tee "$logs/vm-$kernel.tap"
-rc=${PIPESTATUS[0]}
-count_tap "$logs/vm-$kernel.tap"
-if [ -s "$logs/vm-$kernel/kernel-errors" ]; then
-	point not_ok "vm($kernel): kernel log free of BUG/WARNING/KASAN/lockdep/leaks" \
-		"$(head -n 30 "$logs/vm-$kernel/kernel-errors")
-full log: $logs/vm-$kernel/console.log"
-else
-	point ok "vm($kernel): kernel log free of BUG/WARNING/KASAN/lockdep/leaks"
-fi
-case $rc in
-0|122) ;;
-124) point not_ok "vm($kernel): suite finished within $vm_timeout s" ;;
-123) point not_ok "vm($kernel): guest ran to the end (it crashed or rebooted)" \
-	"$(tail -n 20 "$logs/vm-$kernel/console.log" 2>/dev/null)" ;;
-*) [ "$COUNTED_FAIL" = 0 ] && point not_ok "vm($kernel): guest-main exited $rc" ;;
-esac
-
-# --- power cuts: QEMU killed under a write-back writer, booted again ------
+[ -n "$shards" ] || { shards=${S3CFS_SHARDS:-2}; [ -n "$only" ] && shards=1; }
+[[ $shards =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --shards must be a positive number" >&2; exit 2; }
+vmdir=$logs/vm-$kernel
+queue=$vmdir/queue
+echo "# vm: booting $shards guest(s) of $kernel (${args[1]}), suite deadline $vm_timeout s"
+rm -rf "$vmdir" "$logs/vm-$kernel".*.tap "$logs/powercut-$kernel.tap"
+mkdir -p "$queue"
+vm_start=$SECONDS
+pids=()
+for i in $(seq "$shards"); do
+	tools/vm/run-vm.sh "${args[@]}" "${vm_env[@]}" --env "S3CFS_QUEUE=$queue" \
+		--env "S3CFS_SHARD=$i" --share "$queue" --timeout "$vm_timeout" \
+		--out "$vmdir/$i" -- bash tests/vm/guest-main.sh \
+		>"$logs/vm-$kernel.$i.tap" 2>"$logs/vm-$kernel.$i.stderr" &
+	pids+=($!)
+done
+# Power cuts: QEMU killed under a write-back writer, booted again (its own
+# guests, beside the suite's).
+pc_pid=
 if [ -z "$only" ] && [[ ,$skip, != *,powercut,* ]]; then
-	bash tests/powercut.sh --kernel "$kernel" --rounds "${POWERCUT_ROUNDS:-3}" \
-		>"$logs/powercut-$kernel.tap" 2>&1
+	(
+		t0=$SECONDS
+		bash tests/powercut.sh --kernel "$kernel" --rounds "${POWERCUT_ROUNDS:-3}"
+		rc=$?
+		echo "$((SECONDS - t0)) vm powercut ($((${POWERCUT_ROUNDS:-3} + 1)) boots)" >"$logs/times.powercut"
+		exit $rc
+	) >"$logs/powercut-$kernel.tap" 2>&1 &
+	pc_pid=$!
+fi
+
+if [ -n "$host_pid" ]; then
+	wait "$host_pid"
+	cat "$logs/host-tests.tap"
+	count_tap "$logs/host-tests.tap"
+fi
+
+for i in $(seq "$shards"); do
+	wait "${pids[i - 1]}"
+	rc=$?
+	tap=$logs/vm-$kernel.$i.tap
+	echo "# --- vm($kernel) guest $i of $shards (run directory $vmdir/$i)"
+	cat "$tap"
+	sed 's/^/# /' "$logs/vm-$kernel.$i.stderr" | grep -E '^# run-vm: (timing|timed out|the guest|the kernel log|  )' 
+	count_tap "$tap"
+	if [ -s "$vmdir/$i/kernel-errors" ]; then
+		point not_ok "vm($kernel) guest $i: kernel log free of BUG/WARNING/KASAN/lockdep/leaks" \
+			"$(head -n 30 "$vmdir/$i/kernel-errors")
+full log: $vmdir/$i/console.log"
+	else
+		point ok "vm($kernel) guest $i: kernel log free of BUG/WARNING/KASAN/lockdep/leaks"
+	fi
+	case $rc in
+	0|122) ;;
+	124) point not_ok "vm($kernel) guest $i: suite finished within $vm_timeout s" ;;
+	123) point not_ok "vm($kernel) guest $i: guest ran to the end (it crashed or rebooted)" \
+		"$(tail -n 20 "$vmdir/$i/console.log" 2>/dev/null)" ;;
+	*) [ "$COUNTED_FAIL" = 0 ] && point not_ok "vm($kernel) guest $i: guest-main exited $rc" ;;
+	esac
+done
+vm_wall=$((SECONDS - vm_start))
+# Every test some guest was to run ran to its end in one of them.
+for t in $(cat "$queue"/list.* 2>/dev/null | sort -u); do
+	t=$(basename "$t" .sh)
+	if [ ! -d "$queue/$t" ]; then
+		point not_ok "$t: not run (no guest took it: every guest stopped early)"
+	elif [ ! -s "$queue/$t/result" ]; then
+		point not_ok "$t: not finished (its guest stopped while it ran)"
+	fi
+done
+
+if [ -n "$pc_pid" ]; then
+	wait "$pc_pid"
 	rc=$?
 	grep -aE '^(ok|not ok|#)' "$logs/powercut-$kernel.tap"
 	count_tap "$logs/powercut-$kernel.tap"
 	[ $rc = 0 ] || [ "$COUNTED_FAIL" != 0 ] ||
 		point not_ok "powercut($kernel): tests/powercut.sh exited $rc" "$(tail -n 20 "$logs/powercut-$kernel.tap")"
 fi
+
+# Where the time went: every test file's wall time, longest first (also in
+# $logs/times-K.txt; tests/vm/durations is made from it).
+{
+	for d in "$queue"/*/; do
+		[ -s "$d/result" ] || continue
+		read -r secs g n f <"$d/result"
+		echo "$secs vm $(basename "$d") (guest $g, $n points, $f failed)"
+	done
+	cat "$logs/times.host" "$logs/times.powercut" 2>/dev/null
+} | sort -s -k1,1nr >"$logs/times-$kernel.txt"
+echo "# Wall time per test file, kernel $kernel: VM suite $vm_wall s in $shards guest(s), whole run $SECONDS s"
+awk '{ printf "#   %5d s  %-4s %s\n", $1, $2, substr($0, index($0, $3)) }' "$logs/times-$kernel.txt"
 finish
 exit
 }

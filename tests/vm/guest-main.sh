@@ -15,6 +15,13 @@
 # Leftover mounts and daemons are cleaned up between tests; at the end the
 # module must unload. Logs (daemon, test stderr, per-test dmesg) go to
 # $VM_OUT/logs. Exit status: 0 if nothing failed.
+#
+# Shards: with S3CFS_QUEUE, a directory shared by guests booted side by
+# side (run-vm.sh --share), each test runs in the one guest that claims it
+# first (mkdir there; atomic on the host), and its wall time, guest and
+# points are left in QUEUE/NAME/result. With S3CFS_DURATIONS (lines "NAME
+# SECONDS") the tests are taken longest first (a test not listed counts 120
+# s), so the long ones start early and the short ones fill in the ends.
 set -u
 # Parse everything before running anything: this file may be edited (a
 # checkout, a commit) while a long run is executing it.
@@ -210,6 +217,8 @@ run_one() {
 	dmesg | tail -n +$((dmesg_before + 1)) >"$LOGS/$name.dmesg"
 	cleanup_after "$name" "$S3CFS_PIDFILE"
 	note "$name: $(($(now) - start)) s"
+	[ -z "${S3CFS_QUEUE:-}" ] ||
+		echo "$(($(now) - start)) ${S3CFS_SHARD:-1} $ran $failed" >"$S3CFS_QUEUE/$name/result"
 }
 
 # Without S3CFS_TESTS every test runs, in name order; with it, in the order
@@ -240,6 +249,16 @@ fi
 for p in ${S3CFS_TESTS:-}; do
 	[[ $p == */* ]] && [ -f "$p" ] && tests+=("$p")
 done
+if [ -n "${S3CFS_DURATIONS:-}" ] && [ -f "$S3CFS_DURATIONS" ]; then
+	mapfile -t tests < <(
+		for t in ${tests[@]+"${tests[@]}"}; do
+			secs=$(awk -v n="$(basename "$t" .sh)" '$1 == n { print $2; exit }' "$S3CFS_DURATIONS")
+			echo "${secs:-120} $t"
+		done | sort -s -k1,1nr | cut -d' ' -f2-)
+fi
+# What the shards are to run, for tests/run.sh to check that all ran.
+[ -z "${S3CFS_QUEUE:-}" ] ||
+	printf '%s\n' ${tests[@]+"${tests[@]}"} >"$S3CFS_QUEUE/list.${S3CFS_SHARD:-1}"
 # After an oops or a soft lockup the kernel is not worth testing further:
 # the remaining tests would only run into their deadlines.
 tainted_dead() {
@@ -248,7 +267,12 @@ tainted_dead() {
 	(( t & (1 << 7 | 1 << 14) ))	# TAINT_DIE, TAINT_SOFTLOCKUP
 }
 for t in ${tests[@]+"${tests[@]}"}; do
-	if tainted_dead; then
+	if [ -n "${S3CFS_QUEUE:-}" ]; then
+		# Another guest has it, or this one can test no more: a test
+		# left unclaimed is reported by tests/run.sh.
+		tainted_dead && break
+		mkdir "$S3CFS_QUEUE/$(basename "$t" .sh)" 2>/dev/null || continue
+	elif tainted_dead; then
 		emit not_ok "$(basename "$t" .sh): not run: the kernel oopsed or locked up earlier (see the console log)"
 		continue
 	fi

@@ -8,6 +8,9 @@
 #
 # Every exec of a dynamically linked host binary costs ~0.3 s under TCG, so
 # this uses bash builtins and the static busybox wherever it can.
+# Parse everything before running anything: the host may edit this file
+# (a checkout, a commit) while a guest is still executing it.
+{
 run_dir=$1
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 TERM=dumb
@@ -66,6 +69,11 @@ fi
 $bb ip link set lo up
 $bb hostname s3cfs-vm
 [ -f "$run_dir/env" ] && . "$run_dir/env"
+if [ -n "${VM_SHARE:-}" ]; then
+	$bb mkdir -p "$VM_SHARE"
+	$bb mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 \
+		vmshare "$VM_SHARE" || say "stage2: cannot mount the shared directory $VM_SHARE"
+fi
 
 # The guest command's stdout and stderr: virtio serial ports named by the
 # host (no udev here, so find them through sysfs).
@@ -101,3 +109,5 @@ $bb dmesg >"$run_dir/dmesg" 2>/dev/null
 echo "$rc" >"$run_dir/exit-status"
 echo "vmrun: exit $rc" >/dev/console
 halt_vm
+exit
+}

@@ -6,7 +6,7 @@
 #   tools/vm/run-vm.sh --kernel {6.1|6.12|debug|/path/to/bzImage}
 #	[--mem MiB] [--smp N] [--disk-size G] [--timeout S] [--out DIR]
 #	[--env NAME=VALUE]... [--keep-disk | --disk IMAGE] [--s3-forward PORT]
-#	-- GUEST_COMMAND...
+#	[--share DIR] -- GUEST_COMMAND...
 #
 # The guest boots the kernel with a small initramfs (busybox + the modules to
 # reach the host, cached under build/vm/), mounts the host root read-only over
@@ -22,6 +22,11 @@
 # network whose only way out is 10.0.2.100:9000, forwarded to this host's
 # 127.0.0.1:PORT (one `busybox nc` per connection): an S3 server that
 # outlives the guest. The guest configures eth0 itself (10.0.2.15/24).
+#
+# --share DIR: DIR (on the host) is also mounted read-write at the same path
+# in the guest, and named by VM_SHARE there: guests booted side by side
+# with the same DIR see each other's files in it (tests/run.sh's shards
+# claim tests there).
 #
 # In the guest: VM_OUT is the run directory (shared read-write with the host
 # at the same path: files written there come back), VM_KERNEL the --kernel
@@ -51,7 +56,7 @@ LOG_BAD='BUG:|WARNING:|KASAN|Oops|kernel BUG at|invalid opcode|general protectio
 die() { echo "run-vm: $*" >&2; exit 125; }
 note() { echo "run-vm: $*" >&2; }
 
-kernel= mem= smp= disk_size=8 timeout=1800 out= keep_disk= disk= s3_forward=
+kernel= mem= smp= disk_size=8 timeout=1800 out= keep_disk= disk= s3_forward= share=
 envs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -65,6 +70,7 @@ while [ $# -gt 0 ]; do
 	--keep-disk)	keep_disk=1; shift ;;
 	--disk)		disk=$2; keep_disk=1; shift 2 ;;
 	--s3-forward)	s3_forward=$2; shift 2 ;;
+	--share)	share=$2; shift 2 ;;
 	--)		shift; break ;;
 	-h|--help)	sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*)		die "unknown option $1 (see --help)" ;;
@@ -228,7 +234,11 @@ else
 	# Keep the ten newest run directories.
 	ls -1dt "$vmdir"/runs/run.* 2>/dev/null | tail -n +11 | xargs -r rm -rf
 fi
-case "$run_dir$repo" in
+if [ -n "$share" ]; then
+	[ -d "$share" ] || die "--share $share: not a directory"
+	share=$(cd "$share" && pwd)
+fi
+case "$run_dir$repo$share" in
 *[[:space:]]*) die "paths with spaces are not supported: $run_dir" ;;
 esac
 rm -f "$run_dir"/{exit-status,console.log,stdout,stderr,dmesg,kmemleak,qemu.pid}
@@ -241,6 +251,7 @@ rm -f "$run_dir"/{exit-status,console.log,stdout,stderr,dmesg,kmemleak,qemu.pid}
 } >"$run_dir/cmd"
 {
 	printf 'export VM_OUT=%q VM_KERNEL=%q\n' "$run_dir" "$kernel"
+	[ -z "$share" ] || printf 'export VM_SHARE=%q\n' "$share"
 	while IFS='=' read -r name _; do
 		case "$name" in QUICK|S3CFS_*) printf 'export %s=%q\n' "$name" "${!name}" ;; esac
 	done < <(env)
@@ -287,6 +298,9 @@ qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -no-reboot
 	-device virtserialport,chardev=gerr,name=vmrun.stderr
 	-drive "file=$disk,if=none,id=nv,format=raw,cache=unsafe,discard=unmap"
 	-device nvme,serial=s3cfs0,drive=nv)
+[ -z "$share" ] ||
+	qemu+=(-fsdev "local,id=vmshare,path=$share,security_model=none,multidevs=remap"
+		-device virtio-9p-pci,fsdev=vmshare,mount_tag=vmshare)
 if [ -n "$s3_forward" ]; then
 	qemu+=(-netdev "user,id=n0,restrict=on,guestfwd=tcp:10.0.2.100:9000-cmd:busybox nc 127.0.0.1 $s3_forward"
 		-device virtio-net-pci,netdev=n0)
