@@ -130,6 +130,8 @@ static const struct option long_opts[] = {
 	  OPT_TUNE + S3D_TUNE_UPLOAD_PARALLEL },
 	{ "require-conditions", required_argument, NULL,
 	  OPT_TUNE + S3D_TUNE_REQUIRE_CONDITIONS },
+	{ "list-max-pages", required_argument, NULL,
+	  OPT_TUNE + S3D_TUNE_LIST_MAX_PAGES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -183,6 +185,9 @@ static void usage(FILE *f)
 "                       directory within a minute has the directory listed\n"
 "                       if it fits in N pages; its lookups wait for that\n"
 "                       (0..100, 0: off; default 4)\n"
+"  --list-max-pages N   a listing of more pages fails (EIO, logged), as do\n"
+"                       listings that repeat a token or go back (1..1000000,\n"
+"                       default 100000)\n"
 "  --part-size N        files of more than N bytes are uploaded in parts of N\n"
 "                       bytes (5242880..1073741824; default 16777216)\n"
 "  --upload-parallel N  parts of one upload in flight at most (1..64;\n"

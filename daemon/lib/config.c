@@ -38,6 +38,7 @@
 #include "base.h"
 #include "config.h"
 #include "creds.h"
+#include "listguard.h"
 #include "log.h"
 #include "path.h"
 #include "retry.h"
@@ -102,6 +103,7 @@ static const struct {
 	[K_TUNE + S3D_TUNE_PART_SIZE] = { "part_size", G },
 	[K_TUNE + S3D_TUNE_UPLOAD_PARALLEL] = { "upload_parallel", G },
 	[K_TUNE + S3D_TUNE_REQUIRE_CONDITIONS] = { "require_conditions", G },
+	[K_TUNE + S3D_TUNE_LIST_MAX_PAGES] = { "list_max_pages", G },
 };
 
 const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
@@ -132,6 +134,8 @@ const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
 		1, S3D_UPLOAD_PARALLEL_MAX, S3D_UPLOAD_PARALLEL_DEFAULT },
 	[S3D_TUNE_REQUIRE_CONDITIONS] = { "require_conditions",
 		"require-conditions", 0, 1, 0 },
+	[S3D_TUNE_LIST_MAX_PAGES] = { "list_max_pages", "list-max-pages",
+		1, S3D_LIST_PAGES_MAX, S3D_LIST_PAGES_DEFAULT },
 };
 
 /**
