@@ -78,6 +78,7 @@ enum {
 	OPT_VIRTUAL_HOST,
 	OPT_MAX_INFLIGHT,
 	OPT_ANONYMOUS,
+	OPT_ALLOW_HTTP,
 	OPT_CA_BUNDLE,
 	OPT_SELFTEST,
 	OPT_CACHE_LIMIT,
@@ -96,6 +97,7 @@ static const struct option long_opts[] = {
 	{ "virtual-host", no_argument, NULL, OPT_VIRTUAL_HOST },
 	{ "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT },
 	{ "anonymous", no_argument, NULL, OPT_ANONYMOUS },
+	{ "allow-http", no_argument, NULL, OPT_ALLOW_HTTP },
 	{ "ca-bundle", required_argument, NULL, OPT_CA_BUNDLE },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "daemonize", no_argument, NULL, 'd' },
@@ -154,6 +156,8 @@ static void usage(FILE *f)
 "  --path-style         bucket in the path (default for non-AWS endpoints)\n"
 "  --virtual-host       bucket in the host name (default for AWS)\n"
 "  --anonymous          send unsigned requests (public buckets)\n"
+"  --allow-http         allow an http:// endpoint (plain http: anyone on the\n"
+"                       path can read and change objects; refused without it)\n"
 "  --ca-bundle PATH     CA certificates for TLS (default $AWS_CA_BUNDLE, else\n"
 "                       the system store)\n"
 "  --max-inflight N     S3 requests in flight at most (default 64)\n"
@@ -253,6 +257,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			o->cli.max_inflight = (unsigned int)n;
+			break;
+		case OPT_ALLOW_HTTP:
+			o->cli.global.allow_http = 1;
 			break;
 		case OPT_ANONYMOUS:
 			o->cli.global.anonymous = 1;

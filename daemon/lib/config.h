@@ -77,6 +77,8 @@ int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
  * @ca_bundle: CA certificates file; NULL: not set
  * @path_style: 1 path, 0 virtual host, -1 not set
  * @anonymous: 1 unsigned requests, 0 signed, -1 not set
+ * @allow_http: 1 an http:// endpoint is allowed, 0 refused, -1 not set
+ *	(refused)
  */
 struct s3d_conf_s3 {
 	char *endpoint;
@@ -85,6 +87,7 @@ struct s3d_conf_s3 {
 	char *ca_bundle;
 	int path_style;
 	int anonymous;
+	int allow_http;
 };
 
 /* The module's bound on upload_delay (seconds). */

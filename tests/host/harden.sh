@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# harden.sh - what makes s3cachefsd safe to hand to a fleet, host only:
+#   - plain http: an http:// endpoint is refused unless allow_http = true
+#     (its section, [global] or --allow-http), with a warning when allowed;
+#     the same for s3cachectl;
+# Prints TAP; exit 1 if anything failed. Needs python3, root, setpriv.
+#
+#   tests/host/harden.sh [PORT]                 (tests/run.sh)
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+port=${1:-4634}
+work=$(mktemp -d "${TMPDIR:-/tmp}/s3d-harden.XXXXXX")
+daemon=${S3CFSD:-$repo/daemon/s3cachefsd}
+ctl=${S3CTL:-$repo/tools/s3cachectl/s3cachectl}
+unit=${S3CFS_UNIT:-$repo/tools/systemd/s3cachefsd.service}
+reqlog=$work/requests.jsonl
+ep=http://127.0.0.1:$port
+
+. "$repo/tests/lib/tap.sh"
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+
+srv= dpid=
+cleanup() {
+	[ -n "$dpid" ] && kill -9 "$dpid" 2>/dev/null
+	[ -n "$srv" ] && kill "$srv" 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Keys in the environment, as a service's EnvironmentFile gives them.
+export AWS_ACCESS_KEY_ID=AKIDHARDEN AWS_SECRET_ACCESS_KEY=secret-harden-0123
+export AWS_EC2_METADATA_DISABLED=true
+unset AWS_CA_BUNDLE
+
+[ -x "$daemon" ] || { echo "Bail out! no $daemon (make -C daemon)"; exit 1; }
+echo "TAP version 13"
+chmod 755 "$work"
+: >"$reqlog"
+python3 "$here/hostile_s3.py" "$port" "$reqlog" >"$work/server.out" 2>&1 &
+srv=$!
+for ((i = 0; i < 50; i++)); do
+	grep -q ready "$work/server.out" 2>/dev/null && break
+	sleep 0.1
+done
+nreq() { wc -l <"$reqlog"; }
+
+# --- plain http -----------------------------------------------------------------
+n0=$(nreq)
+"$daemon" --endpoint "$ep" --path-style --selftest list hostile hdr/ >"$work/out" 2>"$work/http.log"; rc=$?
+check "http: an http:// endpoint without allow_http: the daemon does not start (rc $rc)" test "$rc" != 0
+check "http: ... and says why" grep -q 'endpoint http://127.0.0.1:[0-9]* refused: plain http' "$work/http.log"
+is "$(($(nreq) - n0))" 0 "http: ... before any request"
+"$daemon" --endpoint "$ep" --path-style --allow-http --selftest list hostile hdr/ >"$work/out" 2>"$work/http2.log"; rc=$?
+is "$rc:$(grep -c '^OBJ hdr/get.bin' "$work/out")" "0:1" "http: --allow-http allows it"
+check "http: ... with a warning" grep -q 'warning: \[global\]: endpoint http://127.0.0.1:[0-9]* is plain http (allow_http)' "$work/http2.log"
+cat >"$work/ok.conf" <<EOF
+[global]
+endpoint = https://127.0.0.1:1
+[bucket hostile]
+endpoint = $ep
+addressing = path
+allow_http = true
+EOF
+"$daemon" --config "$work/ok.conf" --selftest list hostile hdr/ >"$work/out" 2>>"$work/http3.log"
+is "$(grep -c '^OBJ hdr/get.bin' "$work/out")" 1 "http: allow_http = true in the bucket's section allows it"
+sed 's/^allow_http = true/allow_http = false/' "$work/ok.conf" >"$work/no.conf"
+"$daemon" --config "$work/no.conf" --allow-http --selftest list hostile hdr/ >"$work/out" 2>"$work/http4.log"
+is "$(grep -c '^OBJ' "$work/out")" 0 "http: a section's allow_http = false wins over --allow-http"
+check "http: ... logged for that bucket" grep -q 'hostile: endpoint http://127.0.0.1:[0-9]* refused' "$work/http4.log"
+printf '[global]\nallow_http = perhaps\n' >"$work/bad.conf"
+"$daemon" --config "$work/bad.conf" --check-config >"$work/out" 2>&1; rc=$?
+check "http: --check-config: a bad allow_http is FILE:LINE, exit 2" \
+	bash -c "[ $rc = 2 ] && grep -q 'bad.conf:2: allow_http .perhaps.: want true or false' '$work/out'"
+if [ -x "$ctl" ]; then
+	"$ctl" ls --endpoint "$ep" --path-style s3://hostile/hdr/ >"$work/out" 2>"$work/ctl.err"; rc=$?
+	check "http: s3cachectl refuses it too (exit $rc)" \
+		bash -c "[ $rc = 1 ] && grep -q 'plain http endpoint http://127.0.0.1:[0-9]* refused' '$work/ctl.err'"
+	"$ctl" ls --endpoint "$ep" --path-style --allow-http s3://hostile/hdr/ >"$work/out" 2>"$work/ctl.err"
+	check "http: s3cachectl --allow-http" grep -q 'hdr/get.bin' "$work/out"
+fi
+
+echo "1..$TAP_N"
+[ "$TAP_FAILED" = 0 ] || { echo "# $TAP_FAILED failed; logs:"; tail -n 5 "$work"/*.log | sed 's/^/# /'; }
+[ "$TAP_FAILED" = 0 ]
