@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 
 #include "ctx.h"
@@ -585,6 +586,17 @@ int main(int argc, char **argv)
 	unsigned int inflight;
 	int err;
 
+	/*
+	 * First of all, before credentials are loaded: no core file (it would
+	 * hold the AWS keys, session tokens, object bytes), and no ptrace nor
+	 * /proc/PID/{environ,mem} (the environment's keys) for other processes
+	 * of the same user (tests/host/harden.sh checks both).
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
+		fprintf(stderr, "s3cachefsd: cannot make the process non-dumpable: %s\n",
+			strerror(errno));
+		return 1;
+	}
 	if (parse_args(argc, argv, &opts))
 		return 2;
 	conf = conf_read(true);

@@ -5,6 +5,8 @@
 #   - plain http: an http:// endpoint is refused unless allow_http = true
 #     (its section, [global] or --allow-http), with a warning when allowed;
 #     the same for s3cachectl;
+#   - the daemon is not dumpable: another process of its user cannot read
+#     its /proc/PID/environ (the AWS keys) nor ptrace it, and no core file;
 # Prints TAP; exit 1 if anything failed. Needs python3, root, setpriv.
 #
 #   tests/host/harden.sh [PORT]                 (tests/run.sh)
@@ -82,6 +84,32 @@ if [ -x "$ctl" ]; then
 	"$ctl" ls --endpoint "$ep" --path-style --allow-http s3://hostile/hdr/ >"$work/out" 2>"$work/ctl.err"
 	check "http: s3cachectl --allow-http" grep -q 'hdr/get.bin' "$work/out"
 fi
+
+# --- not dumpable ------------------------------------------------------------------
+# The daemon as nobody, waiting for a slow answer; another process of
+# nobody's tries to read its environment (where the keys are).
+nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent)
+# (--allow-http where the daemon has it: an older build runs without.)
+allow=()
+case "$("$daemon" --help 2>&1)" in *--allow-http*) allow=(--allow-http) ;; esac
+"${nobody[@]}" "$daemon" --endpoint "$ep" --path-style "${allow[@]}" \
+	--selftest get hostile slow.bin >/dev/null 2>"$work/dump.log" &
+dpid=$!
+for ((i = 0; i < 50; i++)); do
+	grep -q '"/hostile/slow.bin", "status": "waiting"' "$reqlog" && break
+	sleep 0.1
+done
+check "dumpable: the daemon runs (as nobody) and waits" kill -0 "$dpid"
+"${nobody[@]}" cat "/proc/$dpid/environ" >"$work/environ" 2>"$work/environ.err"; rc=$?
+check "dumpable: another process of the same user cannot read its environment (keys)" \
+	bash -c "[ $rc != 0 ] && ! grep -q secret-harden '$work/environ'"
+is "$(stat -c %U "/proc/$dpid/environ" 2>/dev/null)" root \
+	"dumpable: its /proc/PID files belong to root (PR_SET_DUMPABLE 0)"
+"${nobody[@]}" python3 -c 'import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+sys.exit(0 if libc.ptrace(16, int(sys.argv[1]), 0, 0) == 0 else 1)' "$dpid"   # PTRACE_ATTACH
+check "dumpable: nor ptrace it" test $? != 0
+kill -9 "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null; dpid=
 
 echo "1..$TAP_N"
 [ "$TAP_FAILED" = 0 ] || { echo "# $TAP_FAILED failed; logs:"; tail -n 5 "$work"/*.log | sed 's/^/# /'; }

@@ -34,7 +34,7 @@ trap cleanup EXIT
 # The server is plain http on loopback: allowed by the flag (a daemon
 # without it, an older build, runs without).
 allow=()
-"$daemon" --help 2>&1 | grep -q -- --allow-http && allow=(--allow-http)
+case "$("$daemon" --help 2>&1)" in *--allow-http*) allow=(--allow-http) ;; esac
 
 # run LOG SECONDS CMD...: CMD's stdout; its peak RSS (KiB) in LOG.rss.
 run() {
