@@ -7,6 +7,11 @@
 #     the same for s3cachectl;
 #   - the daemon is not dumpable: another process of its user cannot read
 #     its /proc/PID/environ (the AWS keys) nor ptrace it, and no core file;
+#   - the systemd unit (tools/systemd/s3cachefsd.service): valid
+#     (systemd-analyze verify), sandboxed (systemd-analyze security
+#     --offline: exposure at most 3.0), with the settings the README names,
+#     and its capability bounding set is enough for the cache I/O of LIST,
+#     LOOKUP and FETCH (run under setpriv with that set).
 # Prints TAP; exit 1 if anything failed. Needs python3, root, setpriv.
 #
 #   tests/host/harden.sh [PORT]                 (tests/run.sh)
@@ -110,6 +115,53 @@ libc = ctypes.CDLL(None, use_errno=True)
 sys.exit(0 if libc.ptrace(16, int(sys.argv[1]), 0, 0) == 0 else 1)' "$dpid"   # PTRACE_ATTACH
 check "dumpable: nor ptrace it" test $? != 0
 kill -9 "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null; dpid=
+
+# --- the systemd unit ---------------------------------------------------------------
+if ! command -v systemd-analyze >/dev/null; then
+	ok "# SKIP systemd unit: no systemd-analyze"
+else
+	# verify wants the binaries to exist: the built daemon stands in.
+	mkdir -p "$work/unit"
+	sed "s|/usr/local/sbin/s3cachefsd|$daemon|" "$unit" >"$work/unit/s3cachefsd.service"
+	(cd "$work/unit" && systemd-analyze verify --man=no ./s3cachefsd.service) >"$work/verify.out" 2>&1
+	check "unit: systemd-analyze verify passes" test ! -s "$work/verify.out"
+	(cd "$work/unit" && systemd-analyze security --offline=yes --no-pager ./s3cachefsd.service) >"$work/security.out" 2>&1
+	exp=$(sed -n 's/.*Overall exposure level for s3cachefsd.service: \([0-9.]*\).*/\1/p' "$work/security.out")
+	check "unit: systemd-analyze security: exposure ${exp:-?} <= 3.0" \
+		python3 -c 'import sys; sys.exit(0 if sys.argv[1] and float(sys.argv[1]) <= 3.0 else 1)' "${exp:-}"
+	for want in NoNewPrivileges=yes ProtectSystem=strict ProtectHome=read-only PrivateTmp=yes \
+		    ReadWritePaths=-/var/cache/s3cachefs CacheDirectory=s3cachefs LimitNOFILE=65536 \
+		    ProtectKernelModules=yes 'ExecStartPre=-+/sbin/modprobe s3cachefs'; do
+		check "unit: $want" grep -qxF "$want" "$unit"
+	done
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit")
+	check "unit: CapabilityBoundingSet has CAP_SYS_ADMIN (genl ADMIN_PERM, trusted.* xattrs)" \
+		grep -qw CAP_SYS_ADMIN <<<"$caps"
+	check "unit: ... and not CAP_SYS_MODULE, CAP_NET_ADMIN, CAP_SYS_PTRACE, CAP_SETUID" \
+		bash -c "! grep -qwE 'CAP_SYS_MODULE|CAP_NET_ADMIN|CAP_SYS_PTRACE|CAP_SETUID' <<<'$caps'"
+	# The daemon with only the unit's capabilities: LIST, LOOKUP and FETCH
+	# write the cache directory and its trusted.* attributes.
+	bset=-all
+	for cap in $caps; do
+		c=${cap#CAP_}
+		bset+=",+${c,,}"
+	done
+	capped() {	# BOUNDING-SET: the replies of a selftest cache run
+		mkdir -p "$work/c$2"
+		setpriv --bounding-set="$1" --inh-caps=-all --no-new-privs \
+			"$daemon" --endpoint "$ep" --path-style --allow-http \
+			--selftest cache hostile "" "$work/c$2" "list:hdr" "lookup:shrink:a.bin" \
+			"fetch:hdr/ok.bin:0:1048576" 2>"$work/capped$2.log" | grep '^REPLY'
+	}
+	out=$(capped "$bset" 1)
+	is "$(grep -c ' -> 0$' <<<"$out")" 4 \
+		"unit: with only its capabilities ($bset) MOUNT, LIST, LOOKUP and FETCH succeed"
+	is "$(python3 "$repo/tests/lib/cachemeta.py" get "$work/c1/hdr/ok.bin" trusted.s3cachefs.etag 2>/dev/null) $(du -k "$work/c1/hdr/ok.bin" | cut -f1)" \
+		'"v1" 1024' "unit: ... the fetched chunk is in the cache file, its tags too"
+	out=$(capped "${bset/,+sys_admin/}" 2)
+	check "unit: ... and CAP_SYS_ADMIN is needed (without it the cache's trusted.* attributes cannot be written)" \
+		bash -c "! grep -q 'list:hdr -> 0$' <<<'$out'"
+fi
 
 echo "1..$TAP_N"
 [ "$TAP_FAILED" = 0 ] || { echo "# $TAP_FAILED failed; logs:"; tail -n 5 "$work"/*.log | sed 's/^/# /'; }
