@@ -365,6 +365,9 @@ static struct s3d_conf *conf_read(bool at_start)
 	err = s3d_conf_load(path, must_exist, &c, &errs);
 	if (!err)
 		err = s3d_conf_override(c, &opts.cli);
+	/* Every section's, not only those whose buckets get mounted. */
+	if (!err)
+		err = s3d_conf_check_http(c, &errs);
 	if (err == -ENOMEM)
 		s3d_buf_addf(&errs, "%s: out of memory\n", path);
 	for (line = errs.p ? strtok_r(errs.p, "\n", &save) : NULL; line;

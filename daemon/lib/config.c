@@ -850,6 +850,47 @@ int s3d_conf_override(struct s3d_conf *c, const struct s3d_conf *cli)
 	return 0;
 }
 
+/* Is @endpoint plain http (scheme compared as the parser takes it)? */
+static bool plain_http(const char *endpoint)
+{
+	return endpoint && !strncmp(endpoint, "http://", 7);
+}
+
+/**
+ * s3d_conf_check_http() - every section's http:// endpoint is allowed?
+ * @c: the configuration, the command line laid over it
+ * @errs: a line per section whose endpoint is plain http without
+ *	allow_http ("FILE:LINE: ..."; [global]'s without a line)
+ *
+ * What s3d_conf_s3_client() refuses when a bucket's context is made, told
+ * at start (and by --check-config) for every section at once.
+ *
+ * Return: 0, or -EINVAL if any was found.
+ */
+int s3d_conf_check_http(const struct s3d_conf *c, struct s3d_buf *errs)
+{
+	const struct s3d_conf_bucket *b;
+	const char *file = c->file ?: "command line";
+	struct s3d_conf_s3 set;
+	int err = 0;
+
+	s3d_conf_settings(c, NULL, &set);
+	if (plain_http(set.endpoint) && set.allow_http <= 0) {
+		s3d_buf_addf(errs, "%s: [global]: endpoint %s is plain http: refused without allow_http = true (or --allow-http)\n",
+			     file, set.endpoint);
+		err = -EINVAL;
+	}
+	for (b = c->buckets; b; b = b->next) {
+		s3d_conf_settings(c, b->name, &set);
+		if (!plain_http(set.endpoint) || set.allow_http > 0)
+			continue;
+		s3d_buf_addf(errs, "%s:%u: [bucket %s]: endpoint %s is plain http: refused without allow_http = true\n",
+			     file, b->line, b->name, set.endpoint);
+		err = -EINVAL;
+	}
+	return err;
+}
+
 /* The [bucket NAME] section of @bucket, or NULL. */
 const struct s3d_conf_bucket *s3d_conf_bucket(const struct s3d_conf *c,
 					      const char *bucket)

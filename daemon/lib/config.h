@@ -200,6 +200,7 @@ const char *s3d_conf_path(const char *opt, bool *must_exist);
 int s3d_conf_load(const char *file, bool must_exist, struct s3d_conf **out,
 		  struct s3d_buf *errs);
 int s3d_conf_override(struct s3d_conf *c, const struct s3d_conf *cli);
+int s3d_conf_check_http(const struct s3d_conf *c, struct s3d_buf *errs);
 const struct s3d_conf_bucket *s3d_conf_bucket(const struct s3d_conf *c,
 					      const char *bucket);
 void s3d_conf_settings(const struct s3d_conf *c, const char *bucket,

@@ -59,7 +59,7 @@ nreq() { wc -l <"$reqlog"; }
 n0=$(nreq)
 "$daemon" --endpoint "$ep" --path-style --selftest list hostile hdr/ >"$work/out" 2>"$work/http.log"; rc=$?
 check "http: an http:// endpoint without allow_http: the daemon does not start (rc $rc)" test "$rc" != 0
-check "http: ... and says why" grep -q 'endpoint http://127.0.0.1:[0-9]* refused: plain http' "$work/http.log"
+check "http: ... and says why" grep -q '\[global\]: endpoint http://127.0.0.1:[0-9]* is plain http: refused without allow_http = true' "$work/http.log"
 is "$(($(nreq) - n0))" 0 "http: ... before any request"
 "$daemon" --endpoint "$ep" --path-style --allow-http --selftest list hostile hdr/ >"$work/out" 2>"$work/http2.log"; rc=$?
 is "$rc:$(grep -c '^OBJ hdr/get.bin' "$work/out")" "0:1" "http: --allow-http allows it"
@@ -77,7 +77,10 @@ is "$(grep -c '^OBJ hdr/get.bin' "$work/out")" 1 "http: allow_http = true in the
 sed 's/^allow_http = true/allow_http = false/' "$work/ok.conf" >"$work/no.conf"
 "$daemon" --config "$work/no.conf" --allow-http --selftest list hostile hdr/ >"$work/out" 2>"$work/http4.log"
 is "$(grep -c '^OBJ' "$work/out")" 0 "http: a section's allow_http = false wins over --allow-http"
-check "http: ... logged for that bucket" grep -q 'hostile: endpoint http://127.0.0.1:[0-9]* refused' "$work/http4.log"
+check "http: ... the section named as FILE:LINE" grep -q 'no.conf:3: \[bucket hostile\]: endpoint http://127.0.0.1:[0-9]* is plain http: refused' "$work/http4.log"
+"$daemon" --config "$work/no.conf" --check-config >"$work/out" 2>&1; rc=$?
+check "http: --check-config reports it, exit 2" \
+	bash -c "[ $rc = 2 ] && grep -q 'no.conf:3: \[bucket hostile\]: endpoint http://.* is plain http' '$work/out'"
 printf '[global]\nallow_http = perhaps\n' >"$work/bad.conf"
 "$daemon" --config "$work/bad.conf" --check-config >"$work/out" 2>&1; rc=$?
 check "http: --check-config: a bad allow_http is FILE:LINE, exit 2" \
