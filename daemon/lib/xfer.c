@@ -41,6 +41,7 @@
 #include "curlm.h"
 #include "log.h"
 #include "loop.h"
+#include "path.h"
 #include "prio.h"
 #include "retry.h"
 #include "s3.h"
@@ -234,9 +235,13 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 	vl = header_value(buf, len, "ETag", v, sizeof(v));
 	if (vl >= 0) {
 		if (!s3d_etag_ok(v, (size_t)vl)) {
+			char once[S3D_KEY_MAX + 16];
+
 			/* Never kept, so never sent back nor handed on. */
-			s3d_warn("%s %s: response ETag '%s' refused: empty or holding control characters",
-				 x->what, x->key, v);
+			snprintf(once, sizeof(once), "etag:%s", x->key);
+			if (s3d_log_once(once))
+				s3d_warn("%s %s: response ETag '%s' refused: empty or holding control characters",
+					 x->what, x->key, v);
 		} else if (vl <= S3D_ETAG_MAX) {
 			strcpy(x->etag, v);
 			x->has_etag = true;
