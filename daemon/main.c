@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 
 #include "ctx.h"
@@ -78,6 +79,7 @@ enum {
 	OPT_VIRTUAL_HOST,
 	OPT_MAX_INFLIGHT,
 	OPT_ANONYMOUS,
+	OPT_ALLOW_HTTP,
 	OPT_CA_BUNDLE,
 	OPT_SELFTEST,
 	OPT_CACHE_LIMIT,
@@ -96,6 +98,7 @@ static const struct option long_opts[] = {
 	{ "virtual-host", no_argument, NULL, OPT_VIRTUAL_HOST },
 	{ "max-inflight", required_argument, NULL, OPT_MAX_INFLIGHT },
 	{ "anonymous", no_argument, NULL, OPT_ANONYMOUS },
+	{ "allow-http", no_argument, NULL, OPT_ALLOW_HTTP },
 	{ "ca-bundle", required_argument, NULL, OPT_CA_BUNDLE },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "daemonize", no_argument, NULL, 'd' },
@@ -130,6 +133,8 @@ static const struct option long_opts[] = {
 	  OPT_TUNE + S3D_TUNE_UPLOAD_PARALLEL },
 	{ "require-conditions", required_argument, NULL,
 	  OPT_TUNE + S3D_TUNE_REQUIRE_CONDITIONS },
+	{ "list-max-pages", required_argument, NULL,
+	  OPT_TUNE + S3D_TUNE_LIST_MAX_PAGES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -152,6 +157,8 @@ static void usage(FILE *f)
 "  --path-style         bucket in the path (default for non-AWS endpoints)\n"
 "  --virtual-host       bucket in the host name (default for AWS)\n"
 "  --anonymous          send unsigned requests (public buckets)\n"
+"  --allow-http         allow an http:// endpoint (plain http: anyone on the\n"
+"                       path can read and change objects; refused without it)\n"
 "  --ca-bundle PATH     CA certificates for TLS (default $AWS_CA_BUNDLE, else\n"
 "                       the system store)\n"
 "  --max-inflight N     S3 requests in flight at most (default 64)\n"
@@ -183,6 +190,9 @@ static void usage(FILE *f)
 "                       directory within a minute has the directory listed\n"
 "                       if it fits in N pages; its lookups wait for that\n"
 "                       (0..100, 0: off; default 4)\n"
+"  --list-max-pages N   a listing of more pages fails (EIO, logged), as do\n"
+"                       listings that repeat a token or go back (1..1000000,\n"
+"                       default 100000)\n"
 "  --part-size N        files of more than N bytes are uploaded in parts of N\n"
 "                       bytes (5242880..1073741824; default 16777216)\n"
 "  --upload-parallel N  parts of one upload in flight at most (1..64;\n"
@@ -248,6 +258,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -EINVAL;
 			}
 			o->cli.max_inflight = (unsigned int)n;
+			break;
+		case OPT_ALLOW_HTTP:
+			o->cli.global.allow_http = 1;
 			break;
 		case OPT_ANONYMOUS:
 			o->cli.global.anonymous = 1;
@@ -352,6 +365,9 @@ static struct s3d_conf *conf_read(bool at_start)
 	err = s3d_conf_load(path, must_exist, &c, &errs);
 	if (!err)
 		err = s3d_conf_override(c, &opts.cli);
+	/* Every section's, not only those whose buckets get mounted. */
+	if (!err)
+		err = s3d_conf_check_http(c, &errs);
 	if (err == -ENOMEM)
 		s3d_buf_addf(&errs, "%s: out of memory\n", path);
 	for (line = errs.p ? strtok_r(errs.p, "\n", &save) : NULL; line;
@@ -573,6 +589,17 @@ int main(int argc, char **argv)
 	unsigned int inflight;
 	int err;
 
+	/*
+	 * First of all, before credentials are loaded: no core file (it would
+	 * hold the AWS keys, session tokens, object bytes), and no ptrace nor
+	 * /proc/PID/{environ,mem} (the environment's keys) for other processes
+	 * of the same user (tests/host/harden.sh checks both).
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
+		fprintf(stderr, "s3cachefsd: cannot make the process non-dumpable: %s\n",
+			strerror(errno));
+		return 1;
+	}
 	if (parse_args(argc, argv, &opts))
 		return 2;
 	conf = conf_read(true);

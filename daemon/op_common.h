@@ -23,6 +23,7 @@
 void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx);
 void s3d_op_list_set_ahead(unsigned int n);
 void s3d_op_list_set_lookup_pages(unsigned int n);
+void s3d_op_list_set_max_pages(unsigned int n);
 
 /**
  * struct s3d_list_waiter - a LOOKUP waiting for a listing of its directory

@@ -54,6 +54,7 @@ struct fetch_op {
 	bool renew;		/* stale path: the cache file itself was bad */
 	bool counted;		/* the cache tracker knows of this fetch */
 	bool gone;		/* the cache file went while we waited */
+	bool shrunk;		/* a 416: the object is shorter than we know */
 	struct s3d_xfer x;	/* the GET, then the HEAD if stale */
 };
 
@@ -360,6 +361,16 @@ static int fetch_get_done(struct s3d_xfer *x)
 		fetch_stale(op, "precondition failed (If-Match)");
 		return 0;
 	}
+	/*
+	 * No byte where the object we know has bytes: it is shorter now, so
+	 * it changed, as a 412 says (a server that ignores If-Match, s3rver,
+	 * answers so when the object shrank under the reader).
+	 */
+	if (x->cres == CURLE_OK && x->status == 416) {
+		op->shrunk = true;
+		fetch_stale(op, "range not satisfiable (the object is shorter now)");
+		return 0;
+	}
 	if (x->err) {
 		/* Already logged where it happened (body sink, prepare). */
 		fetch_finish(op, x->err);
@@ -422,7 +433,8 @@ static int fetch_head_done(struct s3d_xfer *x)
 		fetch_finish(op, err);
 		return 0;
 	}
-	if (!op->renew && s3d_etag_eq(meta.etag, op->r->etag)) {
+	if (!op->renew && s3d_etag_eq(meta.etag, op->r->etag) &&
+	    !(op->shrunk && meta.size != op->size)) {
 		/*
 		 * S3 says the object is the version we asked for, yet the GET
 		 * disagreed. Renewing the file would only send the kernel
@@ -479,6 +491,9 @@ static void fetch_stale(struct fetch_op *op, const char *why)
 static int fetch_check(const struct s3d_req *r, const struct s3d_mount *m)
 {
 	if (!*r->path || !r->etag || !*r->etag || !r->len)
+		return -EINVAL;
+	/* It goes into If-Match: a line break would end the header. */
+	if (!s3d_etag_ok(r->etag, strlen(r->etag)))
 		return -EINVAL;
 	if (r->off % m->chunk || r->off > UINT64_MAX - r->len)
 		return -EINVAL;

@@ -28,6 +28,7 @@
 
 #include "ctx.h"
 #include "lib/base.h"
+#include "lib/listguard.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/path.h"
@@ -98,6 +99,9 @@ static unsigned int list_ahead = S3D_LIST_AHEAD_DEFAULT;
 
 static unsigned int lookup_list_pages = S3D_LOOKUP_LIST_PAGES_DEFAULT;
 
+/* A listing of more pages fails (lib/listguard.c). */
+static unsigned int list_max_pages = S3D_LIST_PAGES_DEFAULT;
+
 /*
  * A listing for lookups in progress, and the lookups waiting for it. A
  * lookup waits only for a listing that had sent no page when it came:
@@ -158,6 +162,7 @@ struct list_op {
 	unsigned int queued;
 	unsigned int pages;
 	struct s3d_strset seen;
+	struct s3d_list_guard guard;	/* the pages move on */
 	struct deferred *deferred;	/* files whose name is a dir on disk */
 	struct s3d_listlog log;		/* a kernel's listing: its log */
 	struct held *held;		/* files not logged yet */
@@ -206,6 +211,7 @@ static void list_finish(struct list_op *op, int err)
 	s3d_ctx_release(&op->x);
 	seen = op->seen.count;
 	s3d_strset_free(&op->seen);
+	s3d_list_guard_free(&op->guard);
 	/* Its names were ~55 bytes each: return them, not only to malloc. */
 	if (seen >= LIST_HEAP_RELEASE)
 		s3d_heap_release();
@@ -847,13 +853,14 @@ static int list_page_done(struct s3d_xfer *x)
 {
 	struct list_op *op = s3d_container_of(x, struct list_op, x);
 	struct list_page *p;
-	char why[160];
+	char why[320];
 	int err;
 
 	op->fetching = false;
 	err = s3d_xfer_errno(x, op->m->bucket);
 	if (err) {
-		list_finish(op, err);
+		/* A page over S3D_LIST_PAGE_MAX (logged): not "too big to list". */
+		list_finish(op, err == -EFBIG ? -EIO : err);
 		return 0;
 	}
 	p = calloc(1, sizeof(*p));
@@ -864,11 +871,8 @@ static int list_page_done(struct s3d_xfer *x)
 	op->pages++;
 	err = s3d_xml_parse_list(s3d_buf_str(&x->resp), x->resp.len, &p->pg,
 				 why, sizeof(why));
-	if (!err && p->pg.truncated && op->token &&
-	    !strcmp(op->token, p->pg.next_token)) {
-		snprintf(why, sizeof(why), "continuation token repeated");
-		err = -EINVAL;
-	}
+	if (!err)
+		err = s3d_list_guard_page(&op->guard, &p->pg, why, sizeof(why));
 	if (err) {
 		s3d_err("LIST s3://%s/%s: unusable response (page %u): %s",
 			op->m->bucket, op->lp, op->pages, why);
@@ -991,6 +995,7 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	op->at_root = !*r->path;
 	clock_gettime(CLOCK_REALTIME, &op->begun);
 	s3d_strset_init(&op->seen);
+	s3d_list_guard_init(&op->guard, list_max_pages);
 	s3d_list_init(&op->work.node);
 	op->work.fn = list_work;
 	s3d_xfer_init(&op->x, &list_ops, "LIST", "");
@@ -1028,6 +1033,11 @@ void s3d_op_list(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 void s3d_op_list_set_ahead(unsigned int n)
 {
 	list_ahead = S3D_MIN(n, S3D_LIST_AHEAD_MAX);
+}
+
+void s3d_op_list_set_max_pages(unsigned int n)
+{
+	list_max_pages = S3D_MIN(n ?: S3D_LIST_PAGES_DEFAULT, S3D_LIST_PAGES_MAX);
 }
 
 void s3d_op_list_set_lookup_pages(unsigned int n)

@@ -144,6 +144,7 @@ static void ops_tune(const struct s3d_conf *c)
 	s3d_op_lookup_set_get_max(s3d_conf_tune(c, S3D_TUNE_LOOKUP_GET_MAX));
 	s3d_op_list_set_ahead(s3d_conf_tune(c, S3D_TUNE_LIST_AHEAD));
 	s3d_op_list_set_lookup_pages(s3d_conf_tune(c, S3D_TUNE_LOOKUP_LIST_PAGES));
+	s3d_op_list_set_max_pages(s3d_conf_tune(c, S3D_TUNE_LIST_MAX_PAGES));
 	s3d_op_upload_set_parts(s3d_conf_tune(c, S3D_TUNE_PART_SIZE),
 				s3d_conf_tune(c, S3D_TUNE_UPLOAD_PARALLEL));
 	s3d_caps_set_require(s3d_conf_tune(c, S3D_TUNE_REQUIRE_CONDITIONS));

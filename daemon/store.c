@@ -1184,7 +1184,10 @@ int s3d_store_add_new(int dirfd, const char *name, const struct s3d_meta *m)
 {
 	int err = new_file(dirfd, name, m, NULL, true);
 
-	return err == -EAGAIN ? -EEXIST : err;
+	/* new_file() says 1 for a sparse file made: that is success here. */
+	if (err == -EAGAIN)
+		return -EEXIST;
+	return err < 0 ? err : 0;
 }
 
 /**

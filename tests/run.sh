@@ -219,6 +219,15 @@ host_tests() {
 	# broken listing keys), host only.
 	[ -f daemon/s3cachefsd ] &&
 		host_suite "tests/host/resilience.sh" "$logs/resilience.log" timeout 300 bash tests/host/resilience.sh
+	# The daemon against a server that attacks it (XML nested without end,
+	# oversized pages, ETags with control characters, listings that never
+	# end, 416 after a shrink), host only.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/hostile.sh" "$logs/hostile.log" timeout 300 bash tests/host/hostile.sh
+	# Plain http refused unless allowed, a daemon that is not dumpable, the
+	# systemd unit's sandbox and capabilities, host only.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/harden.sh" "$logs/harden.log" timeout 300 bash tests/host/harden.sh
 	# UPLOAD's multipart path against the fake (parts, conditions, aborts,
 	# a lost Complete answer), host only.
 	[ -f daemon/s3cachefsd ] &&

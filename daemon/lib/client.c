@@ -16,6 +16,7 @@
 
 #include "base.h"
 #include "client.h"
+#include "listguard.h"
 #include "log.h"
 #include "loop.h"
 #include "retry.h"
@@ -31,6 +32,7 @@ struct call {
 	const char *key;	/* key, or listing prefix */
 	const char *delimiter;	/* listing: "/" or NULL */
 	char *token;
+	struct s3d_list_guard *guard;	/* listing: its pages move on */
 	const char *range;	/* "bytes=a-b" or NULL */
 	uint64_t delivered;	/* GET: body bytes taken by the sink */
 	char etag[S3D_ETAG_MAX + 1];	/* GET: of the first attempt */
@@ -134,13 +136,16 @@ static int list_done(struct s3d_xfer *x)
 {
 	struct call *c = s3d_container_of(x, struct call, x);
 	struct s3d_list_page pg;
-	char why[160];
+	char why[320];
 	int err;
 
 	if (!s3d_xfer_ok(x))
 		return call_fail(c);
-	if (s3d_xml_parse_list(s3d_buf_str(&x->resp), x->resp.len, &pg, why,
-			       sizeof(why))) {
+	err = s3d_xml_parse_list(s3d_buf_str(&x->resp), x->resp.len, &pg, why,
+				 sizeof(why));
+	if (!err)
+		err = s3d_list_guard_page(c->guard, &pg, why, sizeof(why));
+	if (err) {
 		if (c->ce) {
 			memset(c->ce, 0, sizeof(*c->ce));
 			snprintf(c->ce->message, sizeof(c->ce->message),
@@ -692,11 +697,16 @@ int s3d_call_list(struct s3d_s3 *s3, const char *bucket, const char *prefix,
 		  int (*page)(void *arg, const struct s3d_list_page *pg),
 		  void *arg, struct s3d_call_err *ce)
 {
+	struct s3d_list_guard guard;
 	struct call c = { .s3 = s3, .bucket = bucket, .key = prefix,
 			  .delimiter = delimiter, .page = page, .arg = arg,
-			  .ce = ce };
+			  .ce = ce, .guard = &guard };
+	int err;
 
-	return call_run(&c, &list_xops, "LIST");
+	s3d_list_guard_init(&guard, 0);
+	err = call_run(&c, &list_xops, "LIST");
+	s3d_list_guard_free(&guard);
+	return err;
 }
 
 /**

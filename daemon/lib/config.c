@@ -38,6 +38,7 @@
 #include "base.h"
 #include "config.h"
 #include "creds.h"
+#include "listguard.h"
 #include "log.h"
 #include "path.h"
 #include "retry.h"
@@ -54,6 +55,7 @@ enum key {
 	K_PROFILE,
 	K_CA_BUNDLE,
 	K_ANONYMOUS,
+	K_ALLOW_HTTP,
 	K_MAX_INFLIGHT,
 	K_MAX_CONCURRENCY,
 	K_CACHE_LIMIT,
@@ -80,6 +82,7 @@ static const struct {
 	[K_PROFILE] = { "profile", G | B },
 	[K_CA_BUNDLE] = { "ca_bundle", G | B },
 	[K_ANONYMOUS] = { "anonymous", G | B },
+	[K_ALLOW_HTTP] = { "allow_http", G | B },
 	[K_MAX_INFLIGHT] = { "max_inflight", G },
 	[K_MAX_CONCURRENCY] = { "max_concurrency", B },
 	[K_CACHE_LIMIT] = { "cache_limit", G | B },
@@ -102,6 +105,7 @@ static const struct {
 	[K_TUNE + S3D_TUNE_PART_SIZE] = { "part_size", G },
 	[K_TUNE + S3D_TUNE_UPLOAD_PARALLEL] = { "upload_parallel", G },
 	[K_TUNE + S3D_TUNE_REQUIRE_CONDITIONS] = { "require_conditions", G },
+	[K_TUNE + S3D_TUNE_LIST_MAX_PAGES] = { "list_max_pages", G },
 };
 
 const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
@@ -132,6 +136,8 @@ const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR] = {
 		1, S3D_UPLOAD_PARALLEL_MAX, S3D_UPLOAD_PARALLEL_DEFAULT },
 	[S3D_TUNE_REQUIRE_CONDITIONS] = { "require_conditions",
 		"require-conditions", 0, 1, 0 },
+	[S3D_TUNE_LIST_MAX_PAGES] = { "list_max_pages", "list-max-pages",
+		1, S3D_LIST_PAGES_MAX, S3D_LIST_PAGES_DEFAULT },
 };
 
 /**
@@ -215,6 +221,7 @@ static void conf_s3_init(struct s3d_conf_s3 *s)
 	memset(s, 0, sizeof(*s));
 	s->path_style = -1;
 	s->anonymous = -1;
+	s->allow_http = -1;
 }
 
 static void conf_s3_free(struct s3d_conf_s3 *s)
@@ -461,6 +468,13 @@ static int set_key(struct parse *p, enum key k, const char *name,
 			bad(p, line, "anonymous '%s': want true or false", v);
 		else
 			s3->anonymous = n;
+		return 0;
+	case K_ALLOW_HTTP:
+		n = parse_bool(v);
+		if (n < 0)
+			bad(p, line, "allow_http '%s': want true or false", v);
+		else
+			s3->allow_http = n;
 		return 0;
 	case K_MAX_INFLIGHT:
 		if (parse_count(v, &p->conf->max_inflight))
@@ -810,6 +824,8 @@ int s3d_conf_override(struct s3d_conf *c, const struct s3d_conf *cli)
 		c->global.path_style = s->path_style;
 	if (s->anonymous >= 0)
 		c->global.anonymous = s->anonymous;
+	if (s->allow_http >= 0)
+		c->global.allow_http = s->allow_http;
 	if (cli->max_inflight)
 		c->max_inflight = cli->max_inflight;
 	if (cli->log_level >= 0)
@@ -832,6 +848,47 @@ int s3d_conf_override(struct s3d_conf *c, const struct s3d_conf *cli)
 		c->has_min_free = true;
 	}
 	return 0;
+}
+
+/* Is @endpoint plain http (scheme compared as the parser takes it)? */
+static bool plain_http(const char *endpoint)
+{
+	return endpoint && !strncmp(endpoint, "http://", 7);
+}
+
+/**
+ * s3d_conf_check_http() - every section's http:// endpoint is allowed?
+ * @c: the configuration, the command line laid over it
+ * @errs: a line per section whose endpoint is plain http without
+ *	allow_http ("FILE:LINE: ..."; [global]'s without a line)
+ *
+ * What s3d_conf_s3_client() refuses when a bucket's context is made, told
+ * at start (and by --check-config) for every section at once.
+ *
+ * Return: 0, or -EINVAL if any was found.
+ */
+int s3d_conf_check_http(const struct s3d_conf *c, struct s3d_buf *errs)
+{
+	const struct s3d_conf_bucket *b;
+	const char *file = c->file ?: "command line";
+	struct s3d_conf_s3 set;
+	int err = 0;
+
+	s3d_conf_settings(c, NULL, &set);
+	if (plain_http(set.endpoint) && set.allow_http <= 0) {
+		s3d_buf_addf(errs, "%s: [global]: endpoint %s is plain http: refused without allow_http = true (or --allow-http)\n",
+			     file, set.endpoint);
+		err = -EINVAL;
+	}
+	for (b = c->buckets; b; b = b->next) {
+		s3d_conf_settings(c, b->name, &set);
+		if (!plain_http(set.endpoint) || set.allow_http > 0)
+			continue;
+		s3d_buf_addf(errs, "%s:%u: [bucket %s]: endpoint %s is plain http: refused without allow_http = true\n",
+			     file, b->line, b->name, set.endpoint);
+		err = -EINVAL;
+	}
+	return err;
 }
 
 /* The [bucket NAME] section of @bucket, or NULL. */
@@ -864,6 +921,7 @@ void s3d_conf_settings(const struct s3d_conf *c, const char *bucket,
 	out->ca_bundle = s->ca_bundle ?: g->ca_bundle;
 	out->path_style = s->path_style >= 0 ? s->path_style : g->path_style;
 	out->anonymous = s->anonymous >= 0 ? s->anonymous : g->anonymous;
+	out->allow_http = s->allow_http >= 0 ? s->allow_http : g->allow_http;
 }
 
 /**
@@ -930,6 +988,8 @@ static int conf_s3_setup(const struct s3d_conf *c, const char *bucket,
 			set->path_style = over->path_style;
 		if (over->anonymous >= 0)
 			set->anonymous = over->anonymous;
+		if (over->allow_http >= 0)
+			set->allow_http = over->allow_http;
 	}
 	err = s3d_s3_init(s3, set->endpoint, set->region, set->path_style,
 			  set->anonymous > 0);
@@ -938,6 +998,27 @@ static int conf_s3_setup(const struct s3d_conf *c, const char *bucket,
 			snprintf(why, whylen, "bad endpoint or region (%s)",
 				 strerror(-err));
 		return err;
+	}
+	/*
+	 * Requests are signed UNSIGNED-PAYLOAD: over plain http anyone on the
+	 * path reads the bytes and can change them (and the answers' ETags
+	 * and listings) unseen. Only where the section says so.
+	 */
+	if (!strcmp(s3->scheme, "http")) {
+		const char *what = bucket && s3d_conf_bucket(c, bucket) ?
+				   bucket : "[global]";
+
+		if (set->allow_http <= 0) {
+			s3d_err("%s: endpoint http://%s refused: plain http lets anyone on the path read and change objects (requests are signed UNSIGNED-PAYLOAD); use https, or set allow_http = true in the section (--allow-http)",
+				what, s3->authority);
+			if (why && whylen)
+				snprintf(why, whylen, "plain http endpoint http://%s refused: use https, or allow_http = true (--allow-http)",
+					 s3->authority);
+			s3d_s3_fini(s3);
+			return -EPERM;
+		}
+		s3d_warn("%s: endpoint http://%s is plain http (allow_http): anyone on the path can read and change what is read and written",
+			 what, s3->authority);
 	}
 	if (set->ca_bundle) {
 		s3->ca_bundle = strdup(set->ca_bundle);
@@ -959,7 +1040,8 @@ static int conf_s3_setup(const struct s3d_conf *c, const char *bucket,
  *
  * For the daemon, which resolves them on the event loop (creds_async.c).
  *
- * Return: 0, -EINVAL (unusable endpoint), -ENOMEM.
+ * Return: 0, -EINVAL (unusable endpoint), -EPERM (plain http, not
+ * allowed), -ENOMEM.
  */
 int s3d_conf_s3_client(const struct s3d_conf *c, const char *bucket,
 		       struct s3d_s3 *s3)
@@ -986,7 +1068,8 @@ int s3d_conf_s3_client(const struct s3d_conf *c, const char *bucket,
  * settings name is asked for by name, so that the environment's keys do
  * not stand in for it. Anonymous settings load none.
  *
- * Return: 0, -EINVAL (unusable endpoint), -ENOENT (no provider has
+ * Return: 0, -EINVAL (unusable endpoint), -EPERM (plain http, not
+ * allowed), -ENOENT (no provider has
  * credentials), another -errno (a provider is configured but failed);
  * logged.
  */

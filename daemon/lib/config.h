@@ -77,6 +77,8 @@ int s3d_parse_min_free(const char *s, struct s3d_cache_policy *pol);
  * @ca_bundle: CA certificates file; NULL: not set
  * @path_style: 1 path, 0 virtual host, -1 not set
  * @anonymous: 1 unsigned requests, 0 signed, -1 not set
+ * @allow_http: 1 an http:// endpoint is allowed, 0 refused, -1 not set
+ *	(refused)
  */
 struct s3d_conf_s3 {
 	char *endpoint;
@@ -85,6 +87,7 @@ struct s3d_conf_s3 {
 	char *ca_bundle;
 	int path_style;
 	int anonymous;
+	int allow_http;
 };
 
 /* The module's bound on upload_delay (seconds). */
@@ -144,6 +147,7 @@ enum s3d_tune {
 	S3D_TUNE_PART_SIZE,
 	S3D_TUNE_UPLOAD_PARALLEL,
 	S3D_TUNE_REQUIRE_CONDITIONS,
+	S3D_TUNE_LIST_MAX_PAGES,
 	S3D_TUNE_NR,
 };
 
@@ -196,6 +200,7 @@ const char *s3d_conf_path(const char *opt, bool *must_exist);
 int s3d_conf_load(const char *file, bool must_exist, struct s3d_conf **out,
 		  struct s3d_buf *errs);
 int s3d_conf_override(struct s3d_conf *c, const struct s3d_conf *cli);
+int s3d_conf_check_http(const struct s3d_conf *c, struct s3d_buf *errs);
 const struct s3d_conf_bucket *s3d_conf_bucket(const struct s3d_conf *c,
 					      const char *bucket);
 void s3d_conf_settings(const struct s3d_conf *c, const char *bucket,

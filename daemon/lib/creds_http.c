@@ -506,6 +506,51 @@ int s3d_creds_parse_json(const char *json, size_t len, struct s3d_creds *c,
 	return err;
 }
 
+/*
+ * Credential endpoints over plain http. The keys they answer with cross
+ * the wire in clear, so plain http is taken only to the addresses that
+ * serve credentials by design (link-local: IMDS, the ECS/EKS agents; no
+ * router forwards them) and to loopback (a local agent or proxy); https
+ * anywhere. An S3 endpoint's allow_http does not widen this: a setting
+ * cannot make keys sent in clear safe.
+ */
+static bool loopback_host(const char *host)
+{
+	struct in_addr a4;
+
+	if (!strcmp(host, "localhost") || !strcmp(host, "[::1]"))
+		return true;
+	return inet_pton(AF_INET, host, &a4) == 1 &&
+	       (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+/* @url (named by @what) is https, or http to a host @host_ok takes. */
+static int plain_http_check(struct creds_job *j, const char *what,
+			    const char *url, bool (*host_ok)(const char *host),
+			    const char *hosts)
+{
+	char *scheme = NULL, *host = NULL;
+	CURLU *u = curl_url();
+	int err = 0;
+
+	if (!u)
+		return -ENOMEM;
+	if (curl_url_set(u, CURLUPART_URL, url, 0) ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0)) {
+		creds_why(j, "%s is not a URL: %s", what, url);
+		err = -EINVAL;
+	} else if (strcmp(scheme, "https") &&
+		   (strcmp(scheme, "http") || !host_ok(host))) {
+		creds_why(j, "%s %s: plain http only to %s", what, url, hosts);
+		err = -EINVAL;
+	}
+	curl_free(scheme);
+	curl_free(host);
+	curl_url_cleanup(u);
+	return err;
+}
+
 /* ---- web identity ---- */
 
 static int wi_start(struct creds_job *j)
@@ -548,6 +593,14 @@ static int wi_start(struct creds_job *j)
 		snprintf(sbuf, sizeof(sbuf), "s3cachefsd-%lld",
 			 (long long)time(NULL));
 		sess = sbuf;
+	}
+	if (ep && *ep) {
+		err = plain_http_check(j, "AWS_ENDPOINT_URL_STS", ep,
+				       loopback_host, "loopback");
+		if (err) {
+			creds_free_secret(token);
+			return err;
+		}
 	}
 	if (ep && *ep)
 		err = http_req(j, "POST", STS_CONNECT_MS, STS_TIMEOUT_MS, false,
@@ -614,39 +667,16 @@ const struct s3d_creds_provider creds_web_identity = {
 /* ECS and EKS Pod Identity addresses, and loopback: fine over plain http. */
 static bool container_host_ok(const char *host)
 {
-	struct in_addr a4;
-
-	if (!strcmp(host, "localhost") || !strcmp(host, "169.254.170.2") ||
-	    !strcmp(host, "169.254.170.23") || !strcmp(host, "[::1]") ||
-	    !strcasecmp(host, "[fd00:ec2::23]"))
-		return true;
-	return inet_pton(AF_INET, host, &a4) == 1 &&
-	       (ntohl(a4.s_addr) >> 24) == 127;
+	return !strcmp(host, "169.254.170.2") ||
+	       !strcmp(host, "169.254.170.23") ||
+	       !strcasecmp(host, "[fd00:ec2::23]") || loopback_host(host);
 }
 
 static int container_url_check(struct creds_job *j, const char *url)
 {
-	char *scheme = NULL, *host = NULL;
-	CURLU *u = curl_url();
-	int err = 0;
-
-	if (!u)
-		return -ENOMEM;
-	if (curl_url_set(u, CURLUPART_URL, url, 0) ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
-	    curl_url_get(u, CURLUPART_HOST, &host, 0)) {
-		creds_why(j, "AWS_CONTAINER_CREDENTIALS_FULL_URI is not a URL: %s", url);
-		err = -EINVAL;
-	} else if (strcmp(scheme, "https") &&
-		   (strcmp(scheme, "http") || !container_host_ok(host))) {
-		creds_why(j, "AWS_CONTAINER_CREDENTIALS_FULL_URI %s: plain http only to loopback or the ECS/EKS addresses",
-			  url);
-		err = -EINVAL;
-	}
-	curl_free(scheme);
-	curl_free(host);
-	curl_url_cleanup(u);
-	return err;
+	return plain_http_check(j, "AWS_CONTAINER_CREDENTIALS_FULL_URI", url,
+				container_host_ok,
+				"loopback or the ECS/EKS addresses");
 }
 
 static int container_start(struct creds_job *j)
@@ -734,6 +764,13 @@ const struct s3d_creds_provider creds_container = {
 
 enum { IMDS_TOKEN = 1, IMDS_ROLE_LIST, IMDS_ROLE };
 
+/* The instance metadata addresses (IPv4, IPv6), and loopback. */
+static bool imds_host_ok(const char *host)
+{
+	return !strcmp(host, "169.254.169.254") ||
+	       !strcasecmp(host, "[fd00:ec2::254]") || loopback_host(host);
+}
+
 static const char *imds_base(int *len)
 {
 	const char *ep = env_or("AWS_EC2_METADATA_SERVICE_ENDPOINT",
@@ -756,6 +793,10 @@ static int imds_start(struct creds_job *j)
 		return -ENOENT;
 	}
 	ep = imds_base(&n);
+	err = plain_http_check(j, "AWS_EC2_METADATA_SERVICE_ENDPOINT", ep,
+			       imds_host_ok, "loopback or the IMDS addresses");
+	if (err)
+		return err;
 	err = http_req(j, "PUT", IMDS_CONNECT_MS, IMDS_TIMEOUT_MS, true,
 		       "%.*s/latest/api/token", n, ep);
 	if (err != CREDS_MORE)

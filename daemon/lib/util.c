@@ -351,6 +351,30 @@ bool s3d_etag_eq(const char *a, const char *b)
 }
 
 /**
+ * s3d_etag_ok() - may an ETag a server sent be kept, logged and sent back?
+ * @etag: the value as the response gave it
+ * @n: its length in bytes (a NUL among them counts against it)
+ *
+ * An ETag goes into the cache file's tags, the kernel's inode, log lines
+ * and If-Match headers: one with a control character (a CR or LF that
+ * would end a header line, an escape sequence for a terminal) is refused
+ * wherever it comes from (a listing, a HEAD, a GET, a write's answer).
+ *
+ * Return: true if @etag is not empty and holds no byte below 0x20 nor 0x7f.
+ */
+bool s3d_etag_ok(const char *etag, size_t n)
+{
+	size_t i;
+
+	if (!etag || !n)
+		return false;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)etag[i] < 0x20 || etag[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/**
  * s3d_etag_bare() - an ETag without a "W/" prefix and surrounding quotes
  * @etag: as a response gave it
  * @out: room for the result

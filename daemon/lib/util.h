@@ -64,6 +64,7 @@ int s3d_parse_iso8601(const char *s, time_t *out);
 int s3d_parse_size(const char *s, uint64_t *out);
 void s3d_hex(const unsigned char *in, size_t n, char *out);
 bool s3d_etag_eq(const char *a, const char *b);
+bool s3d_etag_ok(const char *etag, size_t n);
 void s3d_etag_bare(const char *etag, char *out, size_t n);
 void s3d_escape(const char *s, char *out, size_t outlen);
 size_t s3d_escape_mem(const char *s, size_t n, char *out, size_t outlen,

@@ -41,6 +41,7 @@
 #include "curlm.h"
 #include "log.h"
 #include "loop.h"
+#include "path.h"
 #include "prio.h"
 #include "retry.h"
 #include "s3.h"
@@ -129,15 +130,19 @@ static void reset_outcome(struct s3d_xfer *x)
 	s3d_buf_reset(&x->resp);
 }
 
-/* "Name: value\r\n" -> value (trimmed, copied), if Name matches. */
-static bool header_value(const char *buf, size_t len, const char *name,
+/*
+ * "Name: value\r\n" -> value (trimmed, copied), if Name matches. Return:
+ * the value's length (a NUL in it included), or -1 (another header, or a
+ * value that does not fit).
+ */
+static long header_value(const char *buf, size_t len, const char *name,
 			 char *out, size_t outlen)
 {
 	size_t nl = strlen(name), vl;
 	const char *v;
 
 	if (len <= nl || buf[nl] != ':' || strncasecmp(buf, name, nl))
-		return false;
+		return -1;
 	v = buf + nl + 1;
 	vl = len - nl - 1;
 	while (vl && (*v == ' ' || *v == '\t')) {
@@ -148,10 +153,10 @@ static bool header_value(const char *buf, size_t len, const char *name,
 		      v[vl - 1] == ' ' || v[vl - 1] == '\t'))
 		vl--;
 	if (vl >= outlen)
-		return false;
+		return -1;
 	memcpy(out, v, vl);
 	out[vl] = '\0';
-	return true;
+	return (long)vl;
 }
 
 /* "Name: value\r\n" appended to @b as "Name\0value\0" (value trimmed). */
@@ -186,7 +191,7 @@ static void posix_header(struct s3d_xfer *x, const char *buf, size_t len)
 	if (f < 0)
 		return;
 	/* Too long to be ours: kept as a value no parser takes. */
-	if (!header_value(buf, len, s3d_posix_names[f], v, sizeof(v)))
+	if (header_value(buf, len, s3d_posix_names[f], v, sizeof(v)) < 0)
 		strcpy(v, "!");
 	strcpy(x->posix.v[f], v);
 }
@@ -197,6 +202,7 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 	size_t len = size * n;
 	char v[S3D_ETAG_MAX + 2];
 	uint64_t u;
+	long vl;
 
 	/* The blank line after the headers: the caller may stop here. */
 	if (len <= 2 && (buf[0] == '\r' || buf[0] == '\n')) {
@@ -226,15 +232,24 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 		posix_header(x, buf, len);
 		return len;
 	}
-	if (header_value(buf, len, "ETag", v, sizeof(v))) {
-		if (strlen(v) <= S3D_ETAG_MAX) {
+	vl = header_value(buf, len, "ETag", v, sizeof(v));
+	if (vl >= 0) {
+		if (!s3d_etag_ok(v, (size_t)vl)) {
+			char once[S3D_KEY_MAX + 16];
+
+			/* Never kept, so never sent back nor handed on. */
+			snprintf(once, sizeof(once), "etag:%s", x->key);
+			if (s3d_log_once(once))
+				s3d_warn("%s %s: response ETag '%s' refused: empty or holding control characters",
+					 x->what, x->key, v);
+		} else if (vl <= S3D_ETAG_MAX) {
 			strcpy(x->etag, v);
 			x->has_etag = true;
 		}
-	} else if (header_value(buf, len, "Content-Length", v, sizeof(v))) {
+	} else if (header_value(buf, len, "Content-Length", v, sizeof(v)) >= 0) {
 		if (!s3d_parse_u64(v, &u) && u <= INT64_MAX)
 			x->content_length = (int64_t)u;
-	} else if (header_value(buf, len, "Content-Range", v, sizeof(v))) {
+	} else if (header_value(buf, len, "Content-Range", v, sizeof(v)) >= 0) {
 		unsigned long long a, b;
 		uint64_t t;
 		int n = 0;
@@ -251,9 +266,9 @@ static size_t header_cb(char *buf, size_t size, size_t n, void *ud)
 			else
 				x->range_start = x->range_end = -1;
 		}
-	} else if (header_value(buf, len, "Retry-After", v, sizeof(v))) {
+	} else if (header_value(buf, len, "Retry-After", v, sizeof(v)) >= 0) {
 		x->retry_after_ms = s3d_retry_after_ms(v, time(NULL));
-	} else if (header_value(buf, len, "Last-Modified", v, sizeof(v))) {
+	} else if (header_value(buf, len, "Last-Modified", v, sizeof(v)) >= 0) {
 		time_t t = curl_getdate(v, NULL);
 
 		x->last_modified = t == (time_t)-1 ? 0 : t;
@@ -279,6 +294,10 @@ static size_t write_cb(char *p, size_t size, size_t n, void *ud)
 			return x->ops->body(x, p, len);
 		s3d_buf_add(&x->resp, p, len);
 		if (x->resp.err) {
+			s3d_err("%s %s: response body over %zu bytes%s: refused",
+				x->what, x->key, x->resp.max,
+				x->op == S3D_OP_LIST ?
+				" (more than 1000 entries of a listing page need)" : "");
 			x->err = -EFBIG;
 			return 0;
 		}
@@ -714,7 +733,9 @@ void s3d_xfer_init(struct s3d_xfer *x, const struct s3d_xfer_ops *ops,
 	/* A GET is a FETCH's: its caller says how urgent; the rest is metadata. */
 	x->prio = x->op == S3D_OP_GET ? S3D_PRIO_SYNC : S3D_PRIO_META;
 	x->key = key;
-	s3d_buf_init(&x->resp, S3D_XML_MAX);
+	/* A listing page holds 1000 entries at most: what they need, no more. */
+	s3d_buf_init(&x->resp, x->op == S3D_OP_LIST ? S3D_LIST_PAGE_MAX :
+			       S3D_XML_MAX);
 	s3d_list_init(&x->node);
 	s3d_list_init(&x->backoff.node);
 	x->src.fd = -1;

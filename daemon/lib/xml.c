@@ -26,6 +26,12 @@
 
 #define XML_DEPTH	8
 #define XML_TEXT_MAX	(64U << 10)
+/*
+ * Deepest nesting accepted: S3's documents go 4 deep (ListBucketResult,
+ * Contents, Owner, ID). expat keeps every open element, so a page of 32 MiB
+ * of "<a><a><a>..." cost 1.7 GiB before this bound.
+ */
+#define XML_NEST_MAX	16
 
 struct xml_state {
 	XML_Parser parser;
@@ -95,6 +101,10 @@ static void XMLCALL on_start(void *data, const char *name, const char **attr)
 	(void)attr;
 	if (st->depth == 0 && !is_root(st, local_name(name))) {
 		xml_fail(st, "unexpected document element %s", name);
+		return;
+	}
+	if (st->depth >= XML_NEST_MAX) {
+		xml_fail(st, "%s", "elements nested too deep (over 16 levels)");
 		return;
 	}
 	if (st->depth < XML_DEPTH)
@@ -272,6 +282,9 @@ static void list_obj_field(struct xml_state *st, const char *leaf)
 		st->cur.etag = text_dup(st);
 		if (st->cur.etag && strlen(st->cur.etag) > S3D_ETAG_MAX)
 			st->cur_bad = "ETag too long";
+		else if (st->cur.etag &&
+			 !s3d_etag_ok(st->cur.etag, st->text.len))
+			st->cur_bad = "ETag empty or holding control characters";
 	} else if (!strcmp(leaf, "Size")) {
 		if (s3d_parse_u64(t, &st->cur.size)) {
 			snprintf(st->cur_badbuf, sizeof(st->cur_badbuf),
@@ -486,6 +499,9 @@ static void XMLCALL result_end(void *data, const char *name)
 			xml_fail(st, "more than one %s", st->leaf);
 		} else if (!*t || strlen(t) > st->value_max) {
 			xml_fail(st, "%s empty or too long", st->leaf);
+		} else if (!s3d_etag_ok(t, st->text.len)) {
+			/* An ETag or UploadId: sent back in headers, logged. */
+			xml_fail(st, "%s holds control characters", st->leaf);
 		} else {
 			st->value = strdup(t);
 			if (!st->value)

@@ -14,8 +14,18 @@
 
 #include "util.h"
 
-/* Largest XML body (listing page or error) we accept. */
+/* Largest XML body (a write's result, an error) we accept. */
 #define S3D_XML_MAX		(32U << 20)
+/*
+ * Largest ListObjectsV2 page we accept. A page holds 1000 entries at most
+ * (max-keys' ceiling, Contents and CommonPrefixes together), and an entry
+ * needs 8 KiB at most: a key of 1024 bytes is 3 KiB url-encoded (6 KiB as
+ * XML entities, from a server that ignores encoding-type), its ETag 255
+ * bytes at most, the rest (Size, LastModified, StorageClass, Owner,
+ * checksums, the tags) well under 1 KiB. 1000 x 8 KiB leaves 196 KiB of
+ * the 8 MiB for the page's own fields (Prefix, tokens).
+ */
+#define S3D_LIST_PAGE_MAX	(8U << 20)
 
 struct s3d_obj {
 	char *key;

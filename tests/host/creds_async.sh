@@ -54,6 +54,7 @@ sts_hits() { md /_stats | python3 -c 'import json,sys; print(json.load(sys.stdin
 cat >"$work/s3cachefsd.conf" <<EOT
 [global]
 endpoint = http://127.0.0.1:$port
+allow_http = true
 addressing = path
 
 [bucket slowcreds]

@@ -33,7 +33,7 @@ trap cleanup EXIT
 # Signed, so the signing headers can be checked on the wire.
 run() {
 	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
-		"$daemon" --endpoint "http://127.0.0.1:$port" "$@"
+		"$daemon" --endpoint "http://127.0.0.1:$port" --allow-http "$@"
 }
 cache() {
 	run "${opts[@]}" --selftest cache fake "" "$c" "$@" 2>>"$work/log" |

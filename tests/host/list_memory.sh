@@ -42,7 +42,7 @@ for ((i = 0; i < 100; i++)); do
 done
 mkdir -p "$work/cache"
 out=$(env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
-	"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
+	"$daemon" --endpoint "http://127.0.0.1:$port" --allow-http --path-style \
 	--selftest cache mem "" "$work/cache" list:small metrics list:huge metrics \
 	2>"$work/daemon.log")
 reply() { grep -F -- "$1" <<<"$out" | head -n 1 | cut -d' ' -f2-; }

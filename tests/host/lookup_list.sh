@@ -70,7 +70,7 @@ c=$work/cache
 opts=(--path-style --retry-attempts 2 --retry-base-ms 50)
 cache() {	# LOG GROUPS...: the replies
 	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
-		"$daemon" --endpoint "http://127.0.0.1:$pport" "${opts[@]}" -v \
+		"$daemon" --endpoint "http://127.0.0.1:$pport" --allow-http "${opts[@]}" -v \
 		--selftest cache lkup "" "$c" "${@:2}" 2>>"$1" | grep -v '^REPLY mount -> 0$'
 }
 reply() { grep -F -- "$2" <<<"$1" | head -n 1 | cut -d' ' -f2-; }

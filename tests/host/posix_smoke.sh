@@ -36,7 +36,7 @@ trap cleanup EXIT
 # the MOUNTs'.
 cache() {
 	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
-		"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
+		"$daemon" --endpoint "http://127.0.0.1:$port" --allow-http --path-style \
 		--part-size $((5 * MIB)) --retry-base-ms 10 \
 		--selftest cache fake "" "$cache" "mount:2:fake:$pc:posix" "$@" \
 		2>>"$work/log" | grep '^REPLY' | grep -v '^REPLY mount'

@@ -41,7 +41,7 @@ cache() {
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
 	env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE AWS_SECRET_ACCESS_KEY=fake \
-		"$daemon" --endpoint "http://127.0.0.1:$p" --path-style "${opts[@]}" \
+		"$daemon" --endpoint "http://127.0.0.1:$p" --allow-http --path-style "${opts[@]}" \
 		--selftest cache fake "" "$dir" "$@" 2>>"$log" |
 		while IFS= read -r line; do
 			echo "$(date +%s) $line" >>"$log.out"

@@ -34,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 
 sd() {
-	"$daemon" --endpoint "$S3_ENDPOINT" --path-style --anonymous ${SD_OPTS:-} "$@"
+	"$daemon" --endpoint "$S3_ENDPOINT" --allow-http --path-style --anonymous ${SD_OPTS:-} "$@"
 }
 # One --selftest cache run; REPLY lines on stdout, the log in $work/log.
 cache() {
@@ -104,7 +104,7 @@ check "get: explicit range returns exactly those bytes" \
 sd --selftest head bkt data/nothere >/dev/null 2>>"$work/log"
 is "$?" 1 "head: a missing key fails"
 AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER AWS_SESSION_TOKEN=tok \
-	"$daemon" --endpoint "$S3_ENDPOINT" --selftest list bkt data/sub/ \
+	"$daemon" --endpoint "$S3_ENDPOINT" --allow-http --selftest list bkt data/sub/ \
 	>"$work/signed" 2>>"$work/log"
 check "list: signed requests (SigV4, session token) work" grep -q '^OBJ data/sub/deep.txt' "$work/signed"
 
@@ -238,7 +238,7 @@ out=$(cache "$c" other/ list: 2>&1)
 check "MOUNT: a cache of another prefix is refused (EXDEV)" grep -q 'REPLY mount -> -18' <<<"$out"
 mkdir "$work/c6"
 t0=$(date +%s%N)
-out=$("$daemon" --endpoint http://127.0.0.1:1 --anonymous --retry-attempts 3 --retry-base-ms 50 \
+out=$("$daemon" --endpoint http://127.0.0.1:1 --allow-http --anonymous --retry-attempts 3 --retry-base-ms 50 \
 	--selftest cache bkt data/ "$work/c6" list: 2>"$work/err" | grep '^REPLY list')
 t1=$(date +%s%N)
 is "$out" "REPLY list: -> -5 Input/output error" "errors: connection refused -> EIO"

@@ -63,7 +63,7 @@ static void test_good(void)
 	is_int(c->stall_timeout, 90, "[global] stall_timeout");
 
 	b = s3d_conf_bucket(c, "alpha-data");
-	ok(b && b->line == 12, "[bucket alpha-data] found at line 12");
+	ok(b && b->line == 13, "[bucket alpha-data] found at line 13");
 	ok(b && b->max_concurrency == 2 && b->s3.path_style == 1 &&
 	   b->s3.anonymous == 1, "alpha-data: path, anonymous, max_concurrency 2");
 	ok(s3d_conf_bucket(c, "beta-data") != NULL, "[bucket beta-data] found");
@@ -96,6 +96,84 @@ static void test_good(void)
 	s3d_conf_mount_defaults(c, "beta-data", &md);
 	ok(md.writeback == 1 && md.upload_delay == 30,
 	   "beta-data: its writeback and upload_delay");
+	s3d_conf_free(c);
+	s3d_buf_free(&errs);
+}
+
+/* A configuration from @text (a file written for it), or NULL. */
+static struct s3d_conf *load_text(const char *text, struct s3d_buf *errs)
+{
+	char path[] = "/tmp/test_config.XXXXXX";
+	struct s3d_conf *c;
+	int fd = mkstemp(path), err;
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	close(fd);
+	c = load(path, true, &err, errs);
+	unlink(path);
+	return err ? NULL : c;
+}
+
+/* Does a client for @bucket of @c set up (s3d_conf_s3_client())? */
+static int client_of(const struct s3d_conf *c, const char *bucket)
+{
+	struct s3d_s3 s3;
+	int err;
+
+	memset(&s3, 0, sizeof(s3));
+	err = s3d_conf_s3_client(c, bucket, &s3);
+	if (!err)
+		s3d_s3_fini(&s3);
+	return err;
+}
+
+/*
+ * Plain http: requests are signed UNSIGNED-PAYLOAD, so anyone on the path
+ * can change what is read. An http:// endpoint is refused unless its
+ * section (or [global], or --allow-http) says allow_http = true.
+ */
+static void test_allow_http(void)
+{
+	struct s3d_conf cli, *c;
+	struct s3d_buf errs;
+	struct s3d_conf_s3 set;
+
+	s3d_buf_init(&errs, 0);
+	c = load_text("[global]\nendpoint = http://127.0.0.1:9\n"
+		      "[bucket open-data]\nallow_http = yes\n"
+		      "[bucket tls-data]\nendpoint = https://127.0.0.1:9\n"
+		      "[bucket own-data]\nendpoint = http://10.0.0.9:80\nallow_http = true\n", &errs);
+	if (!c) {
+		ok(0, "allow_http: the file loads");
+		printf("#   %s\n", s3d_buf_str(&errs));
+		return;
+	}
+	s3d_conf_settings(c, NULL, &set);
+	is_int(set.allow_http, -1, "allow_http: not set in [global]");
+	is_int(client_of(c, NULL), -EPERM, "allow_http: [global]'s http:// endpoint is refused without it");
+	is_int(client_of(c, "other-data"), -EPERM, "allow_http: ... and so is a bucket without a section");
+	is_int(client_of(c, "open-data"), 0, "allow_http: a section that allows it gets its http:// client");
+	is_int(client_of(c, "tls-data"), 0, "allow_http: https needs nothing");
+	is_int(client_of(c, "own-data"), 0, "allow_http: a section's own http:// endpoint, allowed");
+	s3d_conf_init(&cli);
+	cli.global.allow_http = 1;		/* --allow-http */
+	is_int(s3d_conf_override(c, &cli), 0, "allow_http: --allow-http laid over");
+	is_int(client_of(c, NULL), 0, "allow_http: --allow-http allows [global]'s");
+	is_int(client_of(c, "other-data"), 0, "allow_http: ... and a bucket without a section");
+	s3d_conf_free(c);
+
+	c = load_text("[global]\nendpoint = http://127.0.0.1:9\nallow_http = true\n"
+		      "[bucket strict-data]\nallow_http = false\n", &errs);
+	ok(c && client_of(c, NULL) == 0 && client_of(c, "strict-data") == -EPERM,
+	   "allow_http: a section's false wins over [global]'s true");
+	s3d_conf_free(c);
+	c = load_text("[global]\nallow_http = sometimes\n", &errs);
+	ok(!c && strstr(s3d_buf_str(&errs), ":2: allow_http 'sometimes': want true or false"),
+	   "allow_http: a bad value is a FILE:LINE error");
 	s3d_conf_free(c);
 	s3d_buf_free(&errs);
 }
@@ -741,6 +819,7 @@ int main(void)
 	unsetenv("AWS_PROFILE");
 	test_good();
 	test_override();
+	test_allow_http();
 	test_bad();
 	test_stall_timeout();
 	test_lookup_get_max();

@@ -550,6 +550,18 @@ static void test_providers(void)
 	is_int(s3d_creds_resolve(&c, NULL), -EBADMSG,
 	       "web identity: a reply without a secret");
 	ctl("reset=1");
+	{
+		/* The role's keys would come back in clear. */
+		char why[1024] = "";
+		int n = fake_count("sts");
+
+		setenv("AWS_ENDPOINT_URL_STS", "http://192.0.2.1:80", 1);
+		is_int(s3d_creds_resolve_why(&c, NULL, why, sizeof(why)), -EINVAL,
+		       "web identity: STS over plain http to a host that is not loopback is refused");
+		ok(strstr(why, "AWS_ENDPOINT_URL_STS http://192.0.2.1:80: plain http only to loopback") != NULL,
+		   "web identity: ... and says why");
+		is_int(fake_count("sts"), n, "web identity: ... before any request");
+	}
 	unsetenv("AWS_WEB_IDENTITY_TOKEN_FILE");
 	unsetenv("AWS_ROLE_ARN");
 	unsetenv("AWS_ENDPOINT_URL_STS");
@@ -603,6 +615,9 @@ static void test_providers(void)
 	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1", 1);
 	is_int(s3d_creds_resolve(&c, NULL), -ENOENT,
 	       "IMDS: no service there means no credentials");
+	setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://192.0.2.1", 1);
+	is_int(s3d_creds_resolve(&c, NULL), -EINVAL,
+	       "IMDS: plain http to an address that is not IMDS nor loopback is refused");
 	{
 		char ep[160];
 

@@ -400,6 +400,7 @@ static void test_ops(void)
 	conf.global.endpoint = "http://127.0.0.1:1";
 	conf.global.region = "us-east-1";
 	conf.global.anonymous = 1;
+	conf.global.allow_http = 1;
 	s3d_ops_init(&conf);
 
 	is_int(handle(S3CFS_CMD_FETCH, 1, "a", NULL, "\"e\"", 0, 4096), -ENODEV,

@@ -268,6 +268,14 @@ static void test_files(void)
 	is_int(s3d_store_ensure_file(dfd, "obj", &m2, NULL, false), 0,
 	       "ensure_file: a file renewed already is kept");
 	ok(ino("f/obj") == i1, "ensure_file: ... the same inode");
+
+	/* A LOOKUP answered from a directory's index (op_lookup.c). */
+	is_int(s3d_store_add_new(dfd, "fromindex", &m1), 0,
+	       "add_new: a file made for a free name is 0 (success), not 1");
+	ok(meta("f/fromindex") && !strncmp(meta("f/fromindex"), "\"etag-1\" ", 9),
+	   "add_new: its tags");
+	is_int(s3d_store_add_new(dfd, "fromindex", &m2), -EEXIST,
+	       "add_new: a taken name is -EEXIST, the file kept");
 	close(dfd);
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/listguard.h"
 #include "lib/s3.h"
 #include "lib/util.h"
 #include "lib/xml.h"
@@ -132,6 +133,51 @@ static void refuse(const char *xml, const char *what, const char *why_has)
 	s3d_list_page_free(&pg);
 }
 
+/*
+ * Elements nested without end: refused at the 17th level, before expat
+ * holds millions of open elements (a 32 MiB page of them took 1.7 GiB).
+ */
+static void test_nesting(void)
+{
+	struct s3d_buf b;
+	int i;
+
+	s3d_buf_init(&b, 0);
+	s3d_buf_adds(&b, "<ListBucketResult><Contents>");
+	for (i = 0; i < 14; i++)
+		s3d_buf_adds(&b, "<x>");
+	for (i = 0; i < 14; i++)
+		s3d_buf_adds(&b, "</x>");
+	s3d_buf_adds(&b, "<Key>a</Key><ETag>e</ETag><Size>1</Size></Contents>"
+		     "<IsTruncated>false</IsTruncated></ListBucketResult>");
+	{
+		struct s3d_list_page pg;
+
+		ok(!s3d_xml_parse_list(b.p, b.len, &pg, NULL, 0) && pg.nobjs == 1,
+		   "list: 16 levels of elements are taken");
+		s3d_list_page_free(&pg);
+	}
+	s3d_buf_reset(&b);
+	s3d_buf_adds(&b, "<ListBucketResult>");
+	for (i = 0; i < 100000; i++)
+		s3d_buf_adds(&b, "<a>");
+	refuse(s3d_buf_str(&b), "elements nested 100 000 deep", "nested too deep");
+	s3d_buf_reset(&b);
+	s3d_buf_adds(&b, "<Error>");
+	for (i = 0; i < 20; i++)
+		s3d_buf_adds(&b, "<a>");
+	for (i = 0; i < 20; i++)
+		s3d_buf_adds(&b, "</a>");
+	s3d_buf_adds(&b, "<Code>X</Code></Error>");
+	{
+		struct s3d_s3error e;
+
+		is_int(s3d_xml_parse_error(b.p, b.len, &e), -EINVAL,
+		       "error: an Error nested 21 deep is refused too");
+	}
+	s3d_buf_free(&b);
+}
+
 static void test_refusals(void)
 {
 	refuse("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>",
@@ -148,6 +194,7 @@ static void test_refusals(void)
 	refuse("", "an empty body", NULL);
 	refuse("<ListBucketResult><Contents><Key>a\x01</Key></Contents>"
 	       "</ListBucketResult>", "characters XML 1.0 forbids", NULL);
+	test_nesting();
 }
 
 /* One unusable entry is left out; the rest of the page stands. */
@@ -193,6 +240,14 @@ static void test_skips(void)
 	      "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
 	      "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
 	      "\"</ETag><Size>1</Size></Contents>", "an ETag too long", false, 1);
+	skips("<Contents><Key>d/a</Key><ETag>\"e&#13;&#10;X-Evil: 1\"</ETag><Size>1</Size></Contents>",
+	      "an ETag with CR LF (a header injection)", false, 1);
+	skips("<Contents><Key>d/a</Key><ETag>\"e&#9;\"</ETag><Size>1</Size></Contents>",
+	      "an ETag with a tab", false, 1);
+	skips("<Contents><Key>d/a</Key><ETag>\"e\x7f\"</ETag><Size>1</Size></Contents>",
+	      "an ETag with DEL", false, 1);
+	skips("<Contents><Key>d/a</Key><ETag></ETag><Size>1</Size></Contents>",
+	      "an empty ETag", false, 1);
 	skips("<Contents><Key>d/a%zz</Key><ETag>e</ETag><Size>1</Size></Contents>",
 	      "a malformed url escape", true, 1);
 	skips("<Contents><Key>d/a%00b</Key><ETag>e</ETag><Size>1</Size></Contents>",
@@ -253,6 +308,19 @@ static void test_time(void)
 }
 
 /* ETags name versions; quotes and a weak marker are not part of the name. */
+static void test_etag_ok(void)
+{
+	ok(s3d_etag_ok("\"9b2cf535f27731c974343645a3985328-12\"", 36),
+	   "etag_ok: S3's form");
+	ok(s3d_etag_ok("W/\"a b\xc3\xa9\"", 9), "etag_ok: weak, a space, UTF-8");
+	ok(!s3d_etag_ok("\"a\r\nX: y\"", 10), "etag_ok: CR LF refused");
+	ok(!s3d_etag_ok("\"a\nb\"", 5), "etag_ok: LF refused");
+	ok(!s3d_etag_ok("\"a\x1b[2J\"", 8), "etag_ok: ESC refused");
+	ok(!s3d_etag_ok("\"a\x7f\"", 4), "etag_ok: DEL refused");
+	ok(!s3d_etag_ok("\"a\0b\"", 5), "etag_ok: a NUL inside refused");
+	ok(!s3d_etag_ok("", 0), "etag_ok: empty refused");
+}
+
 static void test_etag_eq(void)
 {
 	ok(s3d_etag_eq("\"abc\"", "\"abc\""), "etag: same quoted");
@@ -402,6 +470,9 @@ static void test_complete(void)
 	s3d_buf_adds(&b, "\"</ETag></CompleteMultipartUploadResult>");
 	REFUSE_COMPLETE(b.p, "an ETag over S3D_ETAG_MAX");
 	s3d_buf_free(&b);
+	REFUSE_COMPLETE("<CompleteMultipartUploadResult><ETag>\"a&#13;&#10;b\"</ETag>"
+			"</CompleteMultipartUploadResult>",
+			"an ETag with CR LF");
 #undef REFUSE_COMPLETE
 }
 
@@ -496,8 +567,114 @@ static void test_build_complete(void)
 #undef REFUSE_BUILD
 }
 
+/* A page of @n keys "k<first>".."k<first+n-1>" (zero-padded), truncated if @tok. */
+static void guard_page(struct s3d_list_page *pg, int first, int n,
+		       const char *tok)
+{
+	int i;
+
+	memset(pg, 0, sizeof(*pg));
+	pg->objs = calloc(n ? n : 1, sizeof(*pg->objs));
+	for (i = 0; i < n; i++) {
+		char k[32];
+
+		snprintf(k, sizeof(k), "d/k%08d", first + i);
+		pg->objs[i].key = strdup(k);
+		pg->objs[i].etag = strdup("e");
+	}
+	pg->nobjs = n;
+	pg->truncated = tok != NULL;
+	pg->next_token = tok ? strdup(tok) : NULL;
+}
+
+static int guard_run(struct s3d_list_guard *g, int first, int n,
+		     const char *tok, char *why, size_t whylen)
+{
+	struct s3d_list_page pg;
+	int err;
+
+	guard_page(&pg, first, n, tok);
+	err = s3d_list_guard_page(g, &pg, why, whylen);
+	s3d_list_page_free(&pg);
+	return err;
+}
+
+static void test_list_guard(void)
+{
+	struct s3d_list_guard g;
+	char why[320] = "", tok[32];
+	int i, err = 0;
+
+	s3d_list_guard_init(&g, 0);
+	for (i = 0; i < 50 && !err; i++) {
+		snprintf(tok, sizeof(tok), "t%d", i);
+		err = guard_run(&g, i * 10, 10, tok, why, sizeof(why));
+	}
+	ok(!err && !guard_run(&g, 500, 3, NULL, why, sizeof(why)),
+	   "guard: 51 pages that move on, the last not truncated");
+	s3d_list_guard_free(&g);
+
+	s3d_list_guard_init(&g, 0);
+	guard_run(&g, 0, 10, "A", why, sizeof(why));
+	guard_run(&g, 10, 10, "B", why, sizeof(why));
+	err = guard_run(&g, 20, 10, "A", why, sizeof(why));
+	ok(err == -EINVAL && strstr(why, "repeats a continuation token"),
+	   "guard: a token seen two pages before is refused (A, B, A)");
+	if (err != -EINVAL)
+		printf("#   err %d why '%s'\n", err, why);
+	s3d_list_guard_free(&g);
+
+	s3d_list_guard_init(&g, 0);
+	guard_run(&g, 0, 10, "A", why, sizeof(why));
+	err = guard_run(&g, 0, 10, "B", why, sizeof(why));
+	ok(err == -EINVAL && strstr(why, "goes back"),
+	   "guard: the same page again under a new token is refused");
+	printf("#   %s\n", why);
+	s3d_list_guard_free(&g);
+
+	s3d_list_guard_init(&g, 0);
+	err = 0;
+	for (i = 0; i < 1000 && !err; i++) {
+		snprintf(tok, sizeof(tok), "t%d", i);
+		err = guard_run(&g, 0, 0, tok, why, sizeof(why));
+	}
+	ok(err == -EINVAL && i == S3D_LIST_EMPTY_MAX && strstr(why, "without an entry"),
+	   "guard: empty truncated pages end after %d in a row", S3D_LIST_EMPTY_MAX);
+	s3d_list_guard_free(&g);
+
+	s3d_list_guard_init(&g, 0);
+	err = 0;
+	for (i = 0; i < S3D_LIST_EMPTY_MAX * 3 && !err; i++) {
+		snprintf(tok, sizeof(tok), "t%d", i);
+		err = guard_run(&g, i, i % 2, tok, why, sizeof(why));
+	}
+	ok(!err, "guard: empty pages between full ones are fine");
+	s3d_list_guard_free(&g);
+
+	s3d_list_guard_init(&g, 20);
+	err = 0;
+	for (i = 0; i < 100 && !err; i++) {
+		snprintf(tok, sizeof(tok), "t%d", i);
+		err = guard_run(&g, i * 10, 10, tok, why, sizeof(why));
+	}
+	ok(err == -EFBIG && i == 20 && strstr(why, "more than 20 pages"),
+	   "guard: a listing that never ends stops at max_pages (%d)", i);
+	s3d_list_guard_free(&g);
+
+	s3d_list_guard_init(&g, 20);
+	for (i = 0, err = 0; i < 19 && !err; i++) {
+		snprintf(tok, sizeof(tok), "t%d", i);
+		err = guard_run(&g, i * 10, 10, tok, why, sizeof(why));
+	}
+	ok(!err && !guard_run(&g, 1000, 10, NULL, why, sizeof(why)),
+	   "guard: max_pages pages, the last not truncated, are fine");
+	s3d_list_guard_free(&g);
+}
+
 int main(void)
 {
+	test_etag_ok();
+	test_list_guard();
 	test_etag_eq();
 	test_page();
 	test_last_page();

@@ -44,7 +44,7 @@ selftest() {
 	shift
 	exec env -u AWS_CA_BUNDLE AWS_ACCESS_KEY_ID=AKIDFAKE \
 		AWS_SECRET_ACCESS_KEY=fake \
-		"$daemon" --endpoint "http://127.0.0.1:$port" --path-style \
+		"$daemon" --endpoint "http://127.0.0.1:$port" --allow-http --path-style \
 		"${opts[@]}" --selftest cache fake "" "$cache" "$@" 2>>"$work/log"
 }
 # Its replies (but the initial MOUNT's), with these options.

@@ -57,7 +57,7 @@ start_daemon() {
 	done
 	AWS_ACCESS_KEY_ID=$S3_AK AWS_SECRET_ACCESS_KEY=$S3_SK \
 		"$S3CFS_DAEMON" --endpoint "$S3_ENDPOINT" --region "$S3_REGION" \
-		--path-style -v "$@" </dev/null >"$DAEMON_LOG" 2>&1 &
+		--allow-http --path-style -v "$@" </dev/null >"$DAEMON_LOG" 2>&1 &
 	DAEMON_PID=$!
 	# Known to the guest runner, which kills leftovers after each test.
 	[ -n "${S3CFS_PIDFILE:-}" ] && echo "$DAEMON_PID" >>"$S3CFS_PIDFILE"

@@ -65,7 +65,7 @@ export S3_CURL_TIMEOUT=60
 
 sd() {	# the client, signed with the test user's keys
 	AWS_ACCESS_KEY_ID=${AK:-$S3_AK} AWS_SECRET_ACCESS_KEY=${SK:-$S3_SK} \
-		"$daemon" --endpoint "$S3_ENDPOINT" --region us-east-1 --path-style ${SD_OPTS:-} "$@"
+		"$daemon" --endpoint "$S3_ENDPOINT" --allow-http --region us-east-1 --path-style ${SD_OPTS:-} "$@"
 }
 cache() {	# DIR PREFIX REQ...: REPLY lines (not the mount's), log in $work/log
 	local dir=$1 prefix=$2
@@ -172,7 +172,7 @@ out=$(SK="wrong$S3_SK" sd --selftest cache bkt data/ "$work/cx" list: 2>"$work/e
 is "$out" "REPLY list: -> -13 Permission denied" "LIST with a wrong secret -> EACCES"
 out=$(AK=NOSUCHACCESSKEY00000 sd --selftest cache bkt data/ "$work/cx" lookup::small.txt 2>"$work/err" | grep '^REPLY lookup')
 is "$out" "REPLY lookup::small.txt -> -13 Permission denied" "LOOKUP with an unknown access key -> EACCES"
-out=$("$daemon" --endpoint "$S3_ENDPOINT" --path-style --anonymous --selftest cache bkt data/ "$work/cx" list: 2>"$work/err" | grep '^REPLY list')
+out=$("$daemon" --endpoint "$S3_ENDPOINT" --allow-http --path-style --anonymous --selftest cache bkt data/ "$work/cx" list: 2>"$work/err" | grep '^REPLY list')
 is "$out" "REPLY list: -> -13 Permission denied" "LIST unsigned on a private bucket -> EACCES (AccessDenied)"
 
 # --- errors -> errno -----------------------------------------------------------
@@ -314,7 +314,7 @@ if [ -x "$ctl" ] && "$ctl" --help 2>&1 | grep -qE '^ +ls '; then
 		local c=$1
 		shift
 		AWS_ACCESS_KEY_ID=${AK:-$S3_AK} AWS_SECRET_ACCESS_KEY=${SK:-$S3_SK} \
-			"$ctl" "$c" --endpoint "$S3_ENDPOINT" --region us-east-1 --path-style "$@"
+			"$ctl" "$c" --endpoint "$S3_ENDPOINT" --allow-http --region us-east-1 --path-style "$@"
 	}
 	out=$(ctlr ls s3://bkt/data/ 2>&1)
 	check "s3cachectl ls s3://bkt/data/" grep -qE ' 2097157 data/big.bin$' <<<"$out"

@@ -709,7 +709,7 @@ start_bench_daemon() {
 	DAEMON_LOG=$LOGS/${BENCH_DAEMON_LOG:-s3cachefsd.log}
 	AWS_ACCESS_KEY_ID=$S3_AK AWS_SECRET_ACCESS_KEY=$S3_SK \
 		setsid "$S3CFS_DAEMON" --endpoint "$S3_ENDPOINT" --region "$S3_REGION" \
-		--path-style ${BENCH_DAEMON_ARGS:-} </dev/null >>"$DAEMON_LOG" 2>&1 &
+		--allow-http --path-style ${BENCH_DAEMON_ARGS:-} </dev/null >>"$DAEMON_LOG" 2>&1 &
 	DAEMON_PID=$!
 	for ((i = 0; i < 300; i++)); do
 		[[ $(<"$DAEMON_LOG") == *'registered with the s3cachefs module'* ]] 2>/dev/null && return 0

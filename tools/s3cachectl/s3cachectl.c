@@ -514,7 +514,7 @@ static struct s3d_s3 s3;
 
 enum {
 	O_ENDPOINT = 256, O_REGION, O_PATH_STYLE, O_VHOST, O_ANON, O_CA,
-	O_CONFIG, O_PROFILE,
+	O_CONFIG, O_PROFILE, O_ALLOW_HTTP,
 };
 
 static const struct option s3_long_opts[] = {
@@ -523,6 +523,7 @@ static const struct option s3_long_opts[] = {
 	{ "path-style", no_argument, NULL, O_PATH_STYLE },
 	{ "virtual-host", no_argument, NULL, O_VHOST },
 	{ "anonymous", no_argument, NULL, O_ANON },
+	{ "allow-http", no_argument, NULL, O_ALLOW_HTTP },
 	{ "ca-bundle", required_argument, NULL, O_CA },
 	{ "config", required_argument, NULL, O_CONFIG },
 	{ "profile", required_argument, NULL, O_PROFILE },
@@ -674,6 +675,7 @@ static int cmd_s3(const char *cmd, int argc, char **argv)
 
 	o.over.path_style = -1;
 	o.over.anonymous = -1;
+	o.over.allow_http = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "rv", s3_long_opts, NULL)) != -1) {
 		switch (c) {
@@ -682,6 +684,7 @@ static int cmd_s3(const char *cmd, int argc, char **argv)
 		case O_PATH_STYLE: o.over.path_style = 1; break;
 		case O_VHOST: o.over.path_style = 0; break;
 		case O_ANON: o.over.anonymous = 1; break;
+		case O_ALLOW_HTTP: o.over.allow_http = 1; break;
 		case O_CA: o.over.ca_bundle = optarg; break;
 		case O_CONFIG: o.config = optarg; break;
 		case O_PROFILE: o.over.profile = optarg; break;
@@ -765,6 +768,8 @@ static void usage(FILE *f)
 "                  [bucket NAME] section, else [global]; the flags below win\n"
 "  --endpoint URL  --region R  --path-style | --virtual-host  --anonymous\n"
 "  --profile NAME  --ca-bundle PATH  -v (client debug log)\n"
+"  --allow-http    allow an http:// endpoint (plain http: anyone on the path\n"
+"                  can read and change the bytes; else refused)\n"
 "Credentials: the AWS chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY\n"
 "[/AWS_SESSION_TOKEN]; ~/.aws/credentials and ~/.aws/config (AWS_PROFILE, or\n"
 "the profile asked for); web identity (AWS_WEB_IDENTITY_TOKEN_FILE +\n"

@@ -46,9 +46,9 @@ fi
 
 # Signed (credentials from the environment, as the daemon takes them).
 export AWS_ACCESS_KEY_ID=$S3_AK AWS_SECRET_ACCESS_KEY=$S3_SK
-c() { "$ctl" "$1" --endpoint "$S3_ENDPOINT" --region us-east-1 --path-style "${@:2}"; }
+c() { "$ctl" "$1" --endpoint "$S3_ENDPOINT" --allow-http --region us-east-1 --path-style "${@:2}"; }
 # The daemon's order too: options before the command (tests/rgw does that).
-cpre() { "$ctl" --endpoint "$S3_ENDPOINT" --region us-east-1 --path-style "$@"; }
+cpre() { "$ctl" --endpoint "$S3_ENDPOINT" --allow-http --region us-east-1 --path-style "$@"; }
 
 printf 'hello, world\n' >"$work/a"
 head -c 3000000 /dev/urandom >"$work/big"
@@ -110,7 +110,7 @@ c ls s3://nosuchbucket/ >/dev/null 2>"$work/err"; rc=$?
 is "$rc" 1 "ls missing bucket: exit 1"
 if grep -q 'NoSuchBucket' "$work/err"; then ok "ls missing bucket: NoSuchBucket"
 else not_ok "ls missing bucket: NoSuchBucket" "$(cat "$work/err")"; fi
-"$ctl" cat --endpoint http://127.0.0.1:1 --path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+"$ctl" cat --endpoint http://127.0.0.1:1 --allow-http --path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
 is "$rc" 1 "unreachable endpoint: exit 1"
 if grep -qi 'connect' "$work/err"; then ok "unreachable endpoint: says so"
 else not_ok "unreachable endpoint: says so" "$(cat "$work/err")"; fi
@@ -125,7 +125,7 @@ nocreds() {
 	 HOME=$work AWS_SHARED_CREDENTIALS_FILE=$work/none "$@")
 }
 nocreds env AWS_EC2_METADATA_DISABLED=true "$ctl" cat --endpoint "$S3_ENDPOINT" \
-	--path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+	--allow-http --path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
 is "$rc" 1 "no credentials: exit 1"
 if grep -qF 's3cachectl: no AWS credentials found (env, ~/.aws/credentials, web identity, container, IMDS); use --anonymous for public buckets' "$work/err" &&
    grep -q '^  tried: environment: .*; shared files: .*; web identity: .*; container: .*; IMDS: disabled' "$work/err"; then
@@ -135,7 +135,7 @@ else not_ok "no credentials: says so, naming each provider and what it said" "$(
 # IMDS probed where nothing listens: still "none found", and quickly.
 t0=$(date +%s%N)
 nocreds env AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:1 "$ctl" cat \
-	--endpoint "$S3_ENDPOINT" --path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+	--endpoint "$S3_ENDPOINT" --allow-http --path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 if [ "$rc" = 1 ] && grep -q 'no AWS credentials found' "$work/err" &&
    grep -q 'IMDS: no instance metadata service' "$work/err"; then
@@ -147,7 +147,7 @@ else not_ok "no IMDS: the probe gives up fast" "${ms} ms"; fi
 # A provider that is configured but fails is a different message.
 nocreds env AWS_EC2_METADATA_DISABLED=true \
 	AWS_CONTAINER_CREDENTIALS_FULL_URI=http://127.0.0.1:1/creds "$ctl" cat \
-	--endpoint "$S3_ENDPOINT" --path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
+	--endpoint "$S3_ENDPOINT" --allow-http --path-style s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
 is "$rc" 1 "failing provider: exit 1"
 if grep -q '^s3cachectl: cannot load AWS credentials: .*container: .*127.0.0.1:1' "$work/err" &&
    ! grep -q 'no AWS credentials found' "$work/err"; then
@@ -159,6 +159,7 @@ conf=$work/s3cachefsd.conf
 cat >"$conf" <<EOF
 [global]
 endpoint = http://127.0.0.1:1
+allow_http = true
 
 [bucket bkt]
 endpoint = $S3_ENDPOINT
@@ -180,12 +181,12 @@ if [ "$rc" = 1 ] && grep -qi 'connect' "$work/err"; then
 	ok "config: a bucket without a section gets [global]'s endpoint"
 else not_ok "config: a bucket without a section gets [global]'s endpoint" "rc=$rc $(cat "$work/err")"; fi
 
-printf '[bucket bkt]\nendpoint = %s\naddressing = path\nanonymous = true\n' "$S3_ENDPOINT" >"$work/anon.conf"
+printf '[bucket bkt]\nendpoint = %s\nallow_http = true\naddressing = path\nanonymous = true\n' "$S3_ENDPOINT" >"$work/anon.conf"
 is "$(nocreds env AWS_EC2_METADATA_DISABLED=true "$ctl" cat --config "$work/anon.conf" s3://bkt/top.txt 2>&1)" \
 	"hello, world" "config: anonymous = true needs no credentials"
 
 printf '[p1]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$S3_AK" "$S3_SK" >"$work/credentials"
-printf '[bucket bkt]\nendpoint = %s\naddressing = path\nprofile = %s\n' "$S3_ENDPOINT" nosuch >"$work/prof.conf"
+printf '[bucket bkt]\nendpoint = %s\nallow_http = true\naddressing = path\nprofile = %s\n' "$S3_ENDPOINT" nosuch >"$work/prof.conf"
 AWS_SHARED_CREDENTIALS_FILE=$work/credentials AWS_CONFIG_FILE=$work/none \
 	"$ctl" cat --config "$work/prof.conf" s3://bkt/top.txt >/dev/null 2>"$work/err"; rc=$?
 if [ "$rc" = 1 ] && grep -q "no AWS credentials found for profile 'nosuch'" "$work/err" &&
