@@ -398,8 +398,9 @@ fi
 } | sort -s -k1,1nr >"$logs/times-$kernel.txt"
 # CPU time of everything this run started (guests included): its wall time
 # on an idle host cannot be under half of it on two cores.
-read -r cu cs < <(times | awk 'NR == 2 { for (i = 1; i <= 2; i++) {
-	split($i, a, /[ms]/); t[i] = a[1] * 60 + a[2] }; print int(t[1]), int(t[2]) }')
+times >"$logs/times.cpu"
+read -r cu cs < <(awk 'NR == 2 { for (i = 1; i <= 2; i++) {
+	split($i, a, /[ms]/); t[i] = a[1] * 60 + a[2] }; print int(t[1]), int(t[2]) }' "$logs/times.cpu")
 echo "# Wall time per test file, kernel $kernel: VM suite $vm_wall s in $shards guest(s), whole run $SECONDS s, CPU time $cu s user + $cs s system"
 awk '{ printf "#   %5d s  %-4s %s\n", $1, $2, substr($0, index($0, $3)) }' "$logs/times-$kernel.txt"
 finish
