@@ -26,6 +26,113 @@
 
 static struct s3d_list mounts = { &mounts, &mounts };
 
+/*
+ * Mounts refused for their cache directory (not the one the kernel
+ * mounted, a symlink on the way, not ours): the kernel keeps them, and
+ * re-sends their requests; each fails, and says why (at most every
+ * REFUSED_LOG_MS per mount).
+ */
+struct refused_mount {
+	struct s3d_list node;
+	uint32_t id;
+	int err;
+	char *cache_dir;
+	uint64_t logged_ms;
+	unsigned long failed;	/* requests since the last line */
+};
+
+#define REFUSED_LOG_MS	10000
+
+static struct s3d_list refused = { &refused, &refused };
+
+static struct refused_mount *refused_find(uint32_t id)
+{
+	struct s3d_list *pos;
+
+	for (pos = refused.next; pos != &refused; pos = pos->next) {
+		struct refused_mount *f = s3d_container_of(pos, struct refused_mount,
+							   node);
+
+		if (f->id == id)
+			return f;
+	}
+	return NULL;
+}
+
+static void refused_forget(uint32_t id)
+{
+	struct refused_mount *f = refused_find(id);
+
+	if (!f)
+		return;
+	s3d_list_del(&f->node);
+	free(f->cache_dir);
+	free(f);
+}
+
+static void refused_add(uint32_t id, int err, const char *cache_dir)
+{
+	struct refused_mount *f;
+
+	refused_forget(id);
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return;
+	f->id = id;
+	f->err = err;
+	f->cache_dir = strdup(cache_dir);
+	if (!f->cache_dir) {
+		free(f);
+		return;
+	}
+	s3d_list_add_tail(&f->node, &refused);
+}
+
+static const char *refused_why(int err)
+{
+	switch (err) {
+	case -ESTALE:
+		return "it is not the directory the kernel mounted (it lacks the mount's token: a directory swapped in)";
+	case -ELOOP:
+		return "a symlink is on the way to it (swapped in since the mount)";
+	case -ENOTEMPTY:
+		return "it is neither empty nor an s3cachefs cache";
+	case -EXDEV:
+		return "it belongs to another bucket or prefix";
+	default:
+		return strerror(-err);
+	}
+}
+
+/**
+ * s3d_mount_refused() - a request for a mount we do not serve
+ * @id: its mount id
+ * @req_id: the request, for the log
+ *
+ * Return: the status to answer with: -EIO for a mount refused for its
+ * cache directory (logged, at most every REFUSED_LOG_MS), else -ENODEV.
+ */
+int s3d_mount_refused(uint32_t id, uint64_t req_id)
+{
+	struct refused_mount *f = refused_find(id);
+	uint64_t now = s3d_now_ms();
+
+	if (!f) {
+		s3d_err("request %llu: unknown mount %u",
+			(unsigned long long)req_id, id);
+		return -ENODEV;
+	}
+	f->failed++;
+	if (!f->logged_ms || now - f->logged_ms >= REFUSED_LOG_MS) {
+		s3d_err("mount %u: %lu request(s) failed (EIO), last %llu: its cache directory %s was refused: %s; nothing there is touched: unmount it",
+			id, f->failed, (unsigned long long)req_id,
+			f->cache_dir, refused_why(f->err));
+		f->logged_ms = now;
+		f->failed = 0;
+	}
+	return -EIO;
+}
+
 static void mount_go(void *arg, struct s3d_ctx *ctx, int err);
 
 void s3d_mount_put(struct s3d_mount *m)
@@ -130,19 +237,25 @@ void s3d_mount_start(struct s3d_req *r)
 		err = -ENOMEM;
 		goto put;
 	}
-	err = s3d_store_open_root(r->cache_dir, &m->rootfd);
+	if (!r->has_token && s3d_nl_version() < 10 &&
+	    s3d_log_once("mount-token"))
+		s3d_warn("the module (protocol %u) does not tie cache directories to their mounts (needs 10): a directory swapped in for one would not be noticed",
+			 s3d_nl_version());
+	err = s3d_store_open_root(r->cache_dir,
+				  r->has_token ? r->token : NULL, &m->rootfd);
 	if (err) {
-		s3d_err("mount %u: cache directory %s: %s", r->mount_id,
-			r->cache_dir, strerror(-err));
-		goto put;
+		s3d_err("mount %u: cache directory %s refused: %s", r->mount_id,
+			r->cache_dir, refused_why(err));
+		goto refuse;
 	}
 	err = s3d_store_check_format(m->rootfd, m->bucket, m->prefix);
 	if (err) {
 		s3d_err("mount %u: cache directory %s refused for s3://%s/%s: %s",
 			r->mount_id, r->cache_dir, m->bucket, m->prefix,
-			strerror(-err));
-		goto put;
+			refused_why(err));
+		goto refuse;
 	}
+	refused_forget(r->mount_id);
 	/* Unusable credentials fail the mount, not each read after it. */
 	ctx = s3d_ctx_get(m->bucket, &err);
 	if (!ctx) {
@@ -157,6 +270,12 @@ void s3d_mount_start(struct s3d_req *r)
 	if (err <= 0)
 		mount_go(r, ctx, err);
 	return;
+refuse:
+	/* Announced again after a restart: the kernel holds the mount. */
+	if (err != -ENOMEM) {
+		mount_forget(r->mount_id);
+		refused_add(r->mount_id, err, r->cache_dir);
+	}
 put:
 	s3d_mount_put(m);
 out:
@@ -267,6 +386,7 @@ void s3d_mount_stop(struct s3d_req *r)
 {
 	s3d_info("mount %u: unmounted", r->mount_id);
 	mount_forget(r->mount_id);
+	refused_forget(r->mount_id);
 	s3d_req_drop(r);	/* a notification: no reply */
 }
 
@@ -279,5 +399,12 @@ void s3d_mounts_fini(void)
 
 		s3d_list_del(&m->node);
 		s3d_mount_put(m);
+	}
+	while (!s3d_list_empty(&refused)) {
+		struct refused_mount *f = s3d_container_of(refused.next,
+							   struct refused_mount,
+							   node);
+
+		refused_forget(f->id);
 	}
 }

@@ -54,6 +54,7 @@ extern void (*s3d_mount_defaults_hook)(const char *bucket, int *writeback,
 void s3d_mount_start(struct s3d_req *r);
 void s3d_mount_stop(struct s3d_req *r);
 struct s3d_mount *s3d_mount_get(uint32_t id);
+int s3d_mount_refused(uint32_t id, uint64_t req_id);
 void s3d_mount_put(struct s3d_mount *m);
 void s3d_mounts_fini(void);
 

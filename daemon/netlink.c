@@ -110,6 +110,8 @@ static struct nla_policy policy[S3CFS_A_MAX + 1] = {
 	[S3CFS_A_POSIX] = { .type = NLA_UNSPEC },
 	[S3CFS_A_STREAM] = { .type = NLA_U64 },
 	[S3CFS_A_PARTS] = { .type = NLA_U32 },
+	/* Binary, its length checked exactly by s3d_nl_parse_req(). */
+	[S3CFS_A_TOKEN] = { .type = NLA_UNSPEC },
 };
 
 /* Which attributes each request must carry. */
@@ -172,6 +174,18 @@ static int get_posix(struct nlattr **tb, struct s3d_req *r)
 		return -EINVAL;
 	memcpy(&r->posix, nla_data(tb[S3CFS_A_POSIX]), sizeof(r->posix));
 	r->has_posix = true;
+	return 0;
+}
+
+/* The TOKEN attribute: exactly S3CFS_TOKEN_LEN bytes, or invalid. */
+static int get_token(struct nlattr **tb, struct s3d_req *r)
+{
+	if (!tb[S3CFS_A_TOKEN])
+		return 0;
+	if (nla_len(tb[S3CFS_A_TOKEN]) != sizeof(r->token))
+		return -EINVAL;
+	memcpy(r->token, nla_data(tb[S3CFS_A_TOKEN]), sizeof(r->token));
+	r->has_token = true;
 	return 0;
 }
 
@@ -239,6 +253,12 @@ int s3d_nl_parse_req(struct nlmsghdr *nlh, struct s3d_req **out)
 		s3d_err("%s request %llu: POSIX attribute of %d bytes, not %zu",
 			cmd_name(r->cmd), (unsigned long long)r->id,
 			nla_len(tb[S3CFS_A_POSIX]), sizeof(r->posix));
+		err = -EINVAL;
+	}
+	if (!err && get_token(tb, r)) {
+		s3d_err("%s request %llu: TOKEN attribute of %d bytes, not %zu",
+			cmd_name(r->cmd), (unsigned long long)r->id,
+			nla_len(tb[S3CFS_A_TOKEN]), sizeof(r->token));
 		err = -EINVAL;
 	}
 	for (i = 0; i < S3D_ARRAY_SIZE(cmds); i++)

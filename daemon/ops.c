@@ -115,9 +115,7 @@ void s3d_req_handle(struct s3d_req *r)
 	}
 	m = s3d_mount_get(r->mount_id);
 	if (!m) {
-		s3d_err("request %llu: unknown mount %u",
-			(unsigned long long)r->id, r->mount_id);
-		s3d_req_finish(r, -ENODEV);
+		s3d_req_finish(r, s3d_mount_refused(r->mount_id, r->id));
 		return;
 	}
 	if (s3d_req_join(r)) {

@@ -69,6 +69,8 @@ struct s3d_req {
 	char *prefix;
 	char *cache_dir;
 	uint32_t chunk;
+	bool has_token;		/* version 10: @token is given */
+	uint8_t token[S3CFS_TOKEN_LEN];	/* ... what the cache root carries */
 	void (*reply)(struct s3d_req *r, int status);
 	void (*progress)(struct s3d_req *r);
 	void (*cancel)(void *arg);

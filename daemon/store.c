@@ -51,6 +51,13 @@
 
 #define FORMAT_MAX	(S3CFS_BUCKET_MAX + S3CFS_PREFIX_MAX + 64)
 #define META_NAME	"format"
+/*
+ * The cache directory is private (its root is the kernel's to make 0700,
+ * owned by root): what we make in it is root's alone too, so that a
+ * subtree moved or copied out keeps the object bytes to itself.
+ */
+#define FILE_MODE	0600
+#define DIR_MODE	0700
 
 static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode)
 {
@@ -67,21 +74,43 @@ static int openat2_beneath(int dirfd, const char *path, int flags, mode_t mode)
 }
 
 /**
- * s3d_store_open_root() - open a cache root
- * @dir: absolute path
- * @rootfd: an O_PATH descriptor of it
+ * s3d_store_open_root() - open a cache root, the one the kernel mounted
+ * @dir: absolute path, as the kernel sent it
+ * @token: S3CFS_TOKEN_LEN bytes the root must carry in S3CFS_XATTR_TOKEN,
+ *	or NULL (a module before protocol 10 sends none)
+ * @rootfd: a descriptor of it (O_RDONLY | O_DIRECTORY)
  *
- * Return: 0 or -errno.
+ * No symlink is followed on the way: the kernel sends the path it
+ * resolved, so a symlink in it is one swapped in since, by whoever owns a
+ * directory above the cache. Nor is a directory used that lacks the
+ * mount's token (one renamed into the cache's place). Either would have
+ * us prune and fill a directory of their choosing.
+ *
+ * Return: 0, -ELOOP (a symlink on the way), -ESTALE (not the directory the
+ * kernel mounted), or another -errno.
  */
-int s3d_store_open_root(const char *dir, int *rootfd)
+int s3d_store_open_root(const char *dir, const uint8_t *token, int *rootfd)
 {
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	uint8_t have[S3CFS_TOKEN_LEN];
+	ssize_t n;
 	int fd;
 
 	if (dir[0] != '/')
 		return -EINVAL;
-	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
 	if (fd < 0)
 		return -errno;
+	if (token) {
+		n = fgetxattr(fd, S3CFS_XATTR_TOKEN, have, sizeof(have));
+		if (n != (ssize_t)sizeof(have) || memcmp(have, token, sizeof(have))) {
+			close(fd);
+			return -ESTALE;
+		}
+	}
 	*rootfd = fd;
 	return 0;
 }
@@ -155,7 +184,7 @@ static int format_write(int metafd, const char *want)
 {
 	int fd, err;
 
-	fd = openat(metafd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	fd = openat(metafd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, FILE_MODE);
 	if (fd < 0)
 		return -errno;
 	err = write_all(fd, want, strlen(want));
@@ -168,17 +197,54 @@ static int format_write(int metafd, const char *want)
 	return err;
 }
 
+/*
+ * Does the root hold nothing but the lower filesystem's lost+found and a
+ * .s3cachefs without its marker (a first mount that stopped short)? Names
+ * of our temporaries count too: whoever made them was not us, as this is
+ * not a cache yet. Sets @other to the first name found (for the log).
+ */
+static int root_claimable(int rootfd, char *other, size_t len)
+{
+	struct dirent *de;
+	int fd, err = 0;
+	DIR *d;
+
+	fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (!err && (errno = 0, de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    ((de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) &&
+		     (!strcmp(de->d_name, S3CFS_LOST_FOUND) ||
+		      !strcmp(de->d_name, S3CFS_META_DIR))))
+			continue;
+		snprintf(other, len, "%s", de->d_name);
+		err = -ENOTEMPTY;
+	}
+	if (!err && errno)
+		err = -errno;
+	closedir(d);
+	return err;
+}
+
 /**
  * s3d_store_check_format() - claim a cache root for a bucket and prefix
  * @rootfd: the root
  * @bucket: the bucket
  * @prefix: the prefix
  *
- * Creates <root>/.s3cachefs/format if absent; if present, it must name the
- * same bucket and prefix.
+ * Creates <root>/.s3cachefs/format if absent, in a root that holds nothing
+ * else (a listing removes what S3 does not list: a directory holding
+ * anything else was given as a cache by mistake); if present, it must
+ * name the same bucket and prefix.
  *
- * Return: 0, -EXDEV (another bucket/prefix or format version, logged) or
- * another -errno.
+ * Return: 0, -EXDEV (another bucket/prefix or format version, logged),
+ * -ENOTEMPTY (neither empty nor a cache, logged) or another -errno.
  */
 int s3d_store_check_format(int rootfd, const char *bucket, const char *prefix)
 {
@@ -188,7 +254,17 @@ int s3d_store_check_format(int rootfd, const char *bucket, const char *prefix)
 
 	snprintf(want, sizeof(want), "version=%d\nbucket=%s\nprefix=%s\n",
 		 S3CFS_FORMAT_VERSION, bucket, prefix);
-	if (mkdirat(rootfd, S3CFS_META_DIR, 0700) && errno != EEXIST)
+	/* Not a cache yet: claimed only if empty, before anything is made. */
+	fd = openat2_beneath(rootfd, S3CFS_FORMAT_FILE, O_RDONLY | O_NONBLOCK, 0);
+	if (fd >= 0)
+		close(fd);
+	err = fd == -ENOENT ? root_claimable(rootfd, have, sizeof(have)) : 0;
+	if (err == -ENOTEMPTY)
+		s3d_err("cache directory is not empty (it holds \"%s\") and is not an s3cachefs cache (no %s): refused, a listing would delete what the bucket does not list",
+			have, S3CFS_FORMAT_FILE);
+	if (err)
+		return err;
+	if (mkdirat(rootfd, S3CFS_META_DIR, DIR_MODE) && errno != EEXIST)
 		return -errno;
 	metafd = openat2_beneath(rootfd, S3CFS_META_DIR, O_RDONLY | O_DIRECTORY, 0);
 	if (metafd < 0)
@@ -256,7 +332,7 @@ int s3d_store_open_dir(int rootfd, const char *path, bool create, int *dirfd)
 		memcpy(comp, p, n);
 		comp[n] = '\0';
 		p += n + (p[n] == '/');
-		if (mkdirat(cur, comp, 0755) && errno != EEXIST) {
+		if (mkdirat(cur, comp, DIR_MODE) && errno != EEXIST) {
 			fd = -errno;
 			close(cur);
 			return fd;
@@ -815,7 +891,7 @@ int s3d_store_ensure_dir(int dirfd, const char *name, bool replace)
 	struct stat st;
 	int fd, err;
 
-	if (!mkdirat(dirfd, name, 0755))
+	if (!mkdirat(dirfd, name, DIR_MODE))
 		return 0;
 	if (errno != EEXIST)
 		return -errno;
@@ -833,7 +909,7 @@ int s3d_store_ensure_dir(int dirfd, const char *name, bool replace)
 	unclaim(fd);
 	if (err)
 		return err;
-	if (mkdirat(dirfd, name, 0755))
+	if (mkdirat(dirfd, name, DIR_MODE))
 		return -errno;
 	return 1;
 }
@@ -911,7 +987,7 @@ static void test_create_at_link(int dirfd, const char *name)
 	if (done || !want || strcmp(want, name))
 		return;
 	done = true;
-	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, FILE_MODE);
 	if (fd < 0)
 		return;
 	v[S3CFS_META_OFF_SIZE] = sizeof(body) - 1;
@@ -942,7 +1018,7 @@ static int new_file(int dirfd, const char *name, const struct s3d_meta *m,
 	char tmp[64];
 	int fd, err = 0, tries;
 
-	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, FILE_MODE);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)m->size)) {

@@ -24,7 +24,7 @@ struct s3d_meta {
 	const struct s3cfs_posix *posix;
 };
 
-int s3d_store_open_root(const char *dir, int *rootfd);
+int s3d_store_open_root(const char *dir, const uint8_t *token, int *rootfd);
 int s3d_store_check_format(int rootfd, const char *bucket, const char *prefix);
 int s3d_store_open_dir(int rootfd, const char *path, bool create, int *dirfd);
 int s3d_store_open_file(int rootfd, const char *path, int flags, int *fd);

@@ -164,6 +164,50 @@ out:
 }
 
 /**
+ * s3cfs_chunks_cached() - bytes of a file the cache holds (S3CFS_IOC_STATE)
+ * @inode: upper inode of a regular file that is open
+ *
+ * The data in its lower file, up to its size: what an unprivileged user
+ * cannot read in the private cache directory.
+ *
+ * Return: the bytes, or a negative errno.
+ */
+s64 s3cfs_chunks_cached(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	loff_t end = i_size_read(inode), pos = 0, data, hole;
+	s64 sum = 0;
+
+	down_read(&si->data_sem);
+	if (!si->lower_file) {
+		sum = -EIO;
+		goto out;
+	}
+	while (pos < end) {
+		cond_resched();
+		data = vfs_llseek(si->lower_file, pos, SEEK_DATA);
+		if (data == -ENXIO || (data >= 0 && data >= end))
+			break;
+		if (data < 0) {
+			sum = data;
+			goto out;
+		}
+		hole = vfs_llseek(si->lower_file, data, SEEK_HOLE);
+		if (hole < 0) {
+			sum = hole;
+			goto out;
+		}
+		if (hole <= data)
+			break;
+		sum += min(hole, end) - data;
+		pos = hole;
+	}
+out:
+	up_read(&si->data_sem);
+	return sum;
+}
+
+/**
  * s3cfs_chunks_free() - drop the presence bitmap (inode eviction)
  * @si: the inode
  */

@@ -83,8 +83,11 @@ static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
 	if (r.cmd == S3CFS_CMD_MOUNT && r.id == 0) {
 		/* Answer to a mount announced after REGISTER. */
 		if (r.status)
-			pr_warn("daemon refused mount %u: %d\n", r.mount_id,
-				r.status);
+			pr_err("daemon refused mount %u when it registered (%d%s): the mount's requests fail until it is unmounted\n",
+			       r.mount_id, r.status,
+			       r.status == -ESTALE || r.status == -ELOOP ?
+			       ": its cache directory is not the one mounted" :
+			       "");
 		return 0;
 	}
 	r.has_offset = a[S3CFS_A_OFFSET];
@@ -260,7 +263,8 @@ int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid)
 
 	skb = s3cfs_nl_new(S3CFS_CMD_MOUNT, s3cfs_str_size(sbi->bucket) +
 			   s3cfs_str_size(sbi->prefix) +
-			   s3cfs_str_size(sbi->cache_path), &hdr);
+			   s3cfs_str_size(sbi->cache_path) +
+			   nla_total_size(sizeof(sbi->token)), &hdr);
 	if (!skb)
 		return -ENOMEM;
 	if (nla_put_u64_64bit(skb, S3CFS_A_REQ_ID, id, S3CFS_A_PAD) ||
@@ -269,6 +273,7 @@ int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid)
 	    nla_put_string(skb, S3CFS_A_PREFIX, sbi->prefix) ||
 	    nla_put_string(skb, S3CFS_A_CACHE_DIR, sbi->cache_path) ||
 	    nla_put_u32(skb, S3CFS_A_CHUNK_SIZE, sbi->opts.chunk_size) ||
+	    nla_put(skb, S3CFS_A_TOKEN, sizeof(sbi->token), sbi->token) ||
 	    s3cfs_nl_put_mount_flags(skb, sbi, !id)) {
 		nlmsg_free(skb);
 		return -EMSGSIZE;

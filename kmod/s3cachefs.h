@@ -210,6 +210,9 @@ struct s3cfs_upq {
  * @upq: the upload queue of a write-back mount
  * @index: listings leave directory indexes (dir_index, and the daemon
  *	said so in the MOUNT's answer; index.c)
+ * @token: random bytes in S3CFS_XATTR_TOKEN on the cache root, sent with
+ *	MOUNT: the daemon serves the mount only from the directory that
+ *	carries them (cachedir.c); set at mount, then constant
  */
 struct s3cfs_sb_info {
 	struct super_block *sb;
@@ -233,6 +236,7 @@ struct s3cfs_sb_info {
 	atomic_t nr_work;
 	struct s3cfs_upq upq;
 	bool index;
+	u8 token[S3CFS_TOKEN_LEN];
 };
 
 /**
@@ -480,6 +484,9 @@ int s3cfs_for_each_mount(int (*fn)(struct s3cfs_sb_info *sbi, void *arg),
 struct s3cfs_sb_info *s3cfs_get_mount(u32 mount_id);
 void s3cfs_put_mount(struct s3cfs_sb_info *sbi);
 
+/* cachedir.c */
+int s3cfs_cache_adopt(struct fs_context *fc, struct s3cfs_sb_info *sbi);
+
 /* inode.c */
 int s3cfs_inode_cache_init(void);
 void s3cfs_inode_cache_exit(void);
@@ -698,6 +705,7 @@ void s3cfs_aops_exit(void);
 /* chunk.c */
 int s3cfs_chunks_load(struct inode *inode);
 void s3cfs_chunks_free(struct s3cfs_inode_info *si);
+s64 s3cfs_chunks_cached(struct inode *inode);
 int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len);
 void s3cfs_chunks_prefetch(struct inode *inode, loff_t pos, u64 len,
 			   loff_t sync_end);

@@ -304,6 +304,18 @@ static int s3cfs_register_mount(struct fs_context *fc,
 		errorfc(fc, "cache=%s belongs to another bucket or prefix (see %s/%s)",
 			sbi->cache_path, sbi->cache_path, S3CFS_FORMAT_FILE);
 		return err;
+	case -ENOTEMPTY:
+		errorfc(fc,
+			"cache=%s is not empty and is not an s3cachefs cache: refused by s3cachefsd (give an empty directory, for s3cachefs only)",
+			sbi->cache_path);
+		return err;
+	case -ESTALE:
+	case -ELOOP:
+		errorfc(fc,
+			"s3cachefsd opened another directory at %s than the one mounted (%s): refused",
+			sbi->cache_path, err == -ELOOP ? "a symlink on the way" :
+			"it lacks the mount's token");
+		return err;
 	case -EIO:
 		errorfc(fc, "s3cachefsd did not answer the mount request");
 		return err;
@@ -356,6 +368,10 @@ int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	err = -ENOMEM;
 	sbi->creds = prepare_creds();
 	if (!sbi->creds)
+		goto out;
+	/* Empty or a cache already; made private; tied to this mount. */
+	err = s3cfs_cache_adopt(fc, sbi);
+	if (err)
 		goto out;
 	id = ida_alloc_min(&s3cfs_mount_ida, 1, GFP_KERNEL);
 	if (id < 0) {

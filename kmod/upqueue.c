@@ -661,6 +661,7 @@ int s3cfs_upq_sync(struct s3cfs_sb_info *sbi)
 long s3cfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct s3cfs_ioc_state st;
+	s64 cached;
 	int err;
 
 	switch (cmd) {
@@ -668,6 +669,13 @@ long s3cfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return s3cfs_upq_sync(S3CFS_SB(file_inode(file)->i_sb));
 	case S3CFS_IOC_STATE:
 		err = s3cfs_upload_state(file_inode(file), &st);
+		if (!err) {
+			cached = s3cfs_chunks_cached(file_inode(file));
+			if (cached >= 0) {
+				st.cached = cached;
+				st.flags |= S3CFS_STATE_CACHED;
+			}
+		}
 		if (!err && copy_to_user((void __user *)arg, &st, sizeof(st)))
 			err = -EFAULT;
 		return err;

@@ -82,9 +82,20 @@
  *       may carry FLAGS S3CFS_LOOKUP_INDEX: the directory's index is
  *       fresh; the daemon makes the lower file from it, or answers
  *       -ENOENT for a name it does not hold, without asking S3.
+ *  10 - the cache directory is tied to its mount: MOUNT carries
+ *       S3CFS_A_TOKEN, random bytes the kernel wrote in S3CFS_XATTR_TOKEN
+ *       on the cache root when it mounted it (and that only a process
+ *       with CAP_SYS_ADMIN can set). The daemon opens CACHE_DIR without
+ *       following a symlink and serves the mount only if the directory
+ *       it opened carries the same token: else it answers the MOUNT
+ *       -ESTALE (-ELOOP: a symlink on the way), at the first MOUNT and at
+ *       every announcement after REGISTER, and answers that mount's
+ *       requests -EIO. A daemon of version 9 or older ignores TOKEN.
  *
  * ioctls (on files of a mount; not netlink): S3CFS_IOC_SYNC, then
- * S3CFS_IOC_STATE (a module without it answers ENOTTY).
+ * S3CFS_IOC_STATE (a module without it answers ENOTTY); then @cached in
+ * S3CFS_IOC_STATE's answer, with S3CFS_STATE_CACHED (an older module
+ * leaves both zero).
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
@@ -115,6 +126,11 @@
  *     a module without write-back ignores them (the files stay LOCAL).
  *   - S3CFS_XATTR_CONFLICT on the copies kept in S3CFS_CONFLICTS_DIR:
  *     the path each was written at (copies kept before it have none).
+ *   - The cache directory is private: the kernel makes its root 0700,
+ *     owned by root, at every mount, and files and directories are made
+ *     0600 and 0700. A directory that is neither empty nor carries
+ *     S3CFS_FORMAT_FILE is refused, never claimed. S3CFS_XATTR_TOKEN on
+ *     the root ties it to the mount (protocol 10).
  *
  * Transport: one generic netlink family, S3CFS_GENL_NAME, in the initial
  * network namespace only. The daemon REGISTERs (needs CAP_SYS_ADMIN); from
@@ -146,7 +162,7 @@
 #include <linux/ioctl.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
-#define S3CFS_GENL_VERSION	9
+#define S3CFS_GENL_VERSION	10
 #define S3CFS_GENL_VERSION_MIN	1	/* oldest daemon protocol accepted */
 
 /**
@@ -155,9 +171,12 @@
  * @S3CFS_CMD_REGISTER: daemon -> kernel. Attrs: VERSION. The sender's socket
  *	becomes the one daemon socket. Answered by a netlink ack.
  * @S3CFS_CMD_MOUNT: kernel -> daemon, a new (or, after REGISTER, a live)
- *	mount. Attrs: REQ_ID, MOUNT_ID, BUCKET, PREFIX, CACHE_DIR, CHUNK_SIZE.
- *	The daemon opens CACHE_DIR, checks or writes the format marker and
- *	replies STATUS (-EXDEV: the cache belongs to another bucket/prefix).
+ *	mount. Attrs: REQ_ID, MOUNT_ID, BUCKET, PREFIX, CACHE_DIR, CHUNK_SIZE,
+ *	TOKEN (version 10). The daemon opens CACHE_DIR without following
+ *	symlinks, checks that it carries TOKEN, checks or writes the format
+ *	marker and replies STATUS (-EXDEV: the cache belongs to another
+ *	bucket/prefix; -ESTALE: not the directory the kernel mounted; -ELOOP:
+ *	a symlink in CACHE_DIR; -ENOTEMPTY: neither empty nor a cache).
  * @S3CFS_CMD_UMOUNT: kernel -> daemon notification. Attrs: MOUNT_ID.
  * @S3CFS_CMD_FETCH: kernel -> daemon. Attrs: REQ_ID, MOUNT_ID, PATH, OFFSET,
  *	LENGTH, ETAG, PRIORITY (optional). Fill [OFFSET, OFFSET + LENGTH) of
@@ -298,6 +317,8 @@ enum s3cfs_cmd {
  *	on the mount while the module is loaded
  * @S3CFS_A_PARTS: u32, UPLOAD (version 8): parts of the stream, at most
  *	S3CFS_STREAM_PARTS_MAX
+ * @S3CFS_A_TOKEN: binary, S3CFS_TOKEN_LEN bytes, MOUNT (version 10): the
+ *	value of S3CFS_XATTR_TOKEN on the cache root the kernel mounted
  * @__S3CFS_A_MAX: number of attributes
  */
 enum s3cfs_attr {
@@ -326,6 +347,7 @@ enum s3cfs_attr {
 	S3CFS_A_UPLOAD_DELAY,
 	S3CFS_A_STREAM,
 	S3CFS_A_PARTS,
+	S3CFS_A_TOKEN,
 	__S3CFS_A_MAX,
 };
 #define S3CFS_A_MAX (__S3CFS_A_MAX - 1)
@@ -513,13 +535,15 @@ struct s3cfs_ioc_state {
 	__u32 flags;		/* S3CFS_STATE_* */
 	__u32 tries;		/* write-back: failed uploads in a row */
 	__u64 queued_ms;	/* write-back: how long it has owed an upload */
-	__u64 spare[2];		/* zero */
+	__u64 cached;		/* S3CFS_STATE_CACHED: bytes of it in the cache */
+	__u64 spare;		/* zero */
 };
 
 #define S3CFS_STATE_LOCAL	0x1	/* written here, not in S3 as it is */
 #define S3CFS_STATE_DIRTY	0x2	/* changed since its last upload or acknowledgment */
 #define S3CFS_STATE_QUEUED	0x4	/* acknowledged (write-back), recorded for upload */
 #define S3CFS_STATE_UPLOADING	0x8	/* an upload of it is under way */
+#define S3CFS_STATE_CACHED	0x10	/* @cached is set */
 #define S3CFS_IOC_STATE		_IOR(0xb3, 2, struct s3cfs_ioc_state)
 /*
  * A copy kept under .s3cachefs/conflicts/ (its upload met a change made
@@ -532,6 +556,15 @@ struct s3cfs_ioc_state {
 #define S3CFS_FORMAT_FILE	".s3cachefs/format"	/* "version=1\nbucket=B\nprefix=P\n" */
 #define S3CFS_FORMAT_VERSION	1
 #define S3CFS_HIDDEN_PREFIX	".s3cfs"	/* daemon temporaries, hidden */
+/*
+ * The cache root (protocol 10): random bytes the kernel writes at every
+ * mount and sends with MOUNT (S3CFS_A_TOKEN). The daemon serves a mount
+ * only from a root that carries them: a directory swapped in for the
+ * cache (a symlink above it, a rename) does not, and an unprivileged user
+ * cannot set a trusted.* xattr.
+ */
+#define S3CFS_XATTR_TOKEN	"trusted.s3cachefs.token"
+#define S3CFS_TOKEN_LEN		16
 
 /*
  * The log of a listing in progress (protocol 6): at the cache root,

@@ -41,6 +41,15 @@ cache() {
 		--selftest cache fake "" "$cache" "mount:2:fake:$pc:posix" "$@" \
 		2>>"$work/log" | grep '^REPLY' | grep -v '^REPLY mount'
 }
+# A cache of s3://fake/ laid out by hand before its first MOUNT: it needs
+# the format marker (a directory that holds files and has none is refused).
+mark_cache() {	# DIR...
+	local d
+	for d in "$@"; do
+		mkdir -p "$d/.s3cachefs" &&
+			printf 'version=1\nbucket=fake\nprefix=\n' >"$d/.s3cachefs/format"
+	done
+}
 # A LOCAL cache file (as the kernel's create makes it) of SIZE random bytes.
 local_file() {	# PATH SIZE [BASE-ETAG]
 	python3 - "$1" "$2" "${3:-}" <<'PY'
@@ -128,6 +137,7 @@ grep -q ready "$work/server.out" || { echo "Bail out! fake_s3.py did not start: 
 cache=$work/c
 pc=$work/p
 mkdir -p "$cache" "$pc"
+mark_cache "$cache" "$pc"
 
 # --- UPLOAD: the headers go with the PUT ---------------------------------------
 local_file "$pc/up/a.txt" 100

@@ -35,6 +35,15 @@ trap cleanup EXIT
 # cache DIR ENDPOINT-PORT LOG [DAEMON OPTIONS...] -- REQUEST-GROUPS...:
 # the replies of the selftest; its progress reports ("PROGRESS SPEC done
 # N") and replies go to LOG.out too, with the time they came.
+# A cache of s3://fake/ laid out by hand before its first MOUNT: it needs
+# the format marker (a directory that holds files and has none is refused).
+mark_cache() {	# DIR...
+	local d
+	for d in "$@"; do
+		mkdir -p "$d/.s3cachefs" &&
+			printf 'version=1\nbucket=fake\nprefix=\n' >"$d/.s3cachefs/format"
+	done
+}
 cache() {
 	local dir=$1 p=$2 log=$3 opts=()
 	shift 3
@@ -100,6 +109,7 @@ done
 # --- ETags: listings that quote differently keep cached files -------------------
 c=$work/etag
 mkdir -p "$c/et"
+mark_cache "$c"
 # (Each LOOKUP asks S3 itself: a second new name in et/ would otherwise have
 # the daemon list et/, and the files would get the listing's ETags.)
 out=$(cache "$c" "$port" "$work/etag.log" --lookup-list-pages 0 -- \
@@ -179,6 +189,7 @@ is "$(data_bytes "$c/wholelen.bin")" 0 "... nothing of it cached"
 # Three runs at once (each a daemon of its own): the time is the longest.
 c=$work/retry
 mkdir -p "$c/slow"
+mark_cache "$c"
 # Their metadata by HEAD: the faults are the GETs'.
 cache "$c" "$port" "$work/slow.log" --lookup-get-max 0 -- "lookup:slow:s0.bin,lookup:slow:s1.bin,lookup::always500.bin,lookup::ok.bin,lookup::trickle.bin" >/dev/null
 curl -sf -o /dev/null "http://127.0.0.1:$port/_ctl?slowdown=10"

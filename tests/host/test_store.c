@@ -128,6 +128,102 @@ static void test_format(void)
 	       "format: another prefix refused");
 }
 
+static unsigned int mode_of(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) ? 01000000 : st.st_mode & 07777;
+}
+
+static void put_file(const char *path, const char *text)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		diag("writing a file failed");
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Claiming: a directory holding anything but lost+found is refused and
+ * left as it was; a symlink on the way to the root, or a root without the
+ * mount's token, is not opened.
+ */
+static void test_claim(void)
+{
+	char dir[] = "/tmp/s3d-test-claim-XXXXXX";
+	uint8_t token[S3CFS_TOKEN_LEN] = "0123456789abcde";
+	uint8_t other[S3CFS_TOKEN_LEN] = "edcba9876543210";
+	char p[600], q[700];
+	int fd = -1;
+	struct stat st;
+
+	if (!mkdtemp(dir)) {
+		diag("mkdtemp failed");
+		return;
+	}
+	snprintf(p, sizeof(p), "%s/thesis.txt", dir);
+	put_file(p, "chapter 1\n");
+	snprintf(p, sizeof(p), "%s/projects", dir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/projects/x", dir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/projects/x/main.c", dir);
+	put_file(p, "int main(void) { return 0; }\n");
+	is_int(s3d_store_open_root(dir, NULL, &fd), 0,
+	       "claim: a populated directory opens");
+	is_int(s3d_store_check_format(fd, "bkt", ""), -ENOTEMPTY,
+	       "claim: but is refused as a cache (-ENOTEMPTY)");
+	snprintf(p, sizeof(p), "%s/projects/x/main.c", dir);
+	snprintf(q, sizeof(q), "%s/thesis.txt", dir);
+	ok(!stat(p, &st) && st.st_size == 29 && !stat(q, &st) &&
+	   st.st_size == 10, "claim: its files are intact");
+	snprintf(p, sizeof(p), "%s/" S3CFS_META_DIR, dir);
+	ok(stat(p, &st) && errno == ENOENT,
+	   "claim: and nothing was made in it");
+	close(fd);
+	snprintf(p, sizeof(p), "rm -rf '%s'/* && mkdir '%s/lost+found'", dir,
+		 dir);
+	if (system(p))
+		diag("emptying failed");
+	s3d_store_open_root(dir, NULL, &fd);
+	is_int(s3d_store_check_format(fd, "bkt", ""), 0,
+	       "claim: a directory holding only lost+found is claimed");
+	snprintf(p, sizeof(p), "%s/" S3CFS_FORMAT_FILE, dir);
+	is_int(mode_of(p), 0600, "claim: the format marker is 0600");
+	snprintf(p, sizeof(p), "%s/" S3CFS_META_DIR, dir);
+	is_int(mode_of(p), 0700, "claim: .s3cachefs is 0700");
+	snprintf(p, sizeof(p), "%s/late.txt", dir);
+	put_file(p, "x");
+	is_int(s3d_store_check_format(fd, "bkt", ""), 0,
+	       "claim: a cache (marked) stays one whatever it holds");
+	close(fd);
+
+	/* Tied: the token, and no symlink on the way. */
+	if (setxattr(dir, S3CFS_XATTR_TOKEN, token, sizeof(token), 0))
+		diag("setxattr of the token failed");
+	is_int(s3d_store_open_root(dir, token, &fd), 0,
+	       "tie: a root with the mount's token opens");
+	close(fd);
+	is_int(s3d_store_open_root(dir, other, &fd), -ESTALE,
+	       "tie: another token: -ESTALE");
+	is_int(s3d_store_open_root(root, token, &fd), -ESTALE,
+	       "tie: no token: -ESTALE");
+	snprintf(p, sizeof(p), "%s-link", dir);
+	if (symlink(dir, p))
+		diag("symlink failed");
+	is_int(s3d_store_open_root(p, token, &fd), -ELOOP,
+	       "tie: a symlink to the root is not followed (-ELOOP)");
+	is_int(s3d_store_open_root(p, NULL, &fd), -ELOOP,
+	       "tie: not even without a token");
+	snprintf(q, sizeof(q), "%s/lost+found", p);
+	is_int(s3d_store_open_root(q, NULL, &fd), -ELOOP,
+	       "tie: nor a symlink above the root");
+	unlink(p);
+	rm_rf(dir);
+}
+
 static void test_confinement(void)
 {
 	int fd = -1;
@@ -155,6 +251,7 @@ static void test_dirs(void)
 	is_int(s3d_store_open_dir(rootfd, "a/b/c", true, &fd), 0,
 	       "open_dir: created along the way");
 	ok(is_dir("a/b/c"), "open_dir: a/b/c exists");
+	is_int(mode_of(at("a/b/c")), 0700, "open_dir: directories made 0700");
 	close(fd);
 	is_int(s3d_store_open_dir(rootfd, "", false, &fd), 0,
 	       "open_dir: the root itself");
@@ -209,6 +306,7 @@ static void test_files(void)
 	ok(lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO,
 	   "ensure_file: sparse, no data");
 	close(fd);
+	is_int(mode_of(at("f/obj")), 0600, "ensure_file: files made 0600");
 	is_int(s3d_store_open_file(rootfd, "f/obj", O_RDWR | O_DIRECT, &fd), 0,
 	       "open_file: O_DIRECT");
 	{
@@ -748,10 +846,11 @@ int main(void)
 		rm_rf(root);
 		return tap_done();
 	}
-	if (s3d_store_open_root(root, &rootfd)) {
+	if (s3d_store_open_root(root, NULL, &rootfd)) {
 		perror(root);
 		return 1;
 	}
+	test_claim();
 	test_format();
 	test_confinement();
 	test_dirs();

@@ -52,6 +52,15 @@ cache_opts() { selftest "$@" | grep '^REPLY' | grep -v '^REPLY mount -> 0$'; }
 OPTS=(--part-size $((5 * MIB)) --upload-parallel 2 --retry-base-ms 10)
 # ... with OPTS: cache REQUEST-GROUPS...
 cache() { cache_opts "${OPTS[@]}" -- "$@"; }
+# A cache of s3://fake/ laid out by hand before its first MOUNT: it needs
+# the format marker (a directory that holds files and has none is refused).
+mark_cache() {	# DIR...
+	local d
+	for d in "$@"; do
+		mkdir -p "$d/.s3cachefs" &&
+			printf 'version=1\nbucket=fake\nprefix=\n' >"$d/.s3cachefs/format"
+	done
+}
 # ... the upload metrics ("metrics" requests) instead: "NAME VALUE".
 cache_metrics() {
 	selftest "${OPTS[@]}" -- "$@" |
@@ -105,6 +114,7 @@ for ((i = 0; i < 50; i++)); do
 done
 cache=$work/c
 mkdir -p "$cache"
+mark_cache "$cache"
 
 # --- sizes: one PUT up to the part size, parts above it ---------------------
 for spec in "up/one.bin $((5 * MIB)) 0" "up/two.bin $((5 * MIB + 1)) 2" \

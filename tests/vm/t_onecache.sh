@@ -12,7 +12,7 @@ plan 16
 
 MNT2=/mnt/onecache2
 BIND=/mnt/onecache-bind
-mkdir -p "$MNT2" "$BIND" "$CACHE/inner"
+mkdir -p "$MNT2" "$BIND"
 opts="fetch_timeout=20"
 make_fixture "$WORK/f.bin" 300K >/dev/null
 s3_put "$BUCKET" f.bin "$WORK/f.bin"
@@ -55,6 +55,8 @@ export -f raw_mount
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
 check "mount cache=\$CACHE" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,$opts"
+# Made in the cache once it is one (a directory holding it is no cache yet).
+mkdir -p "$CACHE/inner"
 
 refused "the same cache directory" "$CACHE"
 refused "a directory inside the cache" "$CACHE/inner"

@@ -2,11 +2,12 @@
 /*
  * s3cachectl: look at and steer the cache of s3cachefs mounts.
  *
- *   status PATH...   how much of each file is cached (SEEK_DATA/SEEK_HOLE
- *                    on its lower file, found through
- *                    /sys/fs/s3cachefs/<dev>/cache_dir), its upload state
- *                    (S3CFS_IOC_STATE) and the copies kept from its
- *                    conflicts
+ *   status PATH...   how much of each file is cached and its upload state,
+ *                    as the module says (S3CFS_IOC_STATE: the cache
+ *                    directory is private, so any user may ask about the
+ *                    files they can open); with an older module, from its
+ *                    lower file (SEEK_DATA/SEEK_HOLE, root only); the
+ *                    copies kept from its conflicts (root)
  *   conflicts [PATH...]  the copies kept from conflicts in the mounts'
  *                    caches (S3CFS_CONFLICTS_DIR)
  *   sync [PATH...]   upload what write-back mounts have queued and wait
@@ -279,41 +280,50 @@ static int cmd_conflicts(int argc, char **argv)
 	return rc;
 }
 
+/* How much of @t's file an older module's cache holds: its lower file. */
+static int lower_cached(const struct target *t, int64_t *got)
+{
+	char lower[PATH_MAX * 2];
+	struct stat lst;
+	int fd;
+
+	snprintf(lower, sizeof(lower), "%s/%s", t->cache_dir, t->rel);
+	fd = open(lower, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &lst)) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		if (err == ENOENT) {
+			*got = 0;
+			return 0;
+		}
+		fprintf(stderr, "s3cachectl: %s: lower file %s: %s\n", t->real,
+			lower, strerror(err));
+		return -1;
+	}
+	*got = cached_bytes(fd, lst.st_size < t->st.st_size ? lst.st_size :
+			    t->st.st_size);
+	close(fd);
+	if (*got < 0) {
+		fprintf(stderr, "s3cachectl: %s: %s\n", t->real,
+			strerror((int)-*got));
+		return -1;
+	}
+	return 0;
+}
+
 static int status_one(const char *path)
 {
 	struct target t;
-	char lower[PATH_MAX * 2];
-	struct stat lst;
 	struct s3cfs_ioc_state st;
 	const char *state;
 	int64_t got;
-	int fd;
 
 	if (resolve(path, &t))
 		return 1;
 	if (!S_ISREG(t.st.st_mode)) {
 		fprintf(stderr, "s3cachectl: %s: not a regular file\n", path);
-		return 1;
-	}
-	snprintf(lower, sizeof(lower), "%s/%s", t.cache_dir, t.rel);
-	fd = open(lower, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || fstat(fd, &lst)) {
-		if (errno == ENOENT) {
-			printf("%12d %12lld %5.1f%%  %-9s %s\n", 0,
-			       (long long)t.st.st_size, 0.0, "clean", path);
-			conflicts(&t);
-			return 0;
-		}
-		fprintf(stderr, "s3cachectl: %s: lower file %s: %s\n", path,
-			lower, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	got = cached_bytes(fd, lst.st_size);
-	close(fd);
-	if (got < 0) {
-		fprintf(stderr, "s3cachectl: %s: %s\n", path, strerror((int)-got));
 		return 1;
 	}
 	state = file_state(t.real, &st);
@@ -322,9 +332,13 @@ static int status_one(const char *path)
 			strerror(errno));
 		return 1;
 	}
+	if (st.flags & S3CFS_STATE_CACHED)
+		got = (int64_t)st.cached;
+	else if (lower_cached(&t, &got))
+		return 1;
 	printf("%12lld %12lld %5.1f%%  %-9s %s", (long long)got,
-	       (long long)lst.st_size,
-	       lst.st_size ? 100.0 * (double)got / (double)lst.st_size : 100.0,
+	       (long long)t.st.st_size,
+	       t.st.st_size ? 100.0 * (double)got / (double)t.st.st_size : 100.0,
 	       state, path);
 	if (st.flags & S3CFS_STATE_QUEUED)
 		printf(" (for %llu s%s)", (unsigned long long)st.queued_ms / 1000,
