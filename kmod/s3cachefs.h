@@ -712,6 +712,7 @@ void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done);
 /* evict.c */
 void s3cfs_touch_lower(struct inode *inode);
 int s3cfs_evict(struct s3cfs_sb_info *sbi, const char *path, u64 off, u64 len);
+int s3cfs_evict_ioctl(struct file *file, void __user *uarg);
 
 /*
  * The daemon's answer to a request, as netlink.c parsed it. The optional
@@ -736,6 +737,7 @@ struct s3cfs_reply {
 };
 
 /* upcall.c */
+struct sock;
 unsigned int s3cfs_daemon_version(void);
 struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd);
 void s3cfs_req_put(struct s3cfs_req *req);
@@ -749,12 +751,14 @@ int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 		 const char *name, u32 flags);
 int s3cfs_upcall_req(struct s3cfs_req *req);
 int s3cfs_upcall_reply(const struct s3cfs_reply *r);
-int s3cfs_upcall_register(u32 portid, u32 version);
+int s3cfs_upcall_register(struct sock *sk, u32 portid, u32 version);
 void s3cfs_upcall_daemon_gone(u32 portid);
 void s3cfs_upcall_init_mount(struct s3cfs_sb_info *sbi);
 void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi);
 bool s3cfs_daemon_present(void);
-bool s3cfs_daemon_is(u32 portid);
+bool s3cfs_daemon_is(const struct sock *sk);
+struct file *s3cfs_daemon_pin(u32 portid);
+void s3cfs_daemon_unpin(struct file *file);
 void s3cfs_upcall_umount(struct s3cfs_sb_info *sbi);
 void s3cfs_upcall_exit(void);
 

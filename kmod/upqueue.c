@@ -652,11 +652,14 @@ int s3cfs_upq_sync(struct s3cfs_sb_info *sbi)
 /**
  * s3cfs_ioctl() - ->unlocked_ioctl of files and directories
  * @file: any open file of the mount
- * @cmd: S3CFS_IOC_SYNC or S3CFS_IOC_STATE
- * @arg: S3CFS_IOC_STATE: the user's struct s3cfs_ioc_state
+ * @cmd: S3CFS_IOC_SYNC, S3CFS_IOC_STATE or S3CFS_IOC_EVICT
+ * @arg: S3CFS_IOC_STATE: the user's struct s3cfs_ioc_state;
+ *	S3CFS_IOC_EVICT: the user's struct s3cfs_ioc_evict
  *
- * Return: see S3CFS_IOC_SYNC; S3CFS_IOC_STATE: 0, -EINVAL (not a regular
- * file) or -EFAULT; -ENOTTY for any other @cmd.
+ * Return: see S3CFS_IOC_SYNC (-EPERM unless the caller owns @file or has
+ * CAP_SYS_ADMIN: a sync starts everyone's queued uploads); S3CFS_IOC_STATE:
+ * 0, -EINVAL (not a regular file) or -EFAULT; S3CFS_IOC_EVICT: see
+ * s3cfs_evict_ioctl(); -ENOTTY for any other @cmd.
  */
 long s3cfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
@@ -665,7 +668,12 @@ long s3cfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	switch (cmd) {
 	case S3CFS_IOC_SYNC:
+		if (!inode_owner_or_capable(S3CFS_IDMAP_NOP, file_inode(file)) &&
+		    !capable(CAP_SYS_ADMIN))
+			return -EPERM;
 		return s3cfs_upq_sync(S3CFS_SB(file_inode(file)->i_sb));
+	case S3CFS_IOC_EVICT:
+		return s3cfs_evict_ioctl(file, (void __user *)arg);
 	case S3CFS_IOC_STATE:
 		err = s3cfs_upload_state(file_inode(file), &st);
 		if (!err && copy_to_user((void __user *)arg, &st, sizeof(st)))
