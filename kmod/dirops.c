@@ -123,11 +123,11 @@ int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	if (err)
 		return err;
 	/* The marker's headers, for s3fs: what a directory here shows. */
-	posix.mode = S_IFDIR | sbi->opts.dir_mode;
+	posix.mode = S_IFDIR | (sbi->opts.dir_mode & S3CFS_PERM_MASK);
 	posix.uid = from_kuid_munged(i_user_ns(dir), sbi->opts.uid);
 	posix.gid = from_kgid_munged(i_user_ns(dir), sbi->opts.gid);
 	if (sbi->opts.posix_meta) {
-		posix.mode = S_IFDIR | (mode & S_IALLUGO);
+		posix.mode = S_IFDIR | (mode & S3CFS_PERM_MASK);
 		posix.uid = from_kuid_munged(i_user_ns(dir), current_fsuid());
 		posix.gid = from_kgid_munged(i_user_ns(dir), current_fsgid());
 	}

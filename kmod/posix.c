@@ -97,15 +97,11 @@ void s3cfs_posix_of(struct inode *inode, struct s3cfs_posix *p)
 }
 
 /*
- * What of a mode S3 may set: no set-user-ID or set-group-ID bit, so that
- * whoever can put objects in the bucket cannot plant setuid programs.
- */
-#define S3CFS_POSIX_PERM	01777	/* rwx for all, sticky */
-
-/*
- * Show what @p has on @inode: permission bits (never the type, never
- * setuid/setgid), owner, mtime. Owners that do not map into the mount's
- * namespace are left.
+ * Show what @p has on @inode: permission bits (never the type: a mode
+ * that says device, FIFO or socket shows as the file it is; never
+ * setuid/setgid, S3CFS_PERM_MASK: whoever can put objects in the bucket
+ * must not plant setuid programs), owner, mtime. Owners that do not map
+ * into the mount's namespace are left.
  */
 static void s3cfs_posix_apply(struct inode *inode, const struct s3cfs_posix *p)
 {
@@ -114,7 +110,7 @@ static void s3cfs_posix_apply(struct inode *inode, const struct s3cfs_posix *p)
 
 	spin_lock(&inode->i_lock);
 	if (p->flags & S3CFS_POSIX_MODE)
-		inode->i_mode = (inode->i_mode & S_IFMT) | (p->mode & S3CFS_POSIX_PERM);
+		inode->i_mode = (inode->i_mode & S_IFMT) | (p->mode & S3CFS_PERM_MASK);
 	if ((p->flags & S3CFS_POSIX_UID) && uid_valid(uid))
 		inode->i_uid = uid;
 	if ((p->flags & S3CFS_POSIX_GID) && gid_valid(gid))
@@ -283,7 +279,7 @@ int s3cfs_posix_setattr(struct dentry *dentry, struct iattr *attr)
 
 	if (s3cfs_inode_stale(inode))
 		return -ESTALE;
-	/* Never shown from S3 (S3CFS_POSIX_PERM): not kept either. */
+	/* Never shown (S3CFS_PERM_MASK): not kept either. */
 	if ((attr->ia_valid & ATTR_MODE) && (attr->ia_mode & (S_ISUID | S_ISGID)))
 		return -EPERM;
 	if (!s3cfs_posix_changes(inode, attr)) {

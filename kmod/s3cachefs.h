@@ -93,6 +93,17 @@ struct s3cfs_stats {
 	atomic64_t latency[S3CFS_LAT_BUCKETS];
 };
 
+/*
+ * The permission bits anything of a mount may show, whatever the options
+ * (file_mode=, dir_mode=: refused at mount), the bucket (x-amz-meta-mode)
+ * or a creat/mkdir/chmod ask for: never set-user-ID or set-group-ID.
+ * Anyone who can write to the bucket, or to a directory of a writable
+ * mount, would otherwise make setuid programs (a file of a file_mode=4755
+ * mount is root's). The sticky bit only restricts (who may delete from a
+ * directory): it is kept.
+ */
+#define S3CFS_PERM_MASK		01777	/* rwx for all, sticky */
+
 /**
  * struct s3cfs_mount_opts - parsed mount options
  * @cache: path of the cache directory (cache=)
