@@ -112,7 +112,7 @@ out:
 	revert_creds(old_cred);
 	kfree(m);
 	if (err) {
-		pr_debug("creating %pd: %d\n", dentry, err);
+		s3cfs_pr_d(pr_debug, dentry, "creating %*pE: %d\n", err);
 		return err;
 	}
 

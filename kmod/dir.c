@@ -220,8 +220,8 @@ static int s3cfs_dir_list(struct file *file, struct s3cfs_dir_file *df,
 	if (fresh)
 		return 0;
 	if (!s3cfs_daemon_present()) {
-		pr_debug("listing %pd from the cache: no daemon\n",
-			 file->f_path.dentry);
+		s3cfs_pr_d(pr_debug, file->f_path.dentry,
+			   "listing %*pE from the cache: no daemon\n");
 		return 0;
 	}
 
@@ -310,8 +310,8 @@ static int s3cfs_dir_list_answered(struct file *file,
 	status = df->list->status;
 	/* Read from a log its answer does not vouch for: read it again. */
 	if (!status && df->log && !df->list->list_whole) {
-		pr_warn_ratelimited("listing %pd: its log was cut short; read the directory again\n",
-				    file->f_path.dentry);
+		s3cfs_pr_d(pr_warn_ratelimited, file->f_path.dentry,
+			   "listing %*pE: its log was cut short; read the directory again\n");
 		status = -EIO;
 	}
 
@@ -379,8 +379,8 @@ static int s3cfs_dir_stream_reopen(struct file *file, struct s3cfs_dir_file *df)
 	spin_unlock(&req->wait.lock);
 	err = s3cfs_dir_log_take(file, df, ino);
 	if (err) {
-		pr_debug("listing %pd: no log (%d): waiting for its end\n",
-			 file->f_path.dentry, err);
+		s3cfs_pr_d(pr_debug, file->f_path.dentry,
+			   "listing %*pE: no log (%d): waiting for its end\n", err);
 		err = s3cfs_dir_list_wait(req, U64_MAX);
 		return err ?: s3cfs_dir_list_answered(file, df);
 	}
@@ -513,8 +513,8 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 			ino = df->log_ino;
 		}
 		if (ino != df->log_ino) {
-			pr_warn_ratelimited("listing %pd: started over by a new daemon; read the directory again\n",
-					    file->f_path.dentry);
+			s3cfs_pr_d(pr_warn_ratelimited, file->f_path.dentry,
+				   "listing %*pE: started over by a new daemon; read the directory again\n");
 			err = -EIO;
 			break;
 		}
@@ -530,8 +530,9 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 				n = s3cfs_dir_emit_log(dc, df, buf, n, off, at,
 						       &emitted, &full);
 			if (n <= 0 && !full) {
-				pr_warn_ratelimited("listing %pd: its log cannot be read at %llu (%zd)\n",
-						    file->f_path.dentry, off, n);
+				s3cfs_pr_d(pr_warn_ratelimited, file->f_path.dentry,
+					   "listing %*pE: its log cannot be read at %llu (%zd)\n",
+					   off, n);
 				err = -EIO;
 				break;
 			}
@@ -569,8 +570,8 @@ static int s3cfs_dir_begin(struct file *file, struct s3cfs_dir_file *df,
 		err = s3cfs_dir_stream_begin(file, df);
 	if (err) {
 		s3cfs_dir_stream_end(df);
-		pr_warn_ratelimited("listing %pd failed (%d)\n",
-				    file->f_path.dentry, err);
+		s3cfs_pr_d(pr_warn_ratelimited, file->f_path.dentry,
+			   "listing %*pE failed (%d)\n", err);
 		return err;
 	}
 	/* Listed, and no log to read: the lower directory or the index. */
@@ -609,8 +610,8 @@ static int s3cfs_dir_index_begin(struct file *file, struct s3cfs_dir_file *df,
 	if (s3cfs_dir_lower_listed(dir) || !s3cfs_daemon_present())
 		return 0;
 	if (listed) {
-		pr_warn_ratelimited("listing %pd left no index (%ld)\n",
-				    file->f_path.dentry, PTR_ERR(f));
+		s3cfs_pr_d(pr_warn_ratelimited, file->f_path.dentry,
+			   "listing %*pE left no index (%ld)\n", PTR_ERR(f));
 		return -EIO;
 	}
 	err = s3cfs_dir_begin(file, df, true, &listed);

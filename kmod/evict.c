@@ -115,8 +115,8 @@ static int s3cfs_punch(struct s3cfs_sb_info *sbi, struct path *lower,
 	inode_unlock(linode);
 	fput(file);
 	if (err2)
-		pr_warn_ratelimited("%pd: keeping the mtime across a punch: %d\n",
-				    lower->dentry, err2);
+		s3cfs_pr_d(pr_warn_ratelimited, lower->dentry,
+			   "%*pE: keeping the mtime across a punch: %d\n", err2);
 	return err;
 }
 

@@ -51,8 +51,8 @@ int s3cfs_posix_get(struct dentry *lower, struct s3cfs_posix *p)
 			   sizeof(v));
 	err = n < 0 ? (int)n : s3cfs_posix_decode(v, n, p);
 	if (err && err != -ENODATA)
-		pr_warn_ratelimited("%pd: bad %s (%d)\n", lower,
-				    S3CFS_XATTR_POSIX, err);
+		s3cfs_pr_d(pr_warn_ratelimited, lower, "%*pE: bad %s (%d)\n",
+			   S3CFS_XATTR_POSIX, err);
 	return err;
 }
 
@@ -252,8 +252,11 @@ static int s3cfs_posix_setmeta(struct dentry *dentry, const struct s3cfs_posix *
 	revert_creds(old_cred);
 tagged:
 	if (err)
-		pr_err("s3://%s/%s%s has new attributes as %s, but its cache file could not be tagged (%d)\n",
-		       sbi->bucket, sbi->prefix, req->path, req->reply_etag, err);
+		pr_err("s3://%*pE/%*pE%*pE has new attributes as %*pE, but its cache file could not be tagged (%d)\n",
+		       s3cfs_esclen(sbi->bucket), sbi->bucket,
+		       s3cfs_esclen(sbi->prefix), sbi->prefix,
+		       s3cfs_esclen(req->path), req->path,
+		       s3cfs_esclen(req->reply_etag), req->reply_etag, err);
 out:
 	s3cfs_req_put(req);
 	return err;

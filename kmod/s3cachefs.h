@@ -104,6 +104,42 @@ struct s3cfs_stats {
  */
 #define S3CFS_PERM_MASK		01777	/* rwx for all, sticky */
 
+/*
+ * Names in the kernel log. A name, path, key or ETag comes from a bucket
+ * that anyone with write access to it fills (or from a server): a key
+ * with a newline would forge log lines (syslog(2) and the console start
+ * a new line, with its own timestamp, at each one), escape sequences
+ * would drive the terminal that shows them. So each is printed with
+ * %*pE, which escapes every byte that is not printable ASCII or Latin-1:
+ * "%*pE" with s3cfs_esclen(s), s for a string, and s3cfs_pr_d() for a
+ * line whose first conversion is a dentry's name (instead of %pd).
+ */
+static inline int s3cfs_esclen(const char *s)
+{
+	return s ? strlen(s) : 0;	/* %*pE prints nothing for 0 */
+}
+
+/* A dentry's name and length, read as %pd reads it (under RCU). */
+static inline const char *s3cfs_dname(const struct dentry *d, int *len)
+{
+	const char *n = READ_ONCE(d->d_name.name);
+
+	*len = strnlen(n, n == (const char *)d->d_iname ?
+			  DNAME_INLINE_LEN - 1 : NAME_MAX);
+	return n;
+}
+
+#define s3cfs_pr_d(pr, dentry, fmt, ...)				\
+do {									\
+	const char *__n;						\
+	int __len;							\
+									\
+	rcu_read_lock();						\
+	__n = s3cfs_dname(dentry, &__len);				\
+	pr(fmt, __len, __n, ##__VA_ARGS__);				\
+	rcu_read_unlock();						\
+} while (0)
+
 /**
  * struct s3cfs_mount_opts - parsed mount options
  * @cache: path of the cache directory (cache=)

@@ -420,8 +420,9 @@ int s3cfs_upq_changing(struct inode *inode)
 		if (!err)
 			clear_bit(S3CFS_I_QUEUED, &si->flags);
 		else
-			pr_warn_ratelimited("%pd: cannot drop its upload record (%d): not written\n",
-					    si->lower.dentry, err);
+			s3cfs_pr_d(pr_warn_ratelimited, si->lower.dentry,
+				   "%*pE: cannot drop its upload record (%d): not written\n",
+				   err);
 	}
 	mutex_unlock(&si->up_mutex);
 	return err;
@@ -801,8 +802,12 @@ static bool s3cfs_upq_resume_one(struct s3cfs_sb_info *sbi,
 			vfs_unlink(S3CFS_IDMAP_NOP, d_inode(pdir), rec, NULL);
 		inode_unlock(d_inode(pdir));
 	} else if (!found) {
-		pr_warn("%s: pending upload %pd (%s): no name leads to it; kept\n",
-			sbi->cache_path, rec, n > 0 ? paths : "no path");
+		const char *shown = n > 0 ? paths : "no path";
+
+		s3cfs_pr_d(pr_warn, rec,
+			   "pending upload %*pE (%*pE) in %*pE: no name leads to it; kept\n",
+			   s3cfs_esclen(shown), shown,
+			   s3cfs_esclen(sbi->cache_path), sbi->cache_path);
 	}
 	kfree(paths);
 	return found;
@@ -850,7 +855,7 @@ void s3cfs_upq_resume_work(struct work_struct *work)
 out:
 	revert_creds(old_cred);
 	if (err)
-		pr_warn("%s: reading the pending uploads: %d\n",
-			sbi->cache_path, err);
+		pr_warn("%*pE: reading the pending uploads: %d\n",
+			s3cfs_esclen(sbi->cache_path), sbi->cache_path, err);
 	kfree(n.names);
 }
