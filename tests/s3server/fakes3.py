@@ -15,7 +15,10 @@ one copy in memory for every key that names the same pair). Serves, path-style, 
   HEAD/GET /BUCKET/KEY     ETag (MD5), Last-Modified, Content-Length;
                            Range: bytes=A-B, A-, -N (206/416); If-Match and
                            If-None-Match (412/304)
-  PUT /BUCKET/KEY          replace or add an object (raw body)
+  PUT /BUCKET/KEY          replace or add an object (raw body); If-None-Match: *
+                           (412 if the key exists) and If-Match ETag (404
+                           without the key, 412 for another ETag); no
+                           multipart uploads, no CopyObject
   DELETE /BUCKET/KEY       remove it
 
 Unlike s3rver it keeps keys verbatim, so keys such as "a//b", "./x", "../y"
@@ -241,9 +244,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
         data = self.body()
         if bucket != BUCKET or not key:
             return self.error(400, "InvalidRequest")
+        inm = (self.headers.get("If-None-Match") or "").strip()
+        im = (self.headers.get("If-Match") or "").strip()
         with LOCK:
-            put_object(key, data)
-            etag = OBJECTS[key][1]
+            old = OBJECTS.get(key)
+            # Conditional writes, as S3: If-None-Match: * and If-Match ETag.
+            if inm == "*" and old is not None:
+                code = 412
+            elif im and old is None:
+                code = 404
+            elif im and im != old[1] and '"%s"' % im != old[1]:
+                code = 412
+            else:
+                code = 200
+                put_object(key, data)
+                etag = OBJECTS[key][1]
+        if code == 412:
+            return self.error(412, "PreconditionFailed")
+        if code == 404:
+            return self.error(404, "NoSuchKey")
         self.reply(200, b"", {"ETag": etag})
 
     def do_DELETE(self):
