@@ -21,7 +21,7 @@
 #     conflict again); a name with a newline and an escape sequence does
 #     not forge a kernel log line nor put an ESC byte in the log (was: a
 #     line of its own in syslog(2) and on the console).
-# timeout: 600
+# timeout: 900
 . "$(dirname "$0")/../lib/common.sh"
 test_init untrusted
 plan 42
@@ -39,7 +39,7 @@ s3_head() {	# KEY HEADER: the value of HEADER in a HEAD of KEY ("" if none)
 		'{ k = tolower($1); sub(/:$/, "", k) } k == h { print $2 }'
 }
 errname() {	# CODE: the errno name python CODE fails with, or "ok"
-	python3 -c "import os, errno, fcntl, sys
+	"${@:2}" python3 -c "import os, errno, fcntl, sys
 try:
     exec(sys.argv[1])
     print('ok')
@@ -67,11 +67,12 @@ s3_curl -o /dev/null -T "$WORK/script" -H "x-amz-meta-mode: $((0106777))" \
 	"$S3_ENDPOINT/$BUCKET/suidgid.sh"
 s3_curl -o /dev/null -T "$WORK/script" -H "x-amz-meta-mode: $((0020644))" \
 	"$S3_ENDPOINT/$BUCKET/chardev"
-for i in $(seq 0 29); do
+for i in $(seq 0 15); do
 	printf 'object %d\n' "$i" >"$WORK/o"
 	s3_put "$BUCKET" "d/o-$i-$(printf 'x%.0s' $(seq 0 $((i * 3))))" "$WORK/o"
 done
 
+mkdir -p "$CACHE-p" "$CACHE-ix" "$CACHE-own" "$CACHE-w"
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
 
@@ -97,12 +98,12 @@ if mount_s3 "$BUCKET" "$MNT" "cache=$CACHE-p,fetch_timeout=60,meta_ttl=3600,writ
 	is "$(stat -c %a "$MNT/suidgid.sh")" 777 "x-amz-meta-mode 06777 in S3 shows 777"
 	is "$(stat -c '%F %a' "$MNT/chardev")" "regular file 644" \
 		"x-amz-meta-mode of a character device shows a regular file"
-	is "$(errname "os.close(os.open('$MNT/made.sh', os.O_CREAT | os.O_WRONLY, 0o4755))")" ok \
+	is "$(errname "os.umask(0); os.close(os.open('$MNT/made.sh', os.O_CREAT | os.O_WRONLY, 0o4755))")" ok \
 		"creat(04755) succeeds"
 	is "$(stat -c %a "$MNT/made.sh")" 755 "... and shows 755"
 	is "$(s3_head made.sh x-amz-meta-mode)" $((0100755)) \
 		"... and S3 has x-amz-meta-mode $((0100755)) (0100755), no set-user-ID bit"
-	is "$(errname "os.mkdir('$MNT/sgdir', 0o2775)")" ok "mkdir -m 2775 succeeds"
+	is "$(errname "os.umask(0); os.mkdir('$MNT/sgdir', 0o2775)")" ok "mkdir -m 2775 succeeds"
 	is "$(s3_head sgdir/ x-amz-meta-mode)" $((040775)) \
 		"... and its marker has x-amz-meta-mode $((040775)) (040775), no set-group-ID bit"
 	is "$(errname "os.chmod('$MNT/made.sh', 0o4755)")" EPERM "chmod u+s: EPERM"
@@ -176,8 +177,8 @@ print("phantom names: %d %r" % (len(phantoms), sorted(phantoms)[:5]))
 EOF
 )
 diag "$out"
-check "readdir of a dir_index directory lists every object" grep -q "entries: 32 of 32" <<<"$out"
-check "every position readdir gave is one lseek takes (seekdir works)" grep -q "good seeks: 31/31" <<<"$out"
+check "readdir of a dir_index directory lists every object" grep -q "entries: 18 of 18" <<<"$out"
+check "every position readdir gave is one lseek takes (seekdir works)" grep -q "good seeks: 17/17" <<<"$out"
 check "every lseek into the middle of a record is refused (EINVAL)" \
 	grep -Eq "inside records: refused [1-9][0-9]* accepted 0 " <<<"$out"
 check "no name read is one S3 does not have" grep -q "phantom names: 0 " <<<"$out"
@@ -186,21 +187,13 @@ check "no name read is one S3 does not have" grep -q "phantom names: 0 " <<<"$ou
 f=$(ls "$MNT/d" | head -n 1)
 cat "$MNT/d/$f" >/dev/null
 sync_py="import fcntl; fd = os.open('$MNT/d/$f', os.O_RDONLY); fcntl.ioctl(fd, 0xb301)"
-is "$("${NOBODY[@]}" python3 -c "import os, errno, fcntl, sys
-try:
-    $sync_py
-    print('ok')
-except OSError as e: print(errno.errorcode[e.errno])")" EPERM \
+is "$(errname "$sync_py" "${NOBODY[@]}")" EPERM \
 	"S3CFS_IOC_SYNC by a user who does not own the file: EPERM"
 is "$(errname "$sync_py")" ok "S3CFS_IOC_SYNC by root: done"
 ev_py="import struct, fcntl
 arg = bytearray(struct.pack('QQ4096s', 0, 1 << 30, b'd/$f'))
 fcntl.ioctl(os.open('$MNT', os.O_RDONLY), (1 << 30) | (len(arg) << 16) | 0xb303, arg, True)"
-is "$("${NOBODY[@]}" python3 -c "import os, errno, fcntl, sys
-try:
-    $ev_py
-    print('ok')
-except OSError as e: print(errno.errorcode[e.errno])")" EPERM \
+is "$(errname "$ev_py" "${NOBODY[@]}")" EPERM \
 	"S3CFS_IOC_EVICT by an unprivileged user: EPERM"
 is "$(stat -c %b "$CACHE-ix/d/$f")" 8 "... and the file stays cached"
 is "$(errname "$ev_py")" ok "S3CFS_IOC_EVICT by root: done"
@@ -224,8 +217,8 @@ S3_ENDPOINT=$FAKES3_ENDPOINT check_sh "daemon starts (on the fake S3)" start_dae
 mount_s3_or_end "$BUCKET" "$MNT" "cache=$CACHE-w,fetch_timeout=60,meta_ttl=3600,writable"
 conflict_py() {	# NAME (python bytes literal): create it, write, put theirs, close
 	python3 - "$MNT" "$FAKES3_ENDPOINT/$BUCKET" "$1" <<'EOF'
-import ast, errno, os, sys, urllib.parse, urllib.request
-mnt, url, name = sys.argv[1], sys.argv[2], ast.literal_eval(sys.argv[3])
+import errno, os, sys, urllib.parse, urllib.request
+mnt, url, name = sys.argv[1], sys.argv[2], eval(sys.argv[3])
 fd = os.open(os.path.join(mnt.encode(), name), os.O_CREAT | os.O_WRONLY)
 os.write(fd, b"ours\n")
 req = urllib.request.Request(url + "/" + urllib.parse.quote(name), data=b"theirs\n",
@@ -247,8 +240,8 @@ check "... and the name shows S3's object" grep -q "now: b'theirs\\\\n'" <<<"$ou
 kept=$(ls "$CACHE-w/.s3cachefs/conflicts/" 2>/dev/null | grep LLLL | head -n 1)
 check "ours is kept under .s3cachefs/conflicts, its name cut to NAME_MAX (${#kept} bytes)" \
 	bash -c "[ -n '$kept' ] && [ ${#kept} -le 255 ] && grep -qx ours '$CACHE-w/.s3cachefs/conflicts/$kept'"
-check "... naming the whole path in its xattr" bash -c \
-	"[ \"\$(getfattr --only-values -n trusted.s3cachefs.conflict '$CACHE-w/.s3cachefs/conflicts/$kept')\" = \"\$(printf 'L%.0s' \$(seq 250))\" ]"
+check "... naming the whole path in its xattr" python3 -c "import os, sys
+sys.exit(os.getxattr('$CACHE-w/.s3cachefs/conflicts/$kept', 'trusted.s3cachefs.conflict') != b'L' * 250)"
 out=$(conflict_py "b'esc\\nFORGED-LINE \\x1b[31mred'" 2>&1)
 diag "$out"
 check "a name with a newline and ESC: the conflict is reported (ESTALE)" grep -q '^ESTALE' <<<"$out"
