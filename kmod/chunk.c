@@ -101,8 +101,9 @@ static unsigned long *s3cfs_scan_file(struct s3cfs_sb_info *sbi,
 
 	*nr = s3cfs_size_to_chunks(sbi, size);
 	if (*nr > S3CFS_CHUNKS_MAX) {
-		pr_warn_ratelimited("%pd: %lld bytes is %llu chunks of %u KiB, more than the %llu a file may have\n",
-				    lower->f_path.dentry, size, *nr,
+		s3cfs_pr_d(pr_warn_ratelimited, lower->f_path.dentry,
+			   "%*pE: %lld bytes is %llu chunks of %u KiB, more than the %llu a file may have\n",
+				    size, *nr,
 				    sbi->opts.chunk_size >> 10,
 				    S3CFS_CHUNKS_MAX);
 		return ERR_PTR(-EFBIG);
@@ -354,8 +355,8 @@ int s3cfs_chunks_fetched(struct s3cfs_req *req)
 	if (err && !file_inode(si->lower_file)->i_nlink)
 		err = -ESTALE;
 	else if (err)
-		pr_warn_ratelimited("daemon reported %s [%llu, +%llu) fetched but it is not in the cache\n",
-				    req->path, req->offset, req->length);
+		pr_warn_ratelimited("daemon reported %*pE [%llu, +%llu) fetched but it is not in the cache\n",
+				    s3cfs_esclen(req->path), req->path, req->offset, req->length);
 out:
 	up_read(&si->data_sem);
 	return err;
@@ -803,9 +804,9 @@ int s3cfs_chunks_ensure(struct inode *inode, loff_t pos, size_t len)
 			si->failed_chunk = c;
 			si->failed_at = jiffies ? : 1;
 			spin_unlock(&si->chunk_lock);
-			pr_warn_ratelimited("fetch of %pd timed out after %u ms\n",
-					    si->lower.dentry,
-					    READ_ONCE(sbi->opts.fetch_timeout_ms));
+			s3cfs_pr_d(pr_warn_ratelimited, si->lower.dentry,
+				   "fetch of %*pE timed out after %u ms\n",
+				   READ_ONCE(sbi->opts.fetch_timeout_ms));
 			err = -EIO;
 		}
 		goto out;

@@ -31,6 +31,21 @@
 #define S3CFS_IDMAP_NOP		(&init_user_ns)
 #endif
 
+/*
+ * A reference to @f unless its last one is gone already (it is then being
+ * released); dropping one that is not the last. f_count is an
+ * atomic_long_t up to 6.12 (6.13 made it a file_ref_t: not supported).
+ */
+static inline bool s3cfs_get_file_not_zero(struct file *f)
+{
+	return atomic_long_inc_not_zero(&f->f_count);
+}
+
+static inline bool s3cfs_put_file_not_last(struct file *f)
+{
+	return atomic_long_add_unless(&f->f_count, -1, 1);
+}
+
 /* 6.6: generic_fillattr() takes the request mask. */
 static inline void s3cfs_fillattr(struct inode *inode, u32 request_mask,
 				  struct kstat *stat)

@@ -79,8 +79,12 @@ int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 		return -ENOMEM;
 	m->flags = S3CFS_META_LOCAL;
 	m->mtime = ktime_get_real_seconds();
-	/* The mode asked for and the creator, as s3fs keeps them. */
-	p.mode = S_IFREG | (mode & S_IALLUGO);
+	/*
+	 * The mode asked for and the creator, as s3fs keeps them; never
+	 * setuid/setgid (S3CFS_PERM_MASK): open(O_CREAT, 04755) would
+	 * otherwise upload one for every other client of the bucket.
+	 */
+	p.mode = S_IFREG | (mode & S3CFS_PERM_MASK);
 	p.uid = from_kuid_munged(i_user_ns(dir), current_fsuid());
 	p.gid = from_kgid_munged(i_user_ns(dir), current_fsgid());
 	p.mtime = m->mtime;
@@ -108,7 +112,7 @@ out:
 	revert_creds(old_cred);
 	kfree(m);
 	if (err) {
-		pr_debug("creating %pd: %d\n", dentry, err);
+		s3cfs_pr_d(pr_debug, dentry, "creating %*pE: %d\n", err);
 		return err;
 	}
 

@@ -35,6 +35,17 @@
  * @log_ino: @log's inode number, as the daemon reported it
  * @index_len: with no @list, the bytes of @log's records
  * @index_at: ... when its listing was taken (jiffies)
+ * @next: the offset in @log this open's last readdir stopped at
+ * @marks: record boundaries of @log seen by this open: @marks[i] is one
+ *	in [i, i + 1) * S3CFS_DIR_MARK bytes, or U64_MAX (none seen)
+ * @nr_marks: entries of @marks
+ *
+ * A position in @log given to lseek (seekdir) must be a record boundary:
+ * one read at an offset inside a record would pass up names made of
+ * pieces of other records, and make their dentries. A position other
+ * than @next is checked by walking the records from the nearest mark
+ * below it (at most S3CFS_DIR_MARK bytes and a record for a position
+ * this open has passed), s3cfs_dir_log_check().
  */
 struct s3cfs_dir_file {
 	struct file *lower;
@@ -43,7 +54,106 @@ struct s3cfs_dir_file {
 	u64 log_ino;
 	u64 index_len;
 	unsigned long index_at;
+	u64 next;
+	u64 *marks;
+	unsigned int nr_marks;
 };
+
+#define S3CFS_DIR_MARK_SHIFT	16
+#define S3CFS_LOG_READ	PAGE_SIZE
+
+/* @df->log is another file now (or none): its positions are unknown. */
+static void s3cfs_dir_log_reset(struct s3cfs_dir_file *df)
+{
+	kfree(df->marks);
+	df->marks = NULL;
+	df->nr_marks = 0;
+	df->next = 0;
+}
+
+/* Remember that @off is a record boundary of @df->log. */
+static void s3cfs_dir_mark(struct s3cfs_dir_file *df, u64 off)
+{
+	u64 i = off >> S3CFS_DIR_MARK_SHIFT;
+	unsigned int n;
+	u64 *marks;
+
+	if (i < df->nr_marks) {
+		if (df->marks[i] == U64_MAX)
+			df->marks[i] = off;
+		return;
+	}
+	if (i >= UINT_MAX / 2)
+		return;
+	n = max_t(unsigned int, i + 1, 2 * df->nr_marks);
+	marks = krealloc_array(df->marks, n, sizeof(*marks), GFP_KERNEL);
+	if (!marks)
+		return;	/* a check walks from further back */
+	memset(marks + df->nr_marks, 0xff,
+	       (n - df->nr_marks) * sizeof(*marks));
+	marks[i] = off;
+	df->marks = marks;
+	df->nr_marks = n;
+}
+
+/*
+ * Is @want a record boundary of @df->log (whose first @valid bytes are
+ * whole records)? Walk the records' headers from the nearest known
+ * boundary below it. Return: 0, or -EINVAL (not a position of ours),
+ * -EIO (the log cannot be read), -ENOMEM.
+ */
+static int s3cfs_dir_log_check(struct s3cfs_dir_file *df, u64 want, u64 valid)
+{
+	u64 i = want >> S3CFS_DIR_MARK_SHIFT, off = 0;
+	struct s3cfs_list_rec rec;
+	char *buf;
+	int err = -EINVAL;
+
+	if (want == df->next || !want)
+		return 0;
+	if (want > valid || want % S3CFS_LIST_REC_ALIGN)
+		return -EINVAL;
+	for (i = min_t(u64, i + 1, df->nr_marks); i-- > 0;) {
+		if (df->marks[i] <= want) {
+			off = df->marks[i];
+			break;
+		}
+	}
+	buf = kmalloc(S3CFS_LOG_READ, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	while (off < want) {
+		loff_t pos = off;
+		size_t used = 0;
+		ssize_t n;
+
+		n = kernel_read(df->log, buf,
+				min_t(u64, valid - off, S3CFS_LOG_READ), &pos);
+		if (n < (ssize_t)sizeof(rec)) {
+			err = -EIO;
+			break;
+		}
+		/* The headers in this piece; a record may end past it. */
+		while (off < want && n - used >= sizeof(rec)) {
+			memcpy(&rec, buf + used, sizeof(rec));
+			if (!rec.namelen || rec.namelen > NAME_MAX) {
+				err = -EIO;
+				goto out;
+			}
+			off += ALIGN(sizeof(rec) + rec.namelen + rec.metalen,
+				     S3CFS_LIST_REC_ALIGN);
+			used = off - (u64)(pos - n);
+			s3cfs_dir_mark(df, off);
+			if (used > n)
+				break;
+		}
+	}
+	if (off == want)
+		err = 0;
+out:
+	kfree(buf);
+	return err;
+}
 
 /**
  * struct s3cfs_dir_ctx - iterating the lower directory for an upper readdir
@@ -110,8 +220,8 @@ static int s3cfs_dir_list(struct file *file, struct s3cfs_dir_file *df,
 	if (fresh)
 		return 0;
 	if (!s3cfs_daemon_present()) {
-		pr_debug("listing %pd from the cache: no daemon\n",
-			 file->f_path.dentry);
+		s3cfs_pr_d(pr_debug, file->f_path.dentry,
+			   "listing %*pE from the cache: no daemon\n");
 		return 0;
 	}
 
@@ -162,12 +272,26 @@ static int s3cfs_dir_list_wait(struct s3cfs_req *req, u64 have)
 	return err;
 }
 
+/* The bytes of @df->log that are whole records, as reported. */
+static u64 s3cfs_dir_log_valid(struct s3cfs_dir_file *df)
+{
+	u64 valid;
+
+	if (!df->list)
+		return df->index_len;
+	spin_lock(&df->list->wait.lock);
+	valid = df->list->list_done;
+	spin_unlock(&df->list->wait.lock);
+	return valid;
+}
+
 /* Stop streaming @df's LIST; unanswered, nobody else waits for it. */
 static void s3cfs_dir_stream_end(struct s3cfs_dir_file *df)
 {
 	if (df->log)
 		fput(df->log);
 	df->log = NULL;
+	s3cfs_dir_log_reset(df);
 	if (df->list) {
 		s3cfs_req_abandon(df->list);
 		s3cfs_req_put(df->list);
@@ -186,8 +310,8 @@ static int s3cfs_dir_list_answered(struct file *file,
 	status = df->list->status;
 	/* Read from a log its answer does not vouch for: read it again. */
 	if (!status && df->log && !df->list->list_whole) {
-		pr_warn_ratelimited("listing %pd: its log was cut short; read the directory again\n",
-				    file->f_path.dentry);
+		s3cfs_pr_d(pr_warn_ratelimited, file->f_path.dentry,
+			   "listing %*pE: its log was cut short; read the directory again\n");
 		status = -EIO;
 	}
 
@@ -239,6 +363,7 @@ static int s3cfs_dir_log_take(struct file *file, struct s3cfs_dir_file *df,
 		return PTR_ERR(log);
 	df->log = log;
 	df->log_ino = ino;
+	s3cfs_dir_log_reset(df);
 	return 0;
 }
 
@@ -254,8 +379,8 @@ static int s3cfs_dir_stream_reopen(struct file *file, struct s3cfs_dir_file *df)
 	spin_unlock(&req->wait.lock);
 	err = s3cfs_dir_log_take(file, df, ino);
 	if (err) {
-		pr_debug("listing %pd: no log (%d): waiting for its end\n",
-			 file->f_path.dentry, err);
+		s3cfs_pr_d(pr_debug, file->f_path.dentry,
+			   "listing %*pE: no log (%d): waiting for its end\n", err);
 		err = s3cfs_dir_list_wait(req, U64_MAX);
 		return err ?: s3cfs_dir_list_answered(file, df);
 	}
@@ -298,7 +423,8 @@ static int s3cfs_dir_stream_begin(struct file *file, struct s3cfs_dir_file *df)
  * up, *@full says the caller's buffer is full. Return: bytes consumed, or
  * -EIO for a record that cannot be one (a log we did not expect).
  */
-static ssize_t s3cfs_dir_emit_log(struct s3cfs_dir_ctx *dc, const char *buf,
+static ssize_t s3cfs_dir_emit_log(struct s3cfs_dir_ctx *dc,
+				  struct s3cfs_dir_file *df, const char *buf,
 				  size_t len, u64 off, unsigned long at,
 				  unsigned int *emitted, bool *full)
 {
@@ -339,11 +465,10 @@ static ssize_t s3cfs_dir_emit_log(struct s3cfs_dir_ctx *dc, const char *buf,
 		}
 		used += total;
 		ctx->pos = off + used + 2;
+		s3cfs_dir_mark(df, off + used);
 	}
 	return used;
 }
-
-#define S3CFS_LOG_READ	PAGE_SIZE
 
 /*
  * A readdir while (or after) the LIST it streams runs: the log's records
@@ -366,7 +491,9 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 	buf = kmalloc(S3CFS_LOG_READ, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	while (!full) {
+	/* A position lseek set: a record boundary (checked there too). */
+	err = s3cfs_dir_log_check(df, ctx->pos - 2, s3cfs_dir_log_valid(df));
+	while (!err && !full) {
 		bool done = !req || test_bit(S3CFS_REQ_DONE, &req->flags);
 		u64 valid, ino, off = ctx->pos - 2;
 		unsigned long at = req ? jiffies : df->index_at;
@@ -386,8 +513,8 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 			ino = df->log_ino;
 		}
 		if (ino != df->log_ino) {
-			pr_warn_ratelimited("listing %pd: started over by a new daemon; read the directory again\n",
-					    file->f_path.dentry);
+			s3cfs_pr_d(pr_warn_ratelimited, file->f_path.dentry,
+				   "listing %*pE: started over by a new daemon; read the directory again\n");
 			err = -EIO;
 			break;
 		}
@@ -400,11 +527,12 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 					min_t(u64, valid - off, S3CFS_LOG_READ),
 					&pos);
 			if (n > 0)
-				n = s3cfs_dir_emit_log(dc, buf, n, off, at,
+				n = s3cfs_dir_emit_log(dc, df, buf, n, off, at,
 						       &emitted, &full);
 			if (n <= 0 && !full) {
-				pr_warn_ratelimited("listing %pd: its log cannot be read at %llu (%zd)\n",
-						    file->f_path.dentry, off, n);
+				s3cfs_pr_d(pr_warn_ratelimited, file->f_path.dentry,
+					   "listing %*pE: its log cannot be read at %llu (%zd)\n",
+					   off, n);
 				err = -EIO;
 				break;
 			}
@@ -422,6 +550,7 @@ static int s3cfs_dir_iterate_log(struct file *file, struct s3cfs_dir_file *df,
 			break;
 	}
 	kfree(buf);
+	df->next = ctx->pos - 2;
 	return err;
 }
 
@@ -441,8 +570,8 @@ static int s3cfs_dir_begin(struct file *file, struct s3cfs_dir_file *df,
 		err = s3cfs_dir_stream_begin(file, df);
 	if (err) {
 		s3cfs_dir_stream_end(df);
-		pr_warn_ratelimited("listing %pd failed (%d)\n",
-				    file->f_path.dentry, err);
+		s3cfs_pr_d(pr_warn_ratelimited, file->f_path.dentry,
+			   "listing %*pE failed (%d)\n", err);
 		return err;
 	}
 	/* Listed, and no log to read: the lower directory or the index. */
@@ -475,13 +604,14 @@ static int s3cfs_dir_index_begin(struct file *file, struct s3cfs_dir_file *df,
 		df->log_ino = file_inode(f)->i_ino;
 		df->index_len = len;
 		df->index_at = at;
+		s3cfs_dir_log_reset(df);
 		return 0;
 	}
 	if (s3cfs_dir_lower_listed(dir) || !s3cfs_daemon_present())
 		return 0;
 	if (listed) {
-		pr_warn_ratelimited("listing %pd left no index (%ld)\n",
-				    file->f_path.dentry, PTR_ERR(f));
+		s3cfs_pr_d(pr_warn_ratelimited, file->f_path.dentry,
+			   "listing %*pE left no index (%ld)\n", PTR_ERR(f));
 		return -EIO;
 	}
 	err = s3cfs_dir_begin(file, df, true, &listed);
@@ -515,6 +645,7 @@ static int s3cfs_iterate(struct file *file, struct dir_context *ctx)
 		/* A new daemon lists it again, into a new log: read that. */
 		fput(df->log);
 		df->log = NULL;
+		s3cfs_dir_log_reset(df);
 		err = s3cfs_dir_stream_reopen(file, df);
 		if (!err && !df->log && sbi->index)
 			err = s3cfs_dir_index_begin(file, df, true);
@@ -572,7 +703,8 @@ static int s3cfs_dir_release(struct inode *inode, struct file *file)
 
 /*
  * Positions are the lower filesystem's (ext4 htree hashes, xfs offsets),
- * or, while a listing is streamed, offsets in its log plus two.
+ * or, while a listing is streamed or an index read, offsets of records
+ * in its log plus two: only those (s3cfs_dir_log_check()).
  */
 static loff_t s3cfs_dir_llseek(struct file *file, loff_t offset, int whence)
 {
@@ -582,9 +714,14 @@ static loff_t s3cfs_dir_llseek(struct file *file, loff_t offset, int whence)
 	if (df->log) {
 		if (whence == SEEK_CUR && !offset)
 			return file->f_pos;
-		if (whence != SEEK_SET || offset < 0 ||
-		    (offset >= 2 && (offset - 2) % S3CFS_LIST_REC_ALIGN))
+		if (whence != SEEK_SET || offset < 0)
 			return -EINVAL;
+		if (offset > 2) {
+			ret = s3cfs_dir_log_check(df, offset - 2,
+						  s3cfs_dir_log_valid(df));
+			if (ret)
+				return ret == -EINVAL ? ret : -EIO;
+		}
 		file->f_pos = offset;
 		return offset;
 	}

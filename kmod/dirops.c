@@ -123,11 +123,11 @@ int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	if (err)
 		return err;
 	/* The marker's headers, for s3fs: what a directory here shows. */
-	posix.mode = S_IFDIR | sbi->opts.dir_mode;
+	posix.mode = S_IFDIR | (sbi->opts.dir_mode & S3CFS_PERM_MASK);
 	posix.uid = from_kuid_munged(i_user_ns(dir), sbi->opts.uid);
 	posix.gid = from_kgid_munged(i_user_ns(dir), sbi->opts.gid);
 	if (sbi->opts.posix_meta) {
-		posix.mode = S_IFDIR | (mode & S_IALLUGO);
+		posix.mode = S_IFDIR | (mode & S3CFS_PERM_MASK);
 		posix.uid = from_kuid_munged(i_user_ns(dir), current_fsuid());
 		posix.gid = from_kgid_munged(i_user_ns(dir), current_fsgid());
 	}
@@ -150,8 +150,9 @@ int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 		err = s3cfs_posix_set(lower, &posix);
 		revert_creds(old_cred);
 		if (err)
-			pr_warn_ratelimited("%pd: recording the mode of a new directory: %d\n",
-					    lower, err);
+			s3cfs_pr_d(pr_warn_ratelimited, lower,
+				   "%*pE: recording the mode of a new directory: %d\n",
+				   err);
 	}
 	inode = s3cfs_iget(dir->i_sb, lower);
 	err = PTR_ERR_OR_ZERO(inode);
@@ -447,8 +448,8 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 		s3cfs_upq_settle(target);
 	local = s3cfs_inode_local(inode);
 	if (local && si->etag[0]) {
-		pr_info_ratelimited("%pd: changed here and not uploaded as it is: close or fsync it before renaming it\n",
-				    old_dentry);
+		s3cfs_pr_d(pr_info_ratelimited, old_dentry,
+			   "%*pE: changed here and not uploaded as it is: close or fsync it before renaming it\n");
 		return -EBUSY;
 	}
 	if (!local) {
@@ -470,8 +471,9 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 	revert_creds(old_cred);
 	if (err) {
 		if (!local)
-			pr_warn_ratelimited("%pd -> %pd: renamed in S3, not in the cache (%d); the next listing shows it\n",
-					    old_dentry, new_dentry, err);
+			s3cfs_pr_d(pr_warn_ratelimited, new_dentry,
+				   "%*pE: renamed to it in S3, not in the cache (%d); the next listing shows it\n",
+				   err);
 		kfree(etag);
 		return err;
 	}

@@ -15,6 +15,8 @@
 #include <linux/falloc.h>
 #include <linux/mount.h>
 #include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/string.h>
 
 /*
  * How often a use (open, read(2)) refreshes the lower file's atime, the
@@ -113,8 +115,8 @@ static int s3cfs_punch(struct s3cfs_sb_info *sbi, struct path *lower,
 	inode_unlock(linode);
 	fput(file);
 	if (err2)
-		pr_warn_ratelimited("%pd: keeping the mtime across a punch: %d\n",
-				    lower->dentry, err2);
+		s3cfs_pr_d(pr_warn_ratelimited, lower->dentry,
+			   "%*pE: keeping the mtime across a punch: %d\n", err2);
 	return err;
 }
 
@@ -265,5 +267,34 @@ int s3cfs_evict(struct s3cfs_sb_info *sbi, const char *path, u64 off, u64 len)
 	int err = s3cfs_evict_locked(sbi, path, off, len);
 
 	revert_creds(old_cred);
+	return err;
+}
+
+/**
+ * s3cfs_evict_ioctl() - S3CFS_IOC_EVICT: an administrator's EVICT
+ * @file: any open file of the mount (it keeps the mount active)
+ * @uarg: the user's struct s3cfs_ioc_evict
+ *
+ * Netlink EVICT is taken from the registered daemon's socket only; other
+ * root processes (s3cachectl evict) ask through the mount.
+ *
+ * Return: as s3cfs_evict(), or -EPERM without CAP_SYS_ADMIN, -EFAULT,
+ * -ENOMEM, -EINVAL (a path that is not NUL-terminated).
+ */
+int s3cfs_evict_ioctl(struct file *file, void __user *uarg)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(file_inode(file)->i_sb);
+	struct s3cfs_ioc_evict *arg;
+	int err;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	arg = memdup_user(uarg, sizeof(*arg));
+	if (IS_ERR(arg))
+		return PTR_ERR(arg);
+	err = -EINVAL;
+	if (memchr(arg->path, '\0', sizeof(arg->path)))
+		err = s3cfs_evict(sbi, arg->path, arg->offset, arg->length);
+	kfree(arg);
 	return err;
 }

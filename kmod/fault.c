@@ -9,6 +9,8 @@
  * point NAME" and sleeps fault_delay_ms (s3cfs_fault()), so that the test
  * can show the interleaving happened. The points:
  *   send            a request's unicast to the daemon has returned
+ *   send_port       a request is about to go to the port id the daemon
+ *                   had when it was looked up (upcall.c)
  *   ra_work         a readahead worker starts, before its first piece
  *   umount_flushed  unmount: requests flushed, inodes not yet evicted
  *   rd_eagain       an IOCB_NOWAIT lower read fails with -EAGAIN untried

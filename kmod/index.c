@@ -176,7 +176,7 @@ static struct inode *s3cfs_iget_listed(struct super_block *sb,
 	inode->i_ino = ino;
 	inode->i_uid = sbi->opts.uid;
 	inode->i_gid = sbi->opts.gid;
-	inode->i_mode = S_IFREG | sbi->opts.file_mode;
+	inode->i_mode = S_IFREG | (sbi->opts.file_mode & S3CFS_PERM_MASK);
 	inode->i_mapping->a_ops = &s3cfs_aops;
 	inode->i_op = &s3cfs_file_iops;
 	inode->i_fop = &s3cfs_file_fops;

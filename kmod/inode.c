@@ -268,7 +268,7 @@ struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower)
 	inode->i_uid = sbi->opts.uid;
 	inode->i_gid = sbi->opts.gid;
 	if (S_ISDIR(linode->i_mode)) {
-		inode->i_mode = S_IFDIR | sbi->opts.dir_mode;
+		inode->i_mode = S_IFDIR | (sbi->opts.dir_mode & S3CFS_PERM_MASK);
 		inode->i_op = &s3cfs_dir_iops;
 		inode->i_fop = &s3cfs_dir_fops;
 		set_nlink(inode, 2);
@@ -277,7 +277,7 @@ struct inode *s3cfs_iget(struct super_block *sb, struct dentry *lower)
 		unlock_new_inode(inode);
 		return inode;
 	}
-	inode->i_mode = S_IFREG | sbi->opts.file_mode;
+	inode->i_mode = S_IFREG | (sbi->opts.file_mode & S3CFS_PERM_MASK);
 	inode->i_mapping->a_ops = &s3cfs_aops;
 	set_nlink(inode, 1);
 	s3cfs_inode_load_meta(inode);

@@ -105,8 +105,9 @@ int s3cfs_lower_pin(struct file *lower)
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		if (time_after(jiffies, until)) {
-			pr_warn_ratelimited("%pD: s3cachefsd held the cache file for %u s\n",
-					    lower, S3CFS_PIN_WAIT / HZ);
+			s3cfs_pr_d(pr_warn_ratelimited, lower->f_path.dentry,
+				   "%*pE: s3cachefsd held the cache file for %u s\n",
+				   S3CFS_PIN_WAIT / HZ);
 			return -EIO;
 		}
 		usleep_range(5000, 10000);
@@ -122,8 +123,8 @@ void s3cfs_lower_unpin(struct file *lower)
 	int err = s3cfs_flock_file(lower, F_UNLCK);
 
 	if (err)
-		pr_warn_ratelimited("%pD: unlocking the cache file: %d\n",
-				    lower, err);
+		s3cfs_pr_d(pr_warn_ratelimited, lower->f_path.dentry,
+			   "%*pE: unlocking the cache file: %d\n", err);
 }
 
 /* Has the daemon replaced or removed the lower file under its name? */
@@ -170,8 +171,9 @@ static void s3cfs_local_untag(struct inode *inode, loff_t size)
 	int err = s3cfs_meta_tag(inode, 0, size, S3CFS_I(inode)->etag);
 
 	if (err)
-		pr_err("%pd: restoring its tag: %d; the cache file stays LOCAL\n",
-		       S3CFS_I(inode)->lower.dentry, err);
+		s3cfs_pr_d(pr_err, S3CFS_I(inode)->lower.dentry,
+			   "%*pE: restoring its tag: %d; the cache file stays LOCAL\n",
+			   err);
 }
 
 /*
@@ -304,8 +306,8 @@ int s3cfs_local_begin(struct inode *inode, bool trunc)
 	if (err == -EAGAIN)
 		err = -EIO;
 	if (err && err != -ESTALE && err != -EINTR)
-		pr_warn_ratelimited("%pd: making it writable: %d\n",
-				    si->lower.dentry, err);
+		s3cfs_pr_d(pr_warn_ratelimited, si->lower.dentry,
+			   "%*pE: making it writable: %d\n", err);
 	return err == -ESTALE ? -EOPENSTALE : err;
 }
 
@@ -341,8 +343,9 @@ void s3cfs_local_retag(struct inode *inode, const char *etag)
 	revert_creds(old_cred);
 out:
 	if (err)
-		pr_warn_ratelimited("%pd: tagging it %s: %d\n", si->lower.dentry,
-				    etag, err);
+		s3cfs_pr_d(pr_warn_ratelimited, si->lower.dentry,
+			   "%*pE: tagging it %*pE: %d\n",
+			   s3cfs_esclen(etag), etag, err);
 }
 
 /**
@@ -377,6 +380,6 @@ void s3cfs_local_rebase(struct inode *inode, struct inode *target)
 out:
 	kfree(etag);
 	if (err)
-		pr_warn_ratelimited("%pd: recording its upload's condition: %d\n",
-				    si->lower.dentry, err);
+		s3cfs_pr_d(pr_warn_ratelimited, si->lower.dentry,
+			   "%*pE: recording its upload's condition: %d\n", err);
 }

@@ -182,8 +182,8 @@ int s3cfs_meta_get(struct dentry *lower, struct s3cfs_meta *m)
 	err = n < 0 ? (int)n : s3cfs_meta_decode(buf, n, m);
 	kfree(buf);
 	if (err && err != -ENODATA)
-		pr_warn_ratelimited("%pd: bad %s (%d)\n", lower,
-				    S3CFS_XATTR_META, err);
+		s3cfs_pr_d(pr_warn_ratelimited, lower, "%*pE: bad %s (%d)\n",
+			   S3CFS_XATTR_META, err);
 	return err;
 }
 
@@ -242,7 +242,8 @@ loff_t s3cfs_lower_size(struct dentry *lower)
 	    size <= MAX_LFS_FILESIZE)
 		return size;
 	if (n != -ENODATA)
-		pr_warn_ratelimited("%pd: bad %s (%zd): using the file's size\n",
-				    lower, S3CFS_XATTR_SIZE, n);
+		s3cfs_pr_d(pr_warn_ratelimited, lower,
+			   "%*pE: bad %s (%zd): using the file's size\n",
+			   S3CFS_XATTR_SIZE, n);
 	return i_size_read(linode);
 }

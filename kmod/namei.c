@@ -360,6 +360,7 @@ void s3cfs_name_refresh(struct s3cfs_sb_info *sbi, const char *path)
 	err = s3cfs_upcall(sbi, S3CFS_CMD_LOOKUP, parent, slash ? slash + 1 : path,
 			   0);
 	if (err && err != -ENOENT)
-		pr_debug("looking up %s again: %d\n", path, err);
+		pr_debug("looking up %*pE again: %d\n", s3cfs_esclen(path),
+			 path, err);
 	kfree(parent);
 }

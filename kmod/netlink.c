@@ -5,8 +5,9 @@
  * Commands and attributes are in uapi/s3cachefs.h. Everything the daemon
  * sends needs CAP_SYS_ADMIN (and CAP_NET_ADMIN through GENL_ADMIN_PERM),
  * comes from the initial network namespace, and is validated strictly
- * against a per-command policy; answers are accepted only from the
- * registered daemon socket.
+ * against a per-command policy; answers and EVICT are accepted only from
+ * the registered daemon socket (the socket itself, not its port id), and
+ * what the module sends goes to that socket only (s3cfs_daemon_pin()).
  */
 #include "s3cachefs.h"
 #include <net/genetlink.h>
@@ -55,7 +56,8 @@ static int s3cfs_nl_register(struct sk_buff *skb, struct genl_info *info)
 		GENL_SET_ERR_MSG(info, "protocol version mismatch");
 		return -EPROTO;
 	}
-	err = s3cfs_upcall_register(info->snd_portid, nla_get_u32(ver));
+	err = s3cfs_upcall_register(NETLINK_CB(skb).sk, info->snd_portid,
+				    nla_get_u32(ver));
 	if (err == -EBUSY)
 		GENL_SET_ERR_MSG(info, "another s3cachefsd is registered");
 	return err;
@@ -69,7 +71,7 @@ static int s3cfs_nl_reply(struct sk_buff *skb, struct genl_info *info)
 
 	if (!netlink_capable(skb, CAP_SYS_ADMIN))
 		return -EPERM;
-	if (!s3cfs_daemon_is(info->snd_portid)) {
+	if (!s3cfs_daemon_is(NETLINK_CB(skb).sk)) {
 		GENL_SET_ERR_MSG(info, "not the registered daemon");
 		return -EPERM;
 	}
@@ -126,6 +128,11 @@ static int s3cfs_nl_evict(struct sk_buff *skb, struct genl_info *info)
 
 	if (!netlink_capable(skb, CAP_SYS_ADMIN))
 		return -EPERM;
+	/* Any other root process: S3CFS_IOC_EVICT on a file of the mount. */
+	if (!s3cfs_daemon_is(NETLINK_CB(skb).sk)) {
+		GENL_SET_ERR_MSG(info, "not the registered daemon");
+		return -EPERM;
+	}
 	if (!a[S3CFS_A_MOUNT_ID] || !a[S3CFS_A_PATH] || !a[S3CFS_A_OFFSET] ||
 	    !a[S3CFS_A_LENGTH]) {
 		GENL_SET_ERR_MSG(info, "EVICT needs MOUNT_ID, PATH, OFFSET, LENGTH");
@@ -230,6 +237,26 @@ static struct sk_buff *s3cfs_nl_new(u8 cmd, size_t payload, void **hdr)
 }
 
 /*
+ * Send @skb to the daemon at @portid, its socket pinned meanwhile so
+ * that the port id cannot pass to another socket (s3cfs_daemon_pin()).
+ * Return: 0 or a negative errno (-ECONNREFUSED: not the daemon's, or
+ * its socket is going away).
+ */
+static int s3cfs_nl_unicast(struct sk_buff *skb, u32 portid)
+{
+	struct file *pin = s3cfs_daemon_pin(portid);
+	int err;
+
+	if (!pin) {
+		nlmsg_free(skb);
+		return -ECONNREFUSED;
+	}
+	err = genlmsg_unicast(&init_net, skb, portid);
+	s3cfs_daemon_unpin(pin);
+	return err;
+}
+
+/*
  * MOUNT's FLAGS: none for a read-only mount (what version 1 knows). The
  * request asks for indexes (dir_index); an announcement after REGISTER
  * (@announce) keeps what the first answer gave: a mount whose first
@@ -279,7 +306,7 @@ int s3cfs_nl_send_mount(struct s3cfs_sb_info *sbi, u64 id, u32 portid)
 		return -EMSGSIZE;
 	}
 	genlmsg_end(skb, hdr);
-	return genlmsg_unicast(&init_net, skb, portid);
+	return s3cfs_nl_unicast(skb, portid);
 }
 
 /**
@@ -300,7 +327,7 @@ void s3cfs_nl_send_umount(struct s3cfs_sb_info *sbi, u32 portid)
 		return;
 	}
 	genlmsg_end(skb, hdr);
-	genlmsg_unicast(&init_net, skb, portid);
+	s3cfs_nl_unicast(skb, portid);
 }
 
 /**
@@ -322,7 +349,7 @@ void s3cfs_nl_send_cancel(struct s3cfs_req *req, u32 portid)
 		return;
 	}
 	genlmsg_end(skb, hdr);
-	genlmsg_unicast(&init_net, skb, portid);
+	s3cfs_nl_unicast(skb, portid);
 }
 
 /**
@@ -389,7 +416,7 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 	     nla_put_u64_64bit(skb, S3CFS_A_SIZE, req->size, S3CFS_A_PAD)))
 		goto too_big;
 	genlmsg_end(skb, hdr);
-	return genlmsg_unicast(&init_net, skb, portid);
+	return s3cfs_nl_unicast(skb, portid);
 
 too_big:
 	nlmsg_free(skb);

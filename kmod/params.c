@@ -32,6 +32,9 @@
  * directory instead of a cache file per object (index.c), with a daemon
  * that can (protocol 9; an older one lists as before).
  *
+ * file_mode= and dir_mode= take permission bits and the sticky bit, never
+ * set-user-ID or set-group-ID (S3CFS_PERM_MASK).
+ *
  * Defaults for the knobs come from module parameters. Bad options fail the
  * mount with a message in the fs_context log (dmesg with mount(2)).
  */
@@ -167,6 +170,10 @@ static int s3cfs_parse_param(struct fs_context *fc, struct fs_parameter *param)
 	case Opt_dir_mode:
 		if (result.uint_32 & ~07777)
 			return invalfc(fc, "%s=%o: only permission bits allowed",
+				       param->key, result.uint_32);
+		/* Everyone's files would be setuid programs of uid=. */
+		if (result.uint_32 & ~S3CFS_PERM_MASK)
+			return invalfc(fc, "%s=%o: set-user-ID and set-group-ID are not allowed",
 				       param->key, result.uint_32);
 		if (opt == Opt_file_mode)
 			o->file_mode = result.uint_32;

@@ -51,8 +51,8 @@ int s3cfs_posix_get(struct dentry *lower, struct s3cfs_posix *p)
 			   sizeof(v));
 	err = n < 0 ? (int)n : s3cfs_posix_decode(v, n, p);
 	if (err && err != -ENODATA)
-		pr_warn_ratelimited("%pd: bad %s (%d)\n", lower,
-				    S3CFS_XATTR_POSIX, err);
+		s3cfs_pr_d(pr_warn_ratelimited, lower, "%*pE: bad %s (%d)\n",
+			   S3CFS_XATTR_POSIX, err);
 	return err;
 }
 
@@ -97,15 +97,11 @@ void s3cfs_posix_of(struct inode *inode, struct s3cfs_posix *p)
 }
 
 /*
- * What of a mode S3 may set: no set-user-ID or set-group-ID bit, so that
- * whoever can put objects in the bucket cannot plant setuid programs.
- */
-#define S3CFS_POSIX_PERM	01777	/* rwx for all, sticky */
-
-/*
- * Show what @p has on @inode: permission bits (never the type, never
- * setuid/setgid), owner, mtime. Owners that do not map into the mount's
- * namespace are left.
+ * Show what @p has on @inode: permission bits (never the type: a mode
+ * that says device, FIFO or socket shows as the file it is; never
+ * setuid/setgid, S3CFS_PERM_MASK: whoever can put objects in the bucket
+ * must not plant setuid programs), owner, mtime. Owners that do not map
+ * into the mount's namespace are left.
  */
 static void s3cfs_posix_apply(struct inode *inode, const struct s3cfs_posix *p)
 {
@@ -114,7 +110,7 @@ static void s3cfs_posix_apply(struct inode *inode, const struct s3cfs_posix *p)
 
 	spin_lock(&inode->i_lock);
 	if (p->flags & S3CFS_POSIX_MODE)
-		inode->i_mode = (inode->i_mode & S_IFMT) | (p->mode & S3CFS_POSIX_PERM);
+		inode->i_mode = (inode->i_mode & S_IFMT) | (p->mode & S3CFS_PERM_MASK);
 	if ((p->flags & S3CFS_POSIX_UID) && uid_valid(uid))
 		inode->i_uid = uid;
 	if ((p->flags & S3CFS_POSIX_GID) && gid_valid(gid))
@@ -256,8 +252,11 @@ static int s3cfs_posix_setmeta(struct dentry *dentry, const struct s3cfs_posix *
 	revert_creds(old_cred);
 tagged:
 	if (err)
-		pr_err("s3://%s/%s%s has new attributes as %s, but its cache file could not be tagged (%d)\n",
-		       sbi->bucket, sbi->prefix, req->path, req->reply_etag, err);
+		pr_err("s3://%*pE/%*pE%*pE has new attributes as %*pE, but its cache file could not be tagged (%d)\n",
+		       s3cfs_esclen(sbi->bucket), sbi->bucket,
+		       s3cfs_esclen(sbi->prefix), sbi->prefix,
+		       s3cfs_esclen(req->path), req->path,
+		       s3cfs_esclen(req->reply_etag), req->reply_etag, err);
 out:
 	s3cfs_req_put(req);
 	return err;
@@ -283,7 +282,7 @@ int s3cfs_posix_setattr(struct dentry *dentry, struct iattr *attr)
 
 	if (s3cfs_inode_stale(inode))
 		return -ESTALE;
-	/* Never shown from S3 (S3CFS_POSIX_PERM): not kept either. */
+	/* Never shown (S3CFS_PERM_MASK): not kept either. */
 	if ((attr->ia_valid & ATTR_MODE) && (attr->ia_mode & (S_ISUID | S_ISGID)))
 		return -EPERM;
 	if (!s3cfs_posix_changes(inode, attr)) {

@@ -93,6 +93,53 @@ struct s3cfs_stats {
 	atomic64_t latency[S3CFS_LAT_BUCKETS];
 };
 
+/*
+ * The permission bits anything of a mount may show, whatever the options
+ * (file_mode=, dir_mode=: refused at mount), the bucket (x-amz-meta-mode)
+ * or a creat/mkdir/chmod ask for: never set-user-ID or set-group-ID.
+ * Anyone who can write to the bucket, or to a directory of a writable
+ * mount, would otherwise make setuid programs (a file of a file_mode=4755
+ * mount is root's). The sticky bit only restricts (who may delete from a
+ * directory): it is kept.
+ */
+#define S3CFS_PERM_MASK		01777	/* rwx for all, sticky */
+
+/*
+ * Names in the kernel log. A name, path, key or ETag comes from a bucket
+ * that anyone with write access to it fills (or from a server): a key
+ * with a newline would forge log lines (syslog(2) and the console start
+ * a new line, with its own timestamp, at each one), escape sequences
+ * would drive the terminal that shows them. So each is printed with
+ * %*pE, which escapes every byte that is not printable ASCII or Latin-1:
+ * "%*pE" with s3cfs_esclen(s), s for a string, and s3cfs_pr_d() for a
+ * line whose first conversion is a dentry's name (instead of %pd).
+ */
+static inline int s3cfs_esclen(const char *s)
+{
+	return s ? strlen(s) : 0;	/* %*pE prints nothing for 0 */
+}
+
+/* A dentry's name and length, read as %pd reads it (under RCU). */
+static inline const char *s3cfs_dname(const struct dentry *d, int *len)
+{
+	const char *n = READ_ONCE(d->d_name.name);
+
+	*len = strnlen(n, n == (const char *)d->d_iname ?
+			  DNAME_INLINE_LEN - 1 : NAME_MAX);
+	return n;
+}
+
+#define s3cfs_pr_d(pr, dentry, fmt, ...)				\
+do {									\
+	const char *__n;						\
+	int __len;							\
+									\
+	rcu_read_lock();						\
+	__n = s3cfs_dname(dentry, &__len);				\
+	pr(fmt, __len, __n, ##__VA_ARGS__);				\
+	rcu_read_unlock();						\
+} while (0)
+
 /**
  * struct s3cfs_mount_opts - parsed mount options
  * @cache: path of the cache directory (cache=)
@@ -720,6 +767,7 @@ void s3cfs_chunks_landed(struct s3cfs_req *req, u64 done);
 /* evict.c */
 void s3cfs_touch_lower(struct inode *inode);
 int s3cfs_evict(struct s3cfs_sb_info *sbi, const char *path, u64 off, u64 len);
+int s3cfs_evict_ioctl(struct file *file, void __user *uarg);
 
 /*
  * The daemon's answer to a request, as netlink.c parsed it. The optional
@@ -744,6 +792,7 @@ struct s3cfs_reply {
 };
 
 /* upcall.c */
+struct sock;
 unsigned int s3cfs_daemon_version(void);
 struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd);
 void s3cfs_req_put(struct s3cfs_req *req);
@@ -757,12 +806,14 @@ int s3cfs_upcall(struct s3cfs_sb_info *sbi, u8 cmd, const char *path,
 		 const char *name, u32 flags);
 int s3cfs_upcall_req(struct s3cfs_req *req);
 int s3cfs_upcall_reply(const struct s3cfs_reply *r);
-int s3cfs_upcall_register(u32 portid, u32 version);
+int s3cfs_upcall_register(struct sock *sk, u32 portid, u32 version);
 void s3cfs_upcall_daemon_gone(u32 portid);
 void s3cfs_upcall_init_mount(struct s3cfs_sb_info *sbi);
 void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi);
 bool s3cfs_daemon_present(void);
-bool s3cfs_daemon_is(u32 portid);
+bool s3cfs_daemon_is(const struct sock *sk);
+struct file *s3cfs_daemon_pin(u32 portid);
+void s3cfs_daemon_unpin(struct file *file);
 void s3cfs_upcall_umount(struct s3cfs_sb_info *sbi);
 void s3cfs_upcall_exit(void);
 

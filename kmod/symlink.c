@@ -110,7 +110,8 @@ static void s3cfs_symlink_undo(struct inode *dir, struct dentry *lower)
 	inode_unlock(d_inode(ldir));
 	revert_creds(old_cred);
 	if (err)
-		pr_warn("%pd: removing a symlink S3 did not take: %d\n", lower, err);
+		s3cfs_pr_d(pr_warn, lower,
+			   "%*pE: removing a symlink S3 did not take: %d\n", err);
 }
 
 /*

@@ -33,6 +33,8 @@
  */
 #include "s3cachefs.h"
 #include <linux/xarray.h>
+#include <linux/llist.h>
+#include <net/sock.h>
 #include <linux/slab.h>
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
@@ -66,20 +68,33 @@ static atomic_t s3cfs_nr_pending = ATOMIC_INIT(0);
 static DEFINE_SPINLOCK(s3cfs_slot_lock);
 static DECLARE_WAIT_QUEUE_HEAD(s3cfs_pending_wq);
 
-/* The registered daemon's netlink port id, 0 if none. */
+/*
+ * The registered daemon: its socket (a reference held) and port id. The
+ * port id alone does not name it: once the socket is released, any
+ * socket (any user's: binding a netlink port id needs no privilege) may
+ * bind the same id, before our NETLINK_URELEASE notifier has run. So
+ * answers are taken only from this very socket (s3cfs_daemon_is()), and
+ * a message goes to the port id only while the socket's file is pinned
+ * (s3cfs_daemon_pin()), which keeps the port bound to it.
+ * s3cfs_daemon_ready is false while REGISTER announces the mounts:
+ * requests wait until then.
+ */
 static DEFINE_SPINLOCK(s3cfs_daemon_lock);
+static struct sock *s3cfs_daemon_sk;
 static u32 s3cfs_daemon_portid;
+static bool s3cfs_daemon_ready;
 static u32 s3cfs_daemon_ver;	/* the protocol version it registered with */
 
 static void s3cfs_resend_workfn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(s3cfs_resend_work, s3cfs_resend_workfn);
 
+/* The port id of the registered daemon, 0 if none (or not ready yet). */
 static u32 s3cfs_daemon(void)
 {
 	u32 portid;
 
 	spin_lock(&s3cfs_daemon_lock);
-	portid = s3cfs_daemon_portid;
+	portid = s3cfs_daemon_ready ? s3cfs_daemon_portid : 0;
 	spin_unlock(&s3cfs_daemon_lock);
 	return portid;
 }
@@ -104,20 +119,125 @@ unsigned int s3cfs_daemon_version(void)
 	u32 ver;
 
 	spin_lock(&s3cfs_daemon_lock);
-	ver = s3cfs_daemon_portid ? s3cfs_daemon_ver : 0;
+	ver = s3cfs_daemon_ready ? s3cfs_daemon_ver : 0;
 	spin_unlock(&s3cfs_daemon_lock);
 	return ver;
 }
 
 /**
- * s3cfs_daemon_is() - is @portid the registered daemon?
- * @portid: a netlink port id
+ * s3cfs_daemon_is() - did the registered daemon send this?
+ * @sk: the sending socket (NETLINK_CB(skb).sk)
  *
- * Return: true if it is.
+ * The socket, not its port id: a port id passes to whichever socket
+ * binds it next once the daemon's is released. Our reference on the
+ * registered socket keeps its memory from being reused for another.
+ *
+ * Return: true if @sk is the registered daemon's socket.
  */
-bool s3cfs_daemon_is(u32 portid)
+bool s3cfs_daemon_is(const struct sock *sk)
 {
-	return portid && s3cfs_daemon() == portid;
+	bool is;
+
+	spin_lock(&s3cfs_daemon_lock);
+	is = sk && sk == s3cfs_daemon_sk;
+	spin_unlock(&s3cfs_daemon_lock);
+	return is;
+}
+
+/**
+ * s3cfs_daemon_pin() - keep the registered daemon's port bound for a send
+ * @portid: the port id the caller means to send to
+ *
+ * A netlink socket keeps its port id until it is released, and it is
+ * released only when the last reference to its file goes. The file
+ * reference returned keeps it so across a unicast to @portid, which then
+ * reaches the daemon's socket and no other:
+ *
+ *   CPU0 (send to the daemon)         CPU1 (daemon exits) CPU2 (any user)
+ *   genlmsg_unicast(portid)
+ *                                     netlink_remove()
+ *                                                         bind(portid)
+ *     looks portid up: CPU2's
+ *                                     NETLINK_URELEASE
+ *
+ * was a request, with its path, delivered to another user's socket.
+ * With the pin, CPU1's release waits for CPU0's s3cfs_daemon_unpin(); a
+ * file already on its way out (no reference left) is not pinned.
+ *
+ * Return: a file reference to fput() after the send, or NULL if @portid
+ * is not the registered daemon's or its socket is being released.
+ */
+struct file *s3cfs_daemon_pin(u32 portid)
+{
+	struct file *file = NULL;
+	struct socket *sock;
+	struct sock *sk;
+
+	spin_lock(&s3cfs_daemon_lock);
+	sk = s3cfs_daemon_sk;
+	if (!sk || !portid || s3cfs_daemon_portid != portid)
+		goto out;
+	/*
+	 * sock_orphan() clears sk_socket under sk_callback_lock: while it
+	 * is set, the socket and its file are not freed yet (the file may
+	 * be on its way, with no reference left).
+	 */
+	read_lock_bh(&sk->sk_callback_lock);
+	sock = sk->sk_socket;
+	if (sock && sock->file && s3cfs_get_file_not_zero(sock->file))
+		file = sock->file;
+	read_unlock_bh(&sk->sk_callback_lock);
+out:
+	spin_unlock(&s3cfs_daemon_lock);
+	return file;
+}
+
+/* Last references to a daemon's socket file, dropped by a kworker. */
+struct s3cfs_unpin {
+	struct llist_node node;
+	struct file *file;
+};
+
+static LLIST_HEAD(s3cfs_unpin_list);
+
+static void s3cfs_unpin_workfn(struct work_struct *work)
+{
+	struct llist_node *list = llist_del_all(&s3cfs_unpin_list);
+	struct s3cfs_unpin *u, *next;
+
+	llist_for_each_entry_safe(u, next, list, node) {
+		fput(u->file);
+		kfree(u);
+	}
+}
+
+static DECLARE_WORK(s3cfs_unpin_work, s3cfs_unpin_workfn);
+
+/**
+ * s3cfs_daemon_unpin() - drop what s3cfs_daemon_pin() took
+ * @file: its return value
+ */
+void s3cfs_daemon_unpin(struct file *file)
+{
+	struct s3cfs_unpin *u;
+
+	if (s3cfs_put_file_not_last(file))
+		return;
+	/*
+	 * The daemon closed its socket during the send: ours is the last
+	 * reference. Our fput() would release the socket only when this
+	 * task returns to user space (task work), for a reader waiting on
+	 * its request up to the fetch timeout later, and no new daemon
+	 * could register until then. A kworker's fput() releases it now.
+	 */
+	u = kmalloc(sizeof(*u), GFP_ATOMIC);
+	if (!u) {
+		fput(file);
+		return;
+	}
+	u->file = file;
+	if (llist_add(&u->node, &s3cfs_unpin_list))
+		schedule_work(&s3cfs_unpin_work);
 }
 
 /**
@@ -282,6 +402,7 @@ static void s3cfs_req_send(struct s3cfs_req *req)
 	if (!portid || test_bit(S3CFS_REQ_DONE, &req->flags) ||
 	    test_and_set_bit(S3CFS_REQ_SENT, &req->flags))
 		return;
+	s3cfs_fault("send_port");
 	err = s3cfs_nl_send(req, portid);
 	s3cfs_fault("send");
 	if (!err) {
@@ -738,31 +859,50 @@ static int s3cfs_mount_announce(struct s3cfs_sb_info *sbi, void *arg)
 
 /**
  * s3cfs_upcall_register() - a daemon registered
+ * @sk: its socket (NETLINK_CB(skb).sk of the REGISTER)
  * @portid: its netlink port id
  * @version: the protocol version it speaks
  *
  * Tells it about every live mount before anything else can be sent to it,
- * then re-sends every pending request.
+ * then re-sends every pending request. Called in the daemon's sendmsg,
+ * so its socket cannot be released meanwhile.
  *
  * Return: 0, or -EBUSY if another daemon is registered.
  */
-int s3cfs_upcall_register(u32 portid, u32 version)
+int s3cfs_upcall_register(struct sock *sk, u32 portid, u32 version)
 {
+	struct sock *old = NULL;
 	int err;
 
 	/* Mount list locked: no mount can be added before the port is set. */
 	s3cfs_mounts_lock();
 	err = -EBUSY;
-	if (s3cfs_daemon_present())
-		goto out_unlock;
-	err = s3cfs_for_each_mount(s3cfs_mount_announce, &portid);
-	if (err)
-		goto out_unlock;
 	spin_lock(&s3cfs_daemon_lock);
+	if (s3cfs_daemon_sk) {
+		spin_unlock(&s3cfs_daemon_lock);
+		goto out_unlock;
+	}
+	/* Known, for s3cfs_daemon_pin(), but not ready for requests yet. */
+	sock_hold(sk);
+	s3cfs_daemon_sk = sk;
 	s3cfs_daemon_portid = portid;
 	s3cfs_daemon_ver = version;
 	spin_unlock(&s3cfs_daemon_lock);
+	err = s3cfs_for_each_mount(s3cfs_mount_announce, &portid);
+	spin_lock(&s3cfs_daemon_lock);
+	if (err) {
+		old = s3cfs_daemon_sk;
+		s3cfs_daemon_sk = NULL;
+		s3cfs_daemon_portid = 0;
+	} else {
+		s3cfs_daemon_ready = true;
+	}
+	spin_unlock(&s3cfs_daemon_lock);
 	s3cfs_mounts_unlock();
+	if (old)
+		sock_put(old);
+	if (err)
+		return err;
 	pr_info("daemon registered (port %u, protocol %u)\n", portid, version);
 	mod_delayed_work(system_wq, &s3cfs_resend_work, 0);
 	return 0;
@@ -788,14 +928,24 @@ void s3cfs_upcall_daemon_gone(u32 portid)
 	struct s3cfs_req *batch[S3CFS_BATCH];
 	unsigned long start = 0;
 	unsigned int i, n;
+	struct sock *sk;
 
+	/*
+	 * The daemon's socket is orphaned (SOCK_DEAD) before its release
+	 * notifies; a socket that bound the port id since and is released
+	 * first is not the daemon's.
+	 */
 	spin_lock(&s3cfs_daemon_lock);
-	if (s3cfs_daemon_portid != portid) {
+	sk = s3cfs_daemon_sk;
+	if (!sk || s3cfs_daemon_portid != portid || !sock_flag(sk, SOCK_DEAD)) {
 		spin_unlock(&s3cfs_daemon_lock);
 		return;
 	}
+	s3cfs_daemon_sk = NULL;
 	s3cfs_daemon_portid = 0;
+	s3cfs_daemon_ready = false;
 	spin_unlock(&s3cfs_daemon_lock);
+	sock_put(sk);
 	pr_warn("daemon (port %u) went away; requests wait for a new one\n",
 		portid);
 
@@ -902,7 +1052,19 @@ void s3cfs_upcall_flush(struct s3cfs_sb_info *sbi)
  */
 void s3cfs_upcall_exit(void)
 {
+	struct sock *sk;
+
 	cancel_delayed_work_sync(&s3cfs_resend_work);
+	flush_work(&s3cfs_unpin_work);
+	/* A daemon still registered: its socket outlives the family. */
+	spin_lock(&s3cfs_daemon_lock);
+	sk = s3cfs_daemon_sk;
+	s3cfs_daemon_sk = NULL;
+	s3cfs_daemon_portid = 0;
+	s3cfs_daemon_ready = false;
+	spin_unlock(&s3cfs_daemon_lock);
+	if (sk)
+		sock_put(sk);
 	WARN_ON(!xa_empty(&s3cfs_reqs));
 	xa_destroy(&s3cfs_reqs);
 }

@@ -61,11 +61,36 @@ struct dentry *s3cfs_lower_subdir(struct dentry *parent, const char *name)
 }
 
 /*
+ * The name of a conflict's copy: <seconds>-<lower ino>-<name>, the name
+ * cut so that the whole fits NAME_MAX (a name of more than about 225
+ * bytes made one too long, the copy stayed at its name, and every close
+ * of the file met the conflict again). The copy's xattr names the whole
+ * path. Return: a kmalloc'ed name, or NULL.
+ */
+static char *s3cfs_conflict_name(struct s3cfs_inode_info *si)
+{
+	struct name_snapshot n;
+	char *kept;
+	int len;
+
+	kept = kmalloc(NAME_MAX + 1, GFP_KERNEL);
+	if (!kept)
+		return NULL;
+	len = snprintf(kept, NAME_MAX + 1, "%lld-%lu-",
+		       ktime_get_real_seconds(), si->lower_inode->i_ino);
+	take_dentry_name_snapshot(&n, si->lower.dentry);
+	strscpy(kept + len, n.name.name, NAME_MAX + 1 - len);
+	release_dentry_name_snapshot(&n);
+	return kept;
+}
+
+/*
  * Keep the lower file of @inode, whose upload of @path met a conflict, as
- * .s3cachefs/conflicts/<seconds>-<lower ino>-<name>: out of the namespace,
- * so the name shows S3's version again, and never pruned or evicted. It
- * names @path in S3CFS_XATTR_CONFLICT (s3cachectl status lists it).
- * Called with the mounter's credentials. Return: 0 or a negative errno.
+ * .s3cachefs/conflicts/<seconds>-<lower ino>-<name> (s3cfs_conflict_name()):
+ * out of the namespace, so the name shows S3's version again, and never
+ * pruned or evicted. It names @path in S3CFS_XATTR_CONFLICT (s3cachectl
+ * status lists it). Called with the mounter's credentials. Return: 0 or a
+ * negative errno.
  */
 static int s3cfs_conflict_keep(struct inode *inode, const char *path,
 			       char **kept)
@@ -86,8 +111,7 @@ static int s3cfs_conflict_keep(struct inode *inode, const char *path,
 	dput(meta);
 	if (IS_ERR(cdir))
 		return PTR_ERR(cdir);
-	*kept = kasprintf(GFP_KERNEL, "%lld-%lu-%pd", ktime_get_real_seconds(),
-			  si->lower_inode->i_ino, si->lower.dentry);
+	*kept = s3cfs_conflict_name(si);
 	err = -ENOMEM;
 	if (!*kept)
 		goto out_cdir;
@@ -142,14 +166,19 @@ static int s3cfs_upload_conflict(struct inode *inode, const char *path,
 	revert_creds(old_cred);
 	atomic64_inc(&sbi->stats.conflicts);
 	if (kerr)
-		pr_err("conflict: s3://%s/%s%s %s in S3 since it was written here; our copy stays at its name in the cache (moving it failed: %d)\n",
-		       sbi->bucket, sbi->prefix, path,
+		pr_err("conflict: s3://%*pE/%*pE%*pE %s in S3 since it was written here; our copy stays at its name in the cache (moving it failed: %d)\n",
+		       s3cfs_esclen(sbi->bucket), sbi->bucket,
+		       s3cfs_esclen(sbi->prefix), sbi->prefix,
+		       s3cfs_esclen(path), path,
 		       err == -EEXIST ? "was created" : "changed", kerr);
 	else
-		pr_warn("conflict: s3://%s/%s%s %s in S3 since it was written here; our copy is kept as %s/%s/%s/%s\n",
-			sbi->bucket, sbi->prefix, path,
+		pr_warn("conflict: s3://%*pE/%*pE%*pE %s in S3 since it was written here; our copy is kept as %*pE/%s/%s/%*pE\n",
+			s3cfs_esclen(sbi->bucket), sbi->bucket,
+			s3cfs_esclen(sbi->prefix), sbi->prefix,
+			s3cfs_esclen(path), path,
 			err == -EEXIST ? "was created" : "changed",
-			sbi->cache_path, S3CFS_META_DIR, S3CFS_CONFLICTS, kept);
+			s3cfs_esclen(sbi->cache_path), sbi->cache_path, S3CFS_META_DIR,
+			S3CFS_CONFLICTS, s3cfs_esclen(kept), kept);
 	kfree(kept);
 	if (kerr)
 		return -ESTALE;
@@ -206,8 +235,9 @@ static int s3cfs_upload_commit(struct inode *inode, const char *etag,
 		old_cred = override_creds(sbi->creds);
 		if (s3cfs_meta_tag(inode, S3CFS_META_LOCAL, i_size_read(inode),
 				   etag))
-			pr_err("%pd: clean on disk but not here after a failed commit (%d)\n",
-			       si->lower.dentry, err);
+			s3cfs_pr_d(pr_err, si->lower.dentry,
+				   "%*pE: clean on disk but not here after a failed commit (%d)\n",
+				   err);
 		revert_creds(old_cred);
 		return err;
 	}
@@ -317,14 +347,18 @@ static int s3cfs_upload_answer(struct inode *inode, const char *path,
 		return s3cfs_upload_conflict(inode, path, err);
 	if (err) {
 		atomic64_inc(&sbi->stats.upload_errors);
-		pr_warn_ratelimited("uploading s3://%s/%s%s: %d; kept here, tried again %s\n",
-				    sbi->bucket, sbi->prefix, path, err, when);
+		pr_warn_ratelimited("uploading s3://%*pE/%*pE%*pE: %d; kept here, tried again %s\n",
+				    s3cfs_esclen(sbi->bucket), sbi->bucket,
+				    s3cfs_esclen(sbi->prefix), sbi->prefix,
+				    s3cfs_esclen(path), path, err, when);
 		return err;
 	}
 	err = s3cfs_upload_commit(inode, etag, last_writer);
 	if (err)
-		pr_err("s3://%s/%s%s uploaded as %s, but its cache file could not be tagged (%d)\n",
-		       sbi->bucket, sbi->prefix, path, etag, err);
+		pr_err("s3://%*pE/%*pE%*pE uploaded as %*pE, but its cache file could not be tagged (%d)\n",
+		       s3cfs_esclen(sbi->bucket), sbi->bucket,
+		       s3cfs_esclen(sbi->prefix), sbi->prefix,
+		       s3cfs_esclen(path), path, s3cfs_esclen(etag), etag, err);
 	return err;
 }
 

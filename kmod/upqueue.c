@@ -420,8 +420,9 @@ int s3cfs_upq_changing(struct inode *inode)
 		if (!err)
 			clear_bit(S3CFS_I_QUEUED, &si->flags);
 		else
-			pr_warn_ratelimited("%pd: cannot drop its upload record (%d): not written\n",
-					    si->lower.dentry, err);
+			s3cfs_pr_d(pr_warn_ratelimited, si->lower.dentry,
+				   "%*pE: cannot drop its upload record (%d): not written\n",
+				   err);
 	}
 	mutex_unlock(&si->up_mutex);
 	return err;
@@ -652,11 +653,14 @@ int s3cfs_upq_sync(struct s3cfs_sb_info *sbi)
 /**
  * s3cfs_ioctl() - ->unlocked_ioctl of files and directories
  * @file: any open file of the mount
- * @cmd: S3CFS_IOC_SYNC or S3CFS_IOC_STATE
- * @arg: S3CFS_IOC_STATE: the user's struct s3cfs_ioc_state
+ * @cmd: S3CFS_IOC_SYNC, S3CFS_IOC_STATE or S3CFS_IOC_EVICT
+ * @arg: S3CFS_IOC_STATE: the user's struct s3cfs_ioc_state;
+ *	S3CFS_IOC_EVICT: the user's struct s3cfs_ioc_evict
  *
- * Return: see S3CFS_IOC_SYNC; S3CFS_IOC_STATE: 0, -EINVAL (not a regular
- * file) or -EFAULT; -ENOTTY for any other @cmd.
+ * Return: see S3CFS_IOC_SYNC (-EPERM unless the caller owns @file or has
+ * CAP_SYS_ADMIN: a sync starts everyone's queued uploads); S3CFS_IOC_STATE:
+ * 0, -EINVAL (not a regular file) or -EFAULT; S3CFS_IOC_EVICT: see
+ * s3cfs_evict_ioctl(); -ENOTTY for any other @cmd.
  */
 long s3cfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
@@ -666,7 +670,12 @@ long s3cfs_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	switch (cmd) {
 	case S3CFS_IOC_SYNC:
+		if (!inode_owner_or_capable(S3CFS_IDMAP_NOP, file_inode(file)) &&
+		    !capable(CAP_SYS_ADMIN))
+			return -EPERM;
 		return s3cfs_upq_sync(S3CFS_SB(file_inode(file)->i_sb));
+	case S3CFS_IOC_EVICT:
+		return s3cfs_evict_ioctl(file, (void __user *)arg);
 	case S3CFS_IOC_STATE:
 		err = s3cfs_upload_state(file_inode(file), &st);
 		if (!err) {
@@ -801,8 +810,12 @@ static bool s3cfs_upq_resume_one(struct s3cfs_sb_info *sbi,
 			vfs_unlink(S3CFS_IDMAP_NOP, d_inode(pdir), rec, NULL);
 		inode_unlock(d_inode(pdir));
 	} else if (!found) {
-		pr_warn("%s: pending upload %pd (%s): no name leads to it; kept\n",
-			sbi->cache_path, rec, n > 0 ? paths : "no path");
+		const char *shown = n > 0 ? paths : "no path";
+
+		s3cfs_pr_d(pr_warn, rec,
+			   "pending upload %*pE (%*pE) in %*pE: no name leads to it; kept\n",
+			   s3cfs_esclen(shown), shown,
+			   s3cfs_esclen(sbi->cache_path), sbi->cache_path);
 	}
 	kfree(paths);
 	return found;
@@ -850,7 +863,7 @@ void s3cfs_upq_resume_work(struct work_struct *work)
 out:
 	revert_creds(old_cred);
 	if (err)
-		pr_warn("%s: reading the pending uploads: %d\n",
-			sbi->cache_path, err);
+		pr_warn("%*pE: reading the pending uploads: %d\n",
+			s3cfs_esclen(sbi->cache_path), sbi->cache_path, err);
 	kfree(n.names);
 }

@@ -49,8 +49,8 @@ static int s3cfs_writepage(S3CFS_WRITEPAGE_ARG, struct writeback_control *wbc,
 	file_end_write(lower);
 	if (n != len) {
 		err = n < 0 ? n : -EIO;
-		pr_warn_ratelimited("writing back %pD at %lld: %d\n", lower,
-				    folio_pos(f), err);
+		s3cfs_pr_d(pr_warn_ratelimited, lower->f_path.dentry,
+			   "writing back %*pE at %lld: %d\n", folio_pos(f), err);
 		mapping_set_error(f->mapping, err);
 		folio_redirty_for_writepage(wbc, f);
 	}

@@ -70,8 +70,9 @@ int s3cfs_open_write(struct inode *inode, bool trunc)
 	/* The daemon must know to leave a LOCAL file alone (local.c). */
 	err = -EPERM;
 	if (s3cfs_daemon_version() < 4) {
-		pr_info_ratelimited("%pd: s3cachefsd is too old to change objects (protocol %u, needs 4)\n",
-				    si->lower.dentry, s3cfs_daemon_version());
+		s3cfs_pr_d(pr_info_ratelimited, si->lower.dentry,
+			   "%*pE: s3cachefsd is too old to change objects (protocol %u, needs 4)\n",
+			   s3cfs_daemon_version());
 		goto out;
 	}
 	err = s3cfs_local_begin(inode, trunc);

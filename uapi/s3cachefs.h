@@ -82,6 +82,9 @@
  *       may carry FLAGS S3CFS_LOOKUP_INDEX: the directory's index is
  *       fresh; the daemon makes the lower file from it, or answers
  *       -ENOENT for a name it does not hold, without asking S3.
+ *   9 - (no bump) EVICT and every answer are taken only from the socket
+ *       that registered (not from another socket of the same port id,
+ *       nor from another root process: it uses S3CFS_IOC_EVICT).
  *  10 - the cache directory is tied to its mount: MOUNT carries
  *       S3CFS_A_TOKEN, random bytes the kernel wrote in S3CFS_XATTR_TOKEN
  *       on the cache root when it mounted it (and that only a process
@@ -93,9 +96,10 @@
  *       requests -EIO. A daemon of version 9 or older ignores TOKEN.
  *
  * ioctls (on files of a mount; not netlink): S3CFS_IOC_SYNC, then
- * S3CFS_IOC_STATE (a module without it answers ENOTTY); then @cached in
- * S3CFS_IOC_STATE's answer, with S3CFS_STATE_CACHED (an older module
- * leaves both zero).
+ * S3CFS_IOC_STATE, then S3CFS_IOC_EVICT (a module without one answers
+ * ENOTTY); then @cached in S3CFS_IOC_STATE's answer, with
+ * S3CFS_STATE_CACHED (an older module leaves both zero).
+ * S3CFS_IOC_SYNC needs the file's owner or CAP_SYS_ADMIN.
  *
  * Cache format changelog (S3CFS_FORMAT_VERSION is still 1: every change
  * keeps older caches working):
@@ -524,7 +528,9 @@ struct s3cfs_posix {
  * ioctl on any file or directory of a mount: upload what the mount's
  * write-back queue holds now and wait (s3cachectl sync). 0 once nothing
  * is queued (always on a mount without writeback), EIO if an upload
- * failed meanwhile (it stays queued), EINTR if killed.
+ * failed meanwhile (it stays queued), EINTR if killed. EPERM unless the
+ * caller owns the file it is made on or has CAP_SYS_ADMIN: it starts
+ * every queued upload of the mount, everyone's.
  */
 #define S3CFS_IOC_SYNC		_IO(0xb3, 1)
 /*
@@ -545,6 +551,23 @@ struct s3cfs_ioc_state {
 #define S3CFS_STATE_UPLOADING	0x8	/* an upload of it is under way */
 #define S3CFS_STATE_CACHED	0x10	/* @cached is set */
 #define S3CFS_IOC_STATE		_IOR(0xb3, 2, struct s3cfs_ioc_state)
+/*
+ * ioctl on any file or directory of a mount, CAP_SYS_ADMIN (s3cachectl
+ * evict): punch [offset, offset + length) of the file at @path (relative
+ * to the mount's root, no leading '/') out of the cache, as the daemon's
+ * EVICT does: by its cache file, looked up in the cache directory, not
+ * through the mount. @offset chunk aligned; @length chunk aligned or
+ * reaching the end of the file. Errors as EVICT's: EBUSY (a fetch in
+ * flight in the range, or the file is written here), EINVAL, ENOENT.
+ * Netlink EVICT is the registered daemon's only.
+ */
+struct s3cfs_ioc_evict {
+	__u64 offset;
+	__u64 length;
+	char path[S3CFS_PATH_MAX + 1];	/* NUL-terminated */
+};
+
+#define S3CFS_IOC_EVICT		_IOW(0xb3, 3, struct s3cfs_ioc_evict)
 /*
  * A copy kept under .s3cachefs/conflicts/ (its upload met a change made
  * in S3 meanwhile): the path it was written at, relative to the mount.

@@ -9,13 +9,17 @@ bodies; or {"bytes": N, "seed": S}: N pseudo-random bytes from seed S,
 one copy in memory for every key that names the same pair). Serves, path-style, on 127.0.0.1:PORT:
 
   GET /BUCKET?list-type=2  ListObjectsV2: prefix, delimiter, max-keys,
-                           start-after, continuation-token; keys in UTF-8
+                           start-after, continuation-token, encoding-type=url
+                           (keys and prefixes form-encoded); keys in UTF-8
                            byte order, common prefixes and keys counted
                            together against max-keys, as S3 does
   HEAD/GET /BUCKET/KEY     ETag (MD5), Last-Modified, Content-Length;
                            Range: bytes=A-B, A-, -N (206/416); If-Match and
                            If-None-Match (412/304)
-  PUT /BUCKET/KEY          replace or add an object (raw body)
+  PUT /BUCKET/KEY          replace or add an object (raw body); If-None-Match: *
+                           (412 if the key exists) and If-Match ETag (404
+                           without the key, 412 for another ETag); no
+                           multipart uploads, no CopyObject
   DELETE /BUCKET/KEY       remove it
 
 Unlike s3rver it keeps keys verbatim, so keys such as "a//b", "./x", "../y"
@@ -152,14 +156,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         token = q.get("continuation-token")
         if token:
             after = max(after, urllib.parse.unquote(token), key=str.encode)
+        # encoding-type=url: keys and prefixes form-encoded, as S3 does
+        # (XML 1.0 cannot carry most control characters).
+        url = q.get("encoding-type") == "url"
+        enc = (lambda v: urllib.parse.quote_plus(v, safe="/")) if url else (lambda v: v)
         with LOCK:
             items, truncated = list_page(prefix, delim, max_keys, after)
             out = ['<?xml version="1.0" encoding="UTF-8"?>',
                    '<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">',
                    "<Name>%s</Name><Prefix>%s</Prefix><MaxKeys>%d</MaxKeys>"
-                   % (escape(BUCKET), escape(prefix), max_keys)]
+                   % (escape(BUCKET), escape(enc(prefix)), max_keys)]
+            if url:
+                out.append("<EncodingType>url</EncodingType>")
             if delim:
-                out.append("<Delimiter>%s</Delimiter>" % escape(delim))
+                out.append("<Delimiter>%s</Delimiter>" % escape(enc(delim)))
             out.append("<KeyCount>%d</KeyCount>" % len(items))
             out.append("<IsTruncated>%s</IsTruncated>" % ("true" if truncated else "false"))
             if truncated:
@@ -171,13 +181,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     out.append("<Contents><Key>%s</Key><LastModified>%s</LastModified>"
                                "<ETag>%s</ETag><Size>%d</Size><StorageClass>STANDARD"
                                "</StorageClass></Contents>"
-                               % (escape(v), time.strftime("%Y-%m-%dT%H:%M:%S.000Z",
+                               % (escape(enc(v)), time.strftime("%Y-%m-%dT%H:%M:%S.000Z",
                                                            time.gmtime(mtime)),
                                   escape(etag), len(data)))
             for v, kind in items:
                 if kind == "prefix":
                     out.append("<CommonPrefixes><Prefix>%s</Prefix></CommonPrefixes>"
-                               % escape(v))
+                               % escape(enc(v)))
             out.append("</ListBucketResult>")
         self.reply(200, "".join(out).encode(), {"Content-Type": "application/xml"})
 
@@ -241,9 +251,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
         data = self.body()
         if bucket != BUCKET or not key:
             return self.error(400, "InvalidRequest")
+        inm = (self.headers.get("If-None-Match") or "").strip()
+        im = (self.headers.get("If-Match") or "").strip()
         with LOCK:
-            put_object(key, data)
-            etag = OBJECTS[key][1]
+            old = OBJECTS.get(key)
+            # Conditional writes, as S3: If-None-Match: * and If-Match ETag.
+            if inm == "*" and old is not None:
+                code = 412
+            elif im and old is None:
+                code = 404
+            elif im and im != old[1] and '"%s"' % im != old[1]:
+                code = 412
+            else:
+                code = 200
+                put_object(key, data)
+                etag = OBJECTS[key][1]
+        if code == 412:
+            return self.error(412, "PreconditionFailed")
+        if code == 404:
+            return self.error(404, "NoSuchKey")
         self.reply(200, b"", {"ETag": etag})
 
     def do_DELETE(self):

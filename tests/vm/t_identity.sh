@@ -80,14 +80,15 @@ drop_caches	# no upper inode left for b.bin
 echo 6000 >"$PARAMS/fault_delay_ms"
 echo evict >"$PARAMS/fault_points"
 dmesg -c >/dev/null
-# EVICT by cache path, as the daemon sends it (no lookup through the mount);
+# EVICT by cache path, as the daemon sends it (no lookup through the mount:
+# S3CFS_IOC_EVICT on the mount's root; netlink EVICT is the daemon's only);
 # the first open is made once the module says EVICT is held.
-out=$(timeout 120 python3 - "$MNT/b.bin" "$WORK/b1" "$nlfuzz" "$(mnt_stat mount_id)" \
+out=$(timeout 120 python3 - "$MNT/b.bin" "$WORK/b1" "$nlfuzz" "$MNT" \
 	"$WORK/evict.out" <<'EOF' 2>&1
 import os, subprocess, sys, time
-path, want_path, nlfuzz, mount_id, log = sys.argv[1:6]
+path, want_path, nlfuzz, mnt, log = sys.argv[1:6]
 want = open(want_path, "rb").read()
-ev = subprocess.Popen([nlfuzz, "evict", mount_id, "b.bin", "0", str(4 << 20)],
+ev = subprocess.Popen([nlfuzz, "evict-ioctl", mnt, "b.bin", "0", str(4 << 20)],
                       stdout=open(log, "w"), stderr=subprocess.STDOUT)
 t0 = time.monotonic()
 while "fault point evict" not in subprocess.run(["dmesg"], capture_output=True,

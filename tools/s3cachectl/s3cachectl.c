@@ -11,7 +11,8 @@
  *   conflicts [PATH...]  the copies kept from conflicts in the mounts'
  *                    caches (S3CFS_CONFLICTS_DIR)
  *   sync [PATH...]   upload what write-back mounts have queued and wait
- *   evict PATH...    ask the kernel to punch the files out (EVICT; root)
+ *   evict PATH...    ask the kernel to punch the files out (S3CFS_IOC_EVICT;
+ *                    root)
  *   stats [MNT...]   the per-mount sysfs counters
  *   warm PATH...     read files so the cache holds them (warm.c)
  *   ls/head/cat s3://BUCKET/KEY   the S3 client of libs3c.a, directly
@@ -390,30 +391,29 @@ static int cmd_sync(int argc, char **argv)
 	return rc;
 }
 
+/*
+ * EVICT by S3CFS_IOC_EVICT on the mount's root: the kernel takes netlink
+ * EVICT from the registered daemon's socket only. The file is named by
+ * its path in the mount and punched through its cache file, with no
+ * lookup through the mount (as the daemon's EVICT).
+ */
 static int cmd_evict(int argc, char **argv)
 {
-	struct nl_sock *sk;
-	int family, i, rc = 0, err;
+	struct s3cfs_ioc_evict *arg;
+	int i, rc = 0, fd;
 
 	if (argc < 1) {
 		fprintf(stderr, "s3cachectl evict: name at least one file\n");
 		return 2;
 	}
-	sk = nl_socket_alloc();
-	if (!sk || genl_connect(sk) < 0) {
-		fprintf(stderr, "s3cachectl: generic netlink socket failed\n");
-		return 1;
-	}
-	family = genl_ctrl_resolve(sk, S3CFS_GENL_NAME);
-	if (family < 0) {
-		fprintf(stderr, "s3cachectl: s3cachefs module not loaded (%s)\n",
-			nl_geterror(family));
-		nl_socket_free(sk);
+	arg = calloc(1, sizeof(*arg));
+	if (!arg) {
+		fprintf(stderr, "s3cachectl: out of memory\n");
 		return 1;
 	}
 	for (i = 0; i < argc; i++) {
 		struct target t;
-		struct nl_msg *msg;
+		int err = 0;
 
 		if (resolve(argv[i], &t)) {
 			rc = 1;
@@ -424,35 +424,32 @@ static int cmd_evict(int argc, char **argv)
 			rc = 1;
 			continue;
 		}
-		msg = nlmsg_alloc();
-		if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0,
-					 NLM_F_ACK, S3CFS_CMD_EVICT,
-					 S3CFS_GENL_VERSION) ||
-		    nla_put_u32(msg, S3CFS_A_MOUNT_ID, t.mount_id) < 0 ||
-		    nla_put_string(msg, S3CFS_A_PATH, t.rel) < 0 ||
-		    nla_put_u64(msg, S3CFS_A_OFFSET, 0) < 0 ||
-		    nla_put_u64(msg, S3CFS_A_LENGTH,
-				(uint64_t)t.st.st_size ?: 1) < 0) {
-			fprintf(stderr, "s3cachectl: out of memory\n");
-			nlmsg_free(msg);
+		memset(arg, 0, sizeof(*arg));
+		arg->offset = 0;
+		arg->length = (uint64_t)t.st.st_size ?: 1;
+		if (strlen(t.rel) >= sizeof(arg->path)) {
+			fprintf(stderr, "s3cachectl: evict %s: path too long\n", argv[i]);
 			rc = 1;
-			break;
+			continue;
 		}
-		err = nl_send_auto(sk, msg);
-		nlmsg_free(msg);
-		if (err >= 0)
-			err = nl_wait_for_ack(sk);
-		if (err < 0) {
+		strcpy(arg->path, t.rel);
+		fd = open(t.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || ioctl(fd, S3CFS_IOC_EVICT, arg))
+			err = errno;
+		if (fd >= 0)
+			close(fd);
+		if (err) {
 			fprintf(stderr, "s3cachectl: evict %s: %s%s\n", argv[i],
-				nl_geterror(err),
-				err == -NLE_PERM ? " (needs root)" :
-				err == -NLE_BUSY ? " (being fetched; try again)" : "");
+				strerror(err),
+				err == EPERM ? " (needs root)" :
+				err == EBUSY ? " (being fetched, or written here; try again)" :
+				err == ENOTTY ? " (the module is older than S3CFS_IOC_EVICT)" : "");
 			rc = 1;
 		} else {
 			printf("evicted %s\n", argv[i]);
 		}
 	}
-	nl_socket_free(sk);
+	free(arg);
 	return rc;
 }
 

@@ -22,21 +22,38 @@
  *                        --stall-fetch: never answer a FETCH (the rest as
  *                        above). --exit-on-fetch: exit, releasing the
  *                        socket, as soon as a FETCH arrives.
+ *   nlfuzz hostile MOUNT_ID PATH REGISTER_ERRNO IDS
+ *                        (any user; not the registered daemon's socket)
+ *                        REGISTER must fail with REGISTER_ERRNO (1 EPERM,
+ *                        16 EBUSY), EVICT of PATH and an answer and a
+ *                        progress report of every command for each of the
+ *                        request ids IDS (comma-separated) with EPERM
+ *   nlfuzz listen-port PORT SECONDS
+ *                        (any user) bind port id PORT as soon as it is
+ *                        free and listen: a request of the family
+ *                        arriving there (meant for the daemon that had the
+ *                        port) is a failure
  *   nlfuzz evict MOUNT_ID PATH OFFSET LENGTH
  *                        (root) send one EVICT the way the daemon does: by
  *                        path in the cache directory, with no lookup
- *                        through the mount; prints the ack's error
+ *                        through the mount; prints the ack's error (the
+ *                        module takes it from the registered daemon only)
+ *   nlfuzz evict-ioctl MNT PATH OFFSET LENGTH
+ *                        (root) the same by S3CFS_IOC_EVICT on the mount's
+ *                        root, which is how any other root process evicts
  *
  * Prints one line per check ("ok ..." or "FAIL ..."); the exit status is the
  * number of failed checks (0: all good), 100 on a setup error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -398,7 +415,8 @@ static int mode_fake_daemon(int seconds, int stall, int stall_fetch,
 	report(err == 0, "fake daemon registers", err);
 	if (err)
 		return failures;
-	printf("info: fake daemon ready%s\n", stall ? " (stalling)" : "");
+	printf("info: fake daemon ready%s, port %u\n", stall ? " (stalling)" : "",
+	       nl_socket_get_local_port(sk));
 	fflush(stdout);
 	while (!stop && time(NULL) < end) {
 		struct reply r;
@@ -493,6 +511,121 @@ static int mode_fake_daemon(int seconds, int stall, int stall_fetch,
 	return failures;
 }
 
+/*
+ * hostile: what a socket that is not the registered daemon's may try,
+ * each of which must be refused with EPERM (the sender is checked before
+ * anything else, so ENOENT "no such request" or ENODEV "no such mount"
+ * would mean it got past that check): EVICT of @path in mount @mount_id,
+ * and an answer of every command to the request ids @ids (those of
+ * pending requests, or made up). REGISTER must fail with @reg_err.
+ */
+static int mode_hostile(uint32_t mount_id, const char *path, int reg_err,
+			const char *ids)
+{
+	static const int cmds[] = {
+		S3CFS_CMD_UPLOAD, S3CFS_CMD_MKDIR, S3CFS_CMD_DELETE,
+		S3CFS_CMD_RENAME, S3CFS_CMD_SETMETA, S3CFS_CMD_FETCH,
+		S3CFS_CMD_LOOKUP, S3CFS_CMD_LIST, S3CFS_CMD_MOUNT,
+	};
+	struct nl_sock *sk = open_sock();
+	char what[160], *list, *tok, *save = NULL;
+	struct nl_msg *msg;
+	unsigned int i;
+	int err;
+
+	err = do_register(sk, S3CFS_GENL_VERSION);
+	snprintf(what, sizeof(what), "REGISTER fails with %s", strerror(-reg_err));
+	report(err == reg_err, what, err);
+
+	msg = new_msg(S3CFS_CMD_EVICT);
+	nla_put_u32(msg, S3CFS_A_MOUNT_ID, mount_id);
+	nla_put_string(msg, S3CFS_A_PATH, path);
+	nla_put_u64(msg, S3CFS_A_OFFSET, 0);
+	nla_put_u64(msg, S3CFS_A_LENGTH, 1ULL << 40);
+	err = send_wait(sk, msg);
+	snprintf(what, sizeof(what), "EVICT of %s in mount %u is refused with EPERM",
+		 path, mount_id);
+	report(err == -EPERM, what, err);
+
+	list = strdup(ids);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t id = strtoull(tok, NULL, 0);
+
+		for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+			struct reply r = valid_reply(cmds[i], id, mount_id, 0);
+
+			r.has_range = cmds[i] == S3CFS_CMD_FETCH;
+			r.len = S3CFS_CHUNK_DEFAULT;
+			err = send_wait(sk, build(&r));
+			snprintf(what, sizeof(what),
+				 "answer (cmd %d) to request %llu is refused with EPERM",
+				 cmds[i], (unsigned long long)id);
+			report(err == -EPERM, what, err);
+			/* A progress report too: it would restart the timeout. */
+			r.status = -EINPROGRESS;
+			err = send_wait(sk, build(&r));
+			snprintf(what, sizeof(what),
+				 "progress report (cmd %d) for request %llu is refused with EPERM",
+				 cmds[i], (unsigned long long)id);
+			report(err == -EPERM, what, err);
+		}
+	}
+	free(list);
+	nl_socket_free(sk);
+	return failures;
+}
+
+/*
+ * listen-port: bind a socket to port id @port as soon as it is free (the
+ * daemon's, once it exits), within @seconds, then listen until then. Any
+ * message of the family is a request meant for the daemon: a failure.
+ */
+static int mode_listen_port(uint32_t port, int seconds)
+{
+	struct timeval tv = { .tv_usec = 200000 };
+	time_t end = time(NULL) + seconds;
+	struct nl_sock *sk = nl_socket_alloc();
+	int got = 0, bound = 0;
+
+	open_sock();	/* resolves the family id (a socket of its own) */
+	while (time(NULL) < end) {
+		nl_socket_set_local_port(sk, port);
+		if (!nl_connect(sk, NETLINK_GENERIC)) {
+			bound = 1;
+			break;
+		}
+		usleep(20000);
+	}
+	if (!bound) {
+		printf("FAIL could not bind port %u within %d s\n", port, seconds);
+		return 100;
+	}
+	printf("info: bound to port %u\n", port);
+	fflush(stdout);
+	setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (time(NULL) < end) {
+		struct sockaddr_nl peer;
+		unsigned char *buf = NULL;
+		struct nlmsghdr *hdr;
+		int n = nl_recv(sk, &peer, &buf, NULL);
+
+		for (hdr = (struct nlmsghdr *)buf; n > 0 && nlmsg_ok(hdr, n);
+		     hdr = nlmsg_next(hdr, &n)) {
+			if (hdr->nlmsg_type != family)
+				continue;
+			printf("FAIL received a request meant for the daemon: cmd %d, %u bytes\n",
+			       ((struct genlmsghdr *)nlmsg_data(hdr))->cmd,
+			       hdr->nlmsg_len);
+			got++;
+		}
+		free(buf);
+	}
+	if (!got)
+		printf("ok nothing of the family reached port %u\n", port);
+	nl_socket_free(sk);
+	return got ? 1 : 0;
+}
+
 static int mode_evict(char **argv)
 {
 	struct nl_sock *sk = open_sock();
@@ -512,12 +645,42 @@ static int mode_evict(char **argv)
 	return err ? 1 : 0;
 }
 
+/* The same by S3CFS_IOC_EVICT on the mount's root: MNT PATH OFFSET LENGTH. */
+static int mode_evict_ioctl(char **argv)
+{
+	struct s3cfs_ioc_evict *arg = calloc(1, sizeof(*arg));
+	int fd, err = 0;
+
+	if (!arg || strlen(argv[1]) >= sizeof(arg->path)) {
+		fprintf(stderr, "nlfuzz: bad arguments\n");
+		return 100;
+	}
+	strcpy(arg->path, argv[1]);
+	arg->offset = strtoull(argv[2], NULL, 0);
+	arg->length = strtoull(argv[3], NULL, 0);
+	fd = open(argv[0], O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || ioctl(fd, S3CFS_IOC_EVICT, arg))
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	printf("evict %s: %s (%d)\n", argv[1], err ? strerror(-err) : "done", err);
+	free(arg);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int seconds = 60, stall = 0, stall_fetch = 0, exit_on_fetch = 0, i;
 
 	if (argc == 6 && !strcmp(argv[1], "evict"))
 		return mode_evict(argv + 2);
+	if (argc == 6 && !strcmp(argv[1], "evict-ioctl"))
+		return mode_evict_ioctl(argv + 2);
+	if (argc == 6 && !strcmp(argv[1], "hostile"))
+		return mode_hostile(strtoul(argv[2], NULL, 0), argv[3],
+				    -atoi(argv[4]), argv[5]) > 99 ? 99 : failures;
+	if (argc == 4 && !strcmp(argv[1], "listen-port"))
+		return mode_listen_port(strtoul(argv[2], NULL, 0), atoi(argv[3]));
 	if (argc < 2)
 		goto usage;
 	for (i = 2; i < argc; i++) {
@@ -541,6 +704,7 @@ int main(int argc, char **argv)
 					exit_on_fetch) > 99 ? 99 : failures;
 usage:
 	fprintf(stderr, "usage: nlfuzz unpriv | malformed | fake-daemon [--seconds N] [--stall | --stall-fetch | --exit-on-fetch] |\n"
-		"       evict MOUNT_ID PATH OFFSET LENGTH\n");
+		"       evict MOUNT_ID PATH OFFSET LENGTH | evict-ioctl MNT PATH OFFSET LENGTH |\n"
+		"       hostile MOUNT_ID PATH REGISTER_ERRNO IDS | listen-port PORT SECONDS\n");
 	return 100;
 }
