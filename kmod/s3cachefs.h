@@ -39,6 +39,15 @@
  */
 #define S3CFS_CHUNKS_MAX	BIT_ULL(27)
 
+/*
+ * S3's limits on what we write: an object of at most 5 TiB (the size a
+ * writable mount's files may reach: s_maxbytes), a key of at most 1024
+ * bytes (the mount's prefix, the path and, for a directory's marker, the
+ * '/').
+ */
+#define S3CFS_OBJECT_MAX	(5ULL << 40)
+#define S3CFS_KEY_MAX		1024
+
 /* Upcall latency histogram: bucket i counts fetches under 2^i ms. */
 #define S3CFS_LAT_BUCKETS	16
 
