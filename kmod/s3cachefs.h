@@ -518,6 +518,7 @@ int s3cfs_meta_tag(struct inode *inode, u8 flags, loff_t size,
 loff_t s3cfs_lower_size(struct dentry *lower);
 bool s3cfs_lower_local(struct dentry *lower);
 int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp);
+int s3cfs_key_check(struct dentry *parent, const struct qstr *name, bool dir);
 char *s3cfs_path_dup(struct dentry *dentry);
 char *s3cfs_inode_etag(struct inode *inode);
 void s3cfs_inode_set_etag(struct inode *inode, const char *etag);
