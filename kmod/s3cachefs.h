@@ -677,6 +677,9 @@ void s3cfs_upq_resume_work(struct work_struct *work);
  *	to: set when the inode went stale before this open returned any byte
  * @dio_next: where the last O_DIRECT read ended (a hint, not under @lock):
  *	a read starting there is a stream and is read ahead
+ * @uploads: the last close uploads: opened for writing, or the open
+ *	created the file (O_CREAT without a write mode: the name must reach
+ *	S3 too, as an empty object)
  * @uploaded: the last close's ->flush uploaded (or tried to): ->release
  *	need not
  */
@@ -686,6 +689,7 @@ struct s3cfs_file {
 	unsigned int active;
 	struct file *next;
 	loff_t dio_next;
+	bool uploads;
 	bool uploaded;
 };
 
