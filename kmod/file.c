@@ -106,7 +106,7 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 	 * A file this open created is uploaded at its close even when the
 	 * open cannot write (O_CREAT|O_RDONLY: flock(1)'s lock files).
 	 */
-	sf->uploads = file->f_mode & (FMODE_WRITE | FMODE_CREATED);
+	sf->uploads = !!(file->f_mode & (FMODE_WRITE | FMODE_CREATED));
 	spin_lock_init(&sf->lock);
 	file->private_data = sf;
 	/* O_DIRECT reads bypass our page cache (direct.c). */
