@@ -297,6 +297,12 @@ static const struct s3d_xfer_ops ns_ops = {
 	.done = ns_done,
 };
 
+/* Why s3d_key_of() or s3d_list_prefix() gave no key, as -errno. */
+static int key_error(void)
+{
+	return errno == ENAMETOOLONG ? -ENAMETOOLONG : -ENOMEM;
+}
+
 /* Keys and the first step of @op. Return: 0 or -errno. */
 static int ns_start(struct ns_op *op)
 {
@@ -310,9 +316,12 @@ static int ns_start(struct ns_op *op)
 		if (r->size > S3D_SINGLE_MAX)
 			return -EXDEV;
 		op->key = s3d_key_of(pfx, r->path, NULL);
+		if (!op->key)
+			return key_error();
 		op->key2 = s3d_key_of(pfx, r->path2, NULL);
-		if (!op->key || !op->key2 ||
-		    s3d_op_copy_source(&op->src, op->m->bucket, op->key))
+		if (!op->key2)
+			return key_error();
+		if (s3d_op_copy_source(&op->src, op->m->bucket, op->key))
 			return -ENOMEM;
 		/*
 		 * S3 copies a large object for as long as a minute before
@@ -335,13 +344,16 @@ static int ns_start(struct ns_op *op)
 	if (r->cmd == S3CFS_CMD_DELETE && !(r->flags & S3CFS_DEL_DIR)) {
 		op->key = s3d_key_of(pfx, r->path, r->name);
 		if (!op->key)
-			return -ENOMEM;
+			return key_error();
 		ns_submit(op, NS_DELETE, "DELETE", op->key);
 		return 0;
 	}
 	op->key = s3d_list_prefix(pfx, op->dir);
 	if (!op->key)
-		return -ENOMEM;
+		return key_error();
+	/* The marker's key is the directory's and a '/': S3's limit too. */
+	if (r->cmd == S3CFS_CMD_MKDIR && strlen(op->key) > S3D_KEY_MAX)
+		return -ENAMETOOLONG;
 	if (r->cmd == S3CFS_CMD_MKDIR)
 		ns_submit(op, NS_MARKER, "PUT", op->key);
 	else

@@ -149,6 +149,23 @@ static inline struct folio *s3cfs_write_begin_folio(struct address_space *mappin
 #endif
 }
 
+/*
+ * 6.4: filemap_lock_folio() returns ERR_PTR(-ENOENT) for a folio not in
+ * the page cache, where it returned NULL. Return: the folio, locked and
+ * referenced, or NULL.
+ */
+static inline struct folio *s3cfs_lock_folio(struct address_space *mapping,
+					     pgoff_t index)
+{
+	struct folio *folio = filemap_lock_folio(mapping, index);
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	if (IS_ERR(folio))
+		return NULL;
+#endif
+	return folio;
+}
+
 /* 6.4: vfs_tmpfile_open() became kernel_tmpfile_open(). */
 static inline struct file *s3cfs_tmpfile_open(const struct path *parent,
 					      umode_t mode, int open_flag,

@@ -54,7 +54,8 @@ out:
  *	bits are the mount's file_mode, or with posix_meta these)
  * @excl: O_EXCL (the VFS has checked the name is negative)
  *
- * Return: 0 or a negative errno.
+ * Return: 0 or a negative errno (-ENAMETOOLONG: the key would exceed
+ * S3's 1024 bytes).
  */
 int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 		 umode_t mode, bool excl)
@@ -74,6 +75,10 @@ int s3cfs_create(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	if (s3cfs_name_hidden(IS_ROOT(dentry->d_parent), dentry->d_name.name,
 			      dentry->d_name.len))
 		return -EPERM;
+	/* A file S3 could never take is refused now, not at its close. */
+	err = s3cfs_key_check(dentry->d_parent, &dentry->d_name, false);
+	if (err)
+		return err;
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		return -ENOMEM;

@@ -107,7 +107,8 @@ out:
  *	directory, so this cache shows it (S3 lists no marker's headers:
  *	directories made elsewhere show the mount's dir_mode=)
  *
- * Return: 0 or a negative errno (-EEXIST: the marker exists in S3).
+ * Return: 0 or a negative errno (-EEXIST: the marker exists in S3;
+ * -ENAMETOOLONG: the marker's key would exceed S3's 1024 bytes).
  */
 int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 		umode_t mode)
@@ -119,7 +120,8 @@ int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	struct inode *inode;
 	int err;
 
-	err = s3cfs_ns_ready(sbi) ?: s3cfs_name_check(dentry);
+	err = s3cfs_ns_ready(sbi) ?: s3cfs_name_check(dentry) ?:
+	      s3cfs_key_check(dentry->d_parent, &dentry->d_name, true);
 	if (err)
 		return err;
 	/* The marker's headers, for s3fs: what a directory here shows. */
@@ -417,7 +419,8 @@ static void s3cfs_rename_stale(struct s3cfs_sb_info *sbi,
  * @flags: 0 or RENAME_NOREPLACE (the VFS checked it)
  *
  * Return: 0, -EXDEV for a directory or an object above 5 GiB (mv copies),
- * -EINVAL for RENAME_EXCHANGE and RENAME_WHITEOUT, -EPERM without
+ * -EINVAL for RENAME_EXCHANGE and RENAME_WHITEOUT, -ENAMETOOLONG for a
+ * destination whose key exceeds S3's 1024 bytes, -EPERM without
  * allow_delete for an object in S3, -EBUSY for a file being written that
  * was uploaded before (close it first), -ESTALE if the source changed in
  * S3, or another negative errno.
@@ -439,7 +442,9 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 		return -EINVAL;
 	if (d_is_dir(old_dentry))
 		return -EXDEV;
-	err = s3cfs_ns_ready(sbi) ?: s3cfs_name_check(new_dentry);
+	err = s3cfs_ns_ready(sbi) ?: s3cfs_name_check(new_dentry) ?:
+	      s3cfs_key_check(new_dentry->d_parent, &new_dentry->d_name,
+			      false);
 	if (err)
 		return err;
 	/* Queued uploads of either, answered before the names change. */

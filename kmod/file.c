@@ -102,6 +102,11 @@ static int s3cfs_open(struct inode *inode, struct file *file)
 		/* A writer is bound to its inode: never passed on (read_begin). */
 		sf->used = true;
 	}
+	/*
+	 * A file this open created is uploaded at its close even when the
+	 * open cannot write (O_CREAT|O_RDONLY: flock(1)'s lock files).
+	 */
+	sf->uploads = !!(file->f_mode & (FMODE_WRITE | FMODE_CREATED));
 	spin_lock_init(&sf->lock);
 	file->private_data = sf;
 	/* O_DIRECT reads bypass our page cache (direct.c). */
@@ -114,14 +119,14 @@ static int s3cfs_release(struct inode *inode, struct file *file)
 {
 	struct s3cfs_file *sf = file->private_data;
 
+	/*
+	 * The last reference went without an uploading ->flush (a mapping or
+	 * another thread held the file at close): upload now; an error is
+	 * logged, nobody is left to return it to.
+	 */
+	if (sf->uploads && s3cfs_inode_local(inode) && !sf->uploaded)
+		s3cfs_upload(file, true);
 	if (file->f_mode & FMODE_WRITE) {
-		/*
-		 * The last reference went without an uploading ->flush (a
-		 * mapping or another thread held the file at close): upload
-		 * now; an error is logged, nobody is left to return it to.
-		 */
-		if (s3cfs_inode_local(inode) && !sf->uploaded)
-			s3cfs_upload(file, true);
 		/* No upload to come that could use the file's stream. */
 		if (atomic_dec_and_test(&S3CFS_I(inode)->nr_writers) &&
 		    !test_bit(S3CFS_I_QUEUED, &S3CFS_I(inode)->flags))
@@ -135,15 +140,16 @@ static int s3cfs_release(struct inode *inode, struct file *file)
 
 /*
  * close(2) of the last reference to an open file description that was
- * opened for writing uploads the file (upload.c) and returns the upload's
- * error: close-to-open, as on NFS. A descriptor dup'ed and closed earlier
- * (a shell redirection) uploads nothing.
+ * opened for writing, or that created the file, uploads the file
+ * (upload.c) and returns the upload's error: close-to-open, as on NFS. A
+ * descriptor dup'ed and closed earlier (a shell redirection) uploads
+ * nothing.
  */
 static int s3cfs_flush(struct file *file, fl_owner_t id)
 {
 	struct s3cfs_file *sf = file->private_data;
 
-	if (!(file->f_mode & FMODE_WRITE) || file_count(file) > 1)
+	if (!sf->uploads || file_count(file) > 1)
 		return 0;
 	sf->uploaded = true;	/* tried: ->release does not try again */
 	return s3cfs_upload(file, true);

@@ -328,6 +328,37 @@ int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp)
 }
 
 /**
+ * s3cfs_key_check() - does a new name's key fit in S3?
+ * @parent: the upper directory the name goes in
+ * @name: the name
+ * @dir: the name is a directory (its marker's key ends in '/')
+ *
+ * S3 keys are at most S3CFS_KEY_MAX bytes: the mount's prefix, the
+ * parent's path, '/', the name. Checked where a name is made (create,
+ * mkdir, symlink, the destination of a rename), so a file S3 can never
+ * take is refused at once rather than at its close.
+ *
+ * Return: 0, -ENAMETOOLONG, or -ENOMEM.
+ */
+int s3cfs_key_check(struct dentry *parent, const struct qstr *name, bool dir)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(parent->d_sb);
+	char *buf, *path;
+	size_t len;
+	int err;
+
+	if (name->len > NAME_MAX)
+		return -ENAMETOOLONG;
+	err = s3cfs_inode_path(parent, &buf, &path);
+	if (err)
+		return err;
+	len = strlen(sbi->prefix) + strlen(path) + (*path ? 1 : 0) +
+	      name->len + (dir ? 1 : 0);
+	__putname(buf);
+	return len > S3CFS_KEY_MAX ? -ENAMETOOLONG : 0;
+}
+
+/**
  * s3cfs_path_dup() - s3cfs_inode_path() as a string of its own
  * @dentry: the dentry (may be negative)
  *

@@ -39,6 +39,15 @@
  */
 #define S3CFS_CHUNKS_MAX	BIT_ULL(27)
 
+/*
+ * S3's limits on what we write: an object of at most 5 TiB (the size a
+ * writable mount's files may reach: s_maxbytes), a key of at most 1024
+ * bytes (the mount's prefix, the path and, for a directory's marker, the
+ * '/').
+ */
+#define S3CFS_OBJECT_MAX	(5ULL << 40)
+#define S3CFS_KEY_MAX		1024
+
 /* Upcall latency histogram: bucket i counts fetches under 2^i ms. */
 #define S3CFS_LAT_BUCKETS	16
 
@@ -563,6 +572,7 @@ int s3cfs_meta_tag(struct inode *inode, u8 flags, loff_t size,
 loff_t s3cfs_lower_size(struct dentry *lower);
 bool s3cfs_lower_local(struct dentry *lower);
 int s3cfs_inode_path(struct dentry *dentry, char **bufp, char **pathp);
+int s3cfs_key_check(struct dentry *parent, const struct qstr *name, bool dir);
 char *s3cfs_path_dup(struct dentry *dentry);
 char *s3cfs_inode_etag(struct inode *inode);
 void s3cfs_inode_set_etag(struct inode *inode, const char *etag);
@@ -721,6 +731,9 @@ void s3cfs_upq_resume_work(struct work_struct *work);
  *	to: set when the inode went stale before this open returned any byte
  * @dio_next: where the last O_DIRECT read ended (a hint, not under @lock):
  *	a read starting there is a stream and is read ahead
+ * @uploads: the last close uploads: opened for writing, or the open
+ *	created the file (O_CREAT without a write mode: the name must reach
+ *	S3 too, as an empty object)
  * @uploaded: the last close's ->flush uploaded (or tried to): ->release
  *	need not
  */
@@ -730,6 +743,7 @@ struct s3cfs_file {
 	unsigned int active;
 	struct file *next;
 	loff_t dio_next;
+	bool uploads;
 	bool uploaded;
 };
 

@@ -389,7 +389,16 @@ int s3cfs_fill_super(struct super_block *sb, struct fs_context *fc)
 	sb->s_magic = S3CFS_MAGIC;
 	sb->s_op = &s3cfs_sops;
 	sb->s_d_op = &s3cfs_dops;
+	/*
+	 * What a file written here may grow to: what S3 takes as one object,
+	 * and the cache filesystem as one file (ext4 with 1 KiB blocks: 4
+	 * TiB). A truncate, write or fallocate past it is EFBIG before it
+	 * changes anything.
+	 */
 	sb->s_maxbytes = MAX_LFS_FILESIZE;
+	if (sbi->opts.writable)
+		sb->s_maxbytes = min_t(loff_t, S3CFS_OBJECT_MAX,
+				       sbi->lower_root.mnt->mnt_sb->s_maxbytes);
 	sb->s_time_gran = 1;
 	sb->s_flags |= SB_NOATIME | SB_NODIRATIME;
 	if (!sbi->opts.writable)

@@ -142,6 +142,9 @@ int s3cfs_symlink(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 		return -EPERM;
 	if (strlen(target) >= PATH_MAX)
 		return -ENAMETOOLONG;
+	err = s3cfs_key_check(dentry->d_parent, &dentry->d_name, false);
+	if (err)
+		return err;
 	lower = s3cfs_symlink_lower(dir, &dentry->d_name, target);
 	if (IS_ERR(lower))
 		return PTR_ERR(lower);

@@ -112,6 +112,48 @@ static int s3cfs_fill_for_write(struct inode *inode, struct folio *folio)
 	return 0;
 }
 
+/*
+ * The bytes of @inode's page cache in [@from, @to), where @from is (or
+ * was) its size and @to a size it grows to, made zeros. A store through a
+ * shared mapping can land past EOF in the folio that holds EOF (a mapping
+ * covers whole pages, and nothing stops it there): those bytes are not
+ * the file's and must not become the file's when it grows, neither read
+ * nor written back, and so never uploaded. No other folio can hold such
+ * bytes: a mapping reaches no page past EOF (SIGBUS), and a truncate
+ * drops them.
+ *
+ * Every growth of i_size calls it twice: before the size changes, so no
+ * reader sees those bytes, and after, for a store that raced in between
+ * (a store that lands before the size changes lands past EOF: its bytes
+ * may be dropped; one after it faults nothing and is kept). The kernel
+ * does the second half since 6.11 (pagecache_isize_extended()), but only
+ * for dirty folios and a block size below the page size; 6.1 does
+ * neither. Called with i_rwsem held.
+ */
+static void s3cfs_zero_past_eof(struct inode *inode, loff_t from, loff_t to)
+{
+	struct folio *folio;
+	loff_t pos;
+	size_t start, end;
+
+	if (from >= to)
+		return;
+	folio = s3cfs_lock_folio(inode->i_mapping, from >> PAGE_SHIFT);
+	if (!folio)
+		return;
+	pos = folio_pos(folio);
+	/* Not uptodate: read from the lower file, which has zeros there. */
+	if (folio_test_uptodate(folio) && from >= pos &&
+	    from < pos + folio_size(folio)) {
+		start = from - pos;
+		end = min_t(loff_t, to - pos, folio_size(folio));
+		folio_wait_stable(folio);
+		folio_zero_range(folio, start, end - start);
+	}
+	folio_unlock(folio);
+	folio_put(folio);
+}
+
 /* ->write_begin: lock the folio under @pos, filled unless written whole. */
 int s3cfs_write_begin(struct file *file, struct address_space *mapping,
 		      loff_t pos, unsigned int len, S3CFS_WB_FOLIO **foliop,
@@ -273,11 +315,15 @@ ssize_t s3cfs_write_iter(struct kiocb *iocb, struct iov_iter *from)
 		goto out;
 	pos = iocb->ki_pos;
 	old_size = i_size_read(inode);
+	/* A gap between EOF and the write: zeros, whatever a mapping stored. */
+	s3cfs_zero_past_eof(inode, old_size, pos);
 	iocb->ki_flags &= ~IOCB_DIRECT;
 	/* Advances ki_pos (6.1 stable has it too, backported from 6.4). */
 	ret = generic_perform_write(iocb, from);
 	if (direct)
 		iocb->ki_flags |= IOCB_DIRECT;
+	if (ret > 0)
+		s3cfs_zero_past_eof(inode, old_size, pos);
 	if (ret > 0 && direct) {
 		err = filemap_write_and_wait_range(inode->i_mapping, pos,
 						   pos + ret - 1);
@@ -312,6 +358,45 @@ int s3cfs_truncate_lower(struct inode *inode, loff_t size)
 	old_cred = override_creds(sbi->creds);
 	err = vfs_truncate(&S3CFS_I(inode)->lower, size);
 	revert_creds(old_cred);
+	return err;
+}
+
+/*
+ * truncate(2) of LOCAL @inode to @size (not its size; setattr_prepare()
+ * checked it against s_maxbytes). Growing, the lower file grows first:
+ * its failure (ENOSPC, the lower filesystem's EFBIG, a write-back record
+ * that cannot be dropped) leaves the size as it was. Shrinking, the page
+ * cache past @size goes first (nothing is written back there after the
+ * lower truncate); a lower truncate that fails then leaves the new size,
+ * and the next upload truncates the lower file again
+ * (s3cfs_upload_prepare()). Called with i_rwsem held.
+ */
+static int s3cfs_setsize(struct inode *inode, loff_t size)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	loff_t old = i_size_read(inode);
+	int err;
+
+	inode_dio_wait(inode);
+	if (size > old) {
+		s3cfs_zero_past_eof(inode, old, size);
+		/* Outside invalidate_lock: see the lock order above. */
+		err = s3cfs_truncate_lower(inode, size);
+		if (err)
+			return err;
+		truncate_setsize(inode, size);
+		s3cfs_zero_past_eof(inode, old, size);
+		s3cfs_reserve_forget(si);
+	} else {
+		/* The record goes first: nothing below may fail for it. */
+		err = s3cfs_upq_changing(inode);
+		if (err)
+			return err;
+		truncate_setsize(inode, size);
+		s3cfs_reserve_forget(si);
+		err = s3cfs_truncate_lower(inode, size);
+	}
+	set_bit(S3CFS_I_DIRTY, &si->flags);
 	return err;
 }
 
@@ -385,16 +470,10 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 		return -EPERM;
 	if (s3cfs_inode_stale(inode))
 		return -ESTALE;
-	if ((attr->ia_valid & ATTR_SIZE) &&
-	    attr->ia_size != i_size_read(inode)) {
-		inode_dio_wait(inode);
-		truncate_setsize(inode, attr->ia_size);
-		s3cfs_reserve_forget(S3CFS_I(inode));
-		/* Outside invalidate_lock: see the lock order above. */
-		err = s3cfs_truncate_lower(inode, attr->ia_size);
+	if (attr->ia_valid & ATTR_SIZE) {
+		err = s3cfs_setsize(inode, attr->ia_size);
 		if (err)
 			return err;
-		set_bit(S3CFS_I_DIRTY, &S3CFS_I(inode)->flags);
 	}
 	setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
 	return 0;
@@ -420,7 +499,8 @@ long s3cfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 	struct inode *inode = file_inode(file);
 	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	bool zeroes = mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE);
-	loff_t end = offset + len;
+	loff_t end = offset + len, old;
+	bool grows;
 	long err;
 
 	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE |
@@ -433,7 +513,9 @@ long s3cfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 	if (!s3cfs_inode_local(inode) || s3cfs_inode_stale(inode))
 		goto out;
 	inode_dio_wait(inode);
-	if (zeroes || (!(mode & FALLOC_FL_KEEP_SIZE) && end > i_size_read(inode)))
+	old = i_size_read(inode);
+	grows = !(mode & FALLOC_FL_KEEP_SIZE) && end > old;
+	if (zeroes || grows)
 		s3cfs_stream_break(inode);
 	if (zeroes) {
 		err = filemap_write_and_wait_range(inode->i_mapping, offset,
@@ -442,15 +524,24 @@ long s3cfs_fallocate(struct file *file, int mode, loff_t offset, loff_t len)
 			goto out;
 		s3cfs_reserve_forget(si);
 	}
+	/* Zeros past EOF whatever a mapping stored there (s3cfs_setsize()). */
+	if (grows)
+		s3cfs_zero_past_eof(inode, old, end);
+	/*
+	 * A failure leaves the size as it was (the lower file may have grown:
+	 * the upload truncates it to the file's size).
+	 */
 	err = s3cfs_lower_fallocate(inode, mode, offset, len);
 	if (err)
 		goto out;
 	if (zeroes)
 		truncate_pagecache_range(inode, offset, end - 1);
-	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > i_size_read(inode))
+	if (grows) {
 		truncate_setsize(inode, end);
-	else if (!zeroes)
+		s3cfs_zero_past_eof(inode, old, end);
+	} else if (!zeroes) {
 		goto out;	/* only reserved: the content is the same */
+	}
 	err = file_update_time(file);
 	set_bit(S3CFS_I_DIRTY, &si->flags);
 out:

@@ -3,7 +3,10 @@
 # t_write_fsx: random data operations on four files of a writable mount
 # (tests/vm/helpers/fsx.py): writes anywhere (holes too), reads, truncates
 # up and down, reads and writes through mappings, fallocate (grow, keep
-# size, punch, zero), fsync, close and reopen (copy-up
+# size, punch, zero), stores through a mapping past EOF followed by growth
+# (a write, truncate or fallocate: zeros read back), truncates, writes and
+# fallocates past S3's 5 TiB (EFBIG, nothing changed), fsync, close and
+# reopen (copy-up
 # after an EVICT of the chunks, or O_TRUNC), dropped caches, remounts;
 # every read compared with a shadow copy, S3's object compared with it
 # after every upload. Two of the files are objects in S3 at the start. The

@@ -10,7 +10,12 @@ Files f0..f3 (created, or objects already in S3 opened for writing).
 Operations: pwrite (random offset and length, holes too), pread and
 compare, ftruncate up and down, read through a read-only mapping, writes
 through a shared mapping of the open descriptor, fallocate (grow, keep
-size, punch a hole, zero a range), fsync
+size, punch a hole, zero a range), stores through a shared mapping into
+the page that holds EOF past EOF (xfstests fsx -e: those bytes are not
+the file's) followed at once, half of the time, by growth through a write
+past EOF, a truncate up or a fallocate (the range read back: zeros, and
+S3's object after an fsync), operations that must fail with EFBIG and
+change nothing (a truncate, write or fallocate past S3's 5 TiB), fsync
 (then S3's object must equal the shadow), close and reopen (O_RDWR: the
 object copied up, after an EVICT of its chunks half of the time with
 FSX_CTL=s3cachectl; sometimes O_TRUNC), posix_fadvise(DONTNEED) and
@@ -21,6 +26,7 @@ prints the step, the operation log tail and the first differing offset,
 and exits 1.
 """
 import ctypes
+import errno
 import mmap
 import os
 import random
@@ -29,9 +35,23 @@ import sys
 
 MAX = 2 << 20
 NFILES = 4
+PAGE = mmap.PAGESIZE
+OBJECT_MAX = 5 << 40            # S3's largest object: a writable mount's s_maxbytes
 SUFFIX = "._S3rver_object"
 FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, FALLOC_FL_ZERO_RANGE = 1, 2, 16
 LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.mmap.restype = ctypes.c_void_p
+LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+LIBC.msync.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+PROT_RW, MAP_SHARED, MS_SYNC = mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, 4
+
+
+def fallocate(fd, mode, off, n):
+    if LIBC.fallocate(fd, mode, ctypes.c_longlong(off), ctypes.c_longlong(n)):
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
 
 
 class Fsx:
@@ -147,10 +167,7 @@ class Fsx:
         if n <= 0:
             return
         self.note("fallocate f%d mode %d %d+%d" % (i, mode, off, n))
-        if LIBC.fallocate(self.fd(i), mode, ctypes.c_longlong(off),
-                          ctypes.c_longlong(n)):
-            e = ctypes.get_errno()
-            raise OSError(e, os.strerror(e))
+        fallocate(self.fd(i), mode, off, n)
         end = off + n
         if mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE):
             z = min(end, len(sh))
@@ -158,6 +175,88 @@ class Fsx:
                 sh[off:z] = bytes(z - off)
         if not mode & FALLOC_FL_KEEP_SIZE and end > len(sh):
             sh.extend(bytes(end - len(sh)))
+
+    def op_eofpollute(self, i):
+        # Stores past EOF in the mapped page that holds EOF (fsx -e 1).
+        sh = self.shadow[i]
+        size = len(sh)
+        if size % PAGE == 0:
+            return
+        maplen = size + PAGE - size % PAGE
+        fd = self.fd(i)
+        addr = LIBC.mmap(None, maplen, PROT_RW, MAP_SHARED, fd, 0)
+        if addr in (None, ctypes.c_void_p(-1).value):
+            e = ctypes.get_errno()
+            raise OSError(e, "mmap: " + os.strerror(e))
+        junk = bytes(self.rnd.getrandbits(8) | 1 for _ in range(16))
+        junk = (junk * (PAGE // 16 + 1))[:maplen - size]
+        self.note("pollute f%d past EOF %d..%d" % (i, size, maplen))
+        ctypes.memmove(addr + size, junk, len(junk))
+        msynced = self.rnd.random() < 0.3
+        if msynced:
+            # Written back with the junk in the page: the folio is clean.
+            self.note("msync f%d" % i)
+            if LIBC.msync(addr, maplen, MS_SYNC):
+                e = ctypes.get_errno()
+                raise OSError(e, "msync: " + os.strerror(e))
+        LIBC.munmap(addr, maplen)
+        if msynced:
+            self.check_s3(i, "msync")      # an fsync: the upload
+        if self.rnd.random() < 0.5:
+            return      # later operations grow it, or not
+        how = self.rnd.choice(["write", "truncate", "falloc", "zero"])
+        new = size + self.rnd.choice([1, 7, 100, PAGE // 2, PAGE, 3 * PAGE,
+                                      70000])
+        if how == "write":
+            off = self.rnd.randrange(size + 1, new + 1)
+            data = bytes([self.rnd.getrandbits(8)]) * self.rnd.choice([1, 10, 5000])
+            self.note("write f%d %d+%d past the polluted EOF" % (i, off, len(data)))
+            if os.pwrite(fd, data, off) != len(data):
+                self.fail("short write")
+            sh.extend(bytes(off - size))
+            sh[off:off + len(data)] = data
+        elif how == "truncate":
+            self.note("truncate f%d %d past the polluted EOF" % (i, new))
+            os.ftruncate(fd, new)
+            sh.extend(bytes(new - size))
+        else:
+            mode = 0 if how == "falloc" else FALLOC_FL_ZERO_RANGE
+            off = self.rnd.randrange(max(0, size - 100), size + 1)
+            self.note("fallocate f%d mode %d %d+%d past the polluted EOF"
+                      % (i, mode, off, new - off))
+            fallocate(fd, mode, off, new - off)
+            if mode:
+                sh[off:size] = bytes(size - off)
+            sh.extend(bytes(new - size))
+        got = os.pread(fd, maplen - size + PAGE, size)
+        self.compare("f%d read past the old EOF after %s" % (i, how), got,
+                     bytes(sh[size:maplen + PAGE]), size)
+        if self.rnd.random() < 0.3:
+            self.op_fsync(i)
+
+    def op_fail(self, i):
+        # Past S3's largest object: EFBIG, and nothing changed.
+        sh = self.shadow[i]
+        fd = self.fd(i)
+        big = self.rnd.choice([OBJECT_MAX + 1, 6 << 40, 999999999999999])
+        what, fn = self.rnd.choice([
+            ("ftruncate %d" % big, lambda: os.ftruncate(fd, big)),
+            ("pwrite at %d" % big, lambda: os.pwrite(fd, b"x", big)),
+            ("pwrite at %d" % OBJECT_MAX, lambda: os.pwrite(fd, b"x", OBJECT_MAX)),
+            ("fallocate %d+4096" % big, lambda: fallocate(fd, 0, big, 4096)),
+            ("fallocate keep size %d+4096" % big,
+             lambda: fallocate(fd, FALLOC_FL_KEEP_SIZE, big, 4096))])
+        self.note("f%d: %s (must fail)" % (i, what))
+        try:
+            fn()
+            self.fail("f%d: %s succeeded past S3's 5 TiB" % (i, what))
+        except OSError as e:
+            if e.errno != errno.EFBIG:
+                self.fail("f%d: %s: %s, want EFBIG" % (i, what, e))
+        st = os.fstat(fd)
+        if st.st_size != len(sh):
+            self.fail("f%d: size %d after a failed %s, want %d"
+                      % (i, st.st_size, what, len(sh)))
 
     def op_fsync(self, i):
         self.note("fsync f%d" % i)
@@ -215,7 +314,8 @@ class Fsx:
         table = [(self.op_write, 40), (self.op_read, 35),
                  (self.op_truncate, 6), (self.op_mapread, 2),
                  (self.op_mapwrite, 3), (self.op_falloc, 2),
-                 (self.op_fsync, 1), (self.op_reopen, 1), (self.op_drop, 1)]
+                 (self.op_fsync, 1), (self.op_reopen, 1), (self.op_drop, 1),
+                 (self.op_eofpollute, 3), (self.op_fail, 0.3)]
         if self.remount_args:
             table.append((self.op_remount, 0.03))
         fns, weights = zip(*table)
