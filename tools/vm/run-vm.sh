@@ -150,6 +150,9 @@ if [ -z "$mem" ]; then
 	mem=2048
 	[ "$kernel" = debug ] && mem=3072	# KASAN + lockdep + kmemleak
 fi
+# $S3CFS_VM_SMP: guests booted side by side on a small host get one CPU
+# each (two 2-CPU guests on 2 cores spin on each other's preempted locks).
+[ -n "$smp" ] || smp=${S3CFS_VM_SMP:-}
 [ -n "$smp" ] || { smp=$(nproc); [ "$smp" -gt 4 ] && smp=4; }
 
 # --- initramfs (cached; rebuilt when an input changes) ---------------------
