@@ -67,9 +67,9 @@ static unsigned int upload_delay = 5;
 module_param(upload_delay, uint, 0644);
 MODULE_PARM_DESC(upload_delay, "Default seconds a write-back mount waits after a close before uploading (5)");
 
-static bool dir_index;
+static bool dir_index = true;
 module_param(dir_index, bool, 0644);
-MODULE_PARM_DESC(dir_index, "Default for read-only mounts without posix_meta: listings leave directory indexes (N)");
+MODULE_PARM_DESC(dir_index, "Default for read-only mounts without posix_meta: listings leave directory indexes (Y)");
 
 #define S3CFS_TIMEOUT_MAX	3600		/* s */
 #define S3CFS_TTL_MAX		(30 * 86400)	/* s; in ms it must fit a u32 */

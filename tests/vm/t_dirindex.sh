@@ -16,12 +16,12 @@
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
 test_init dirindex
-plan 70
+plan 74
 P=/sys/module/s3cachefs/parameters
 fault_off() {
 	echo >$P/fault_points 2>/dev/null
 	echo 0 >$P/fault_delay_ms 2>/dev/null
-	echo N >$P/dir_index 2>/dev/null
+	echo Y >$P/dir_index 2>/dev/null	# the module's default
 }
 cleanup_more() {
 	fault_off
@@ -195,7 +195,7 @@ check_sh "daemon starts again" start_daemon
 check "umount" umount_s3 "$MNT"
 
 # --- the same cache without dir_index: listed again, every object there --------
-check "mount without dir_index" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
+check "mount with nodir_index" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600,nodir_index"
 is "$(ls "$MNT/d" | grep -c '^o-')" "$((N - 1))" "every object is listed"
 is "$(lower_files)" "$N" "... each with its cache file now"
 check "umount" umount_s3 "$MNT"
@@ -205,7 +205,7 @@ has_index() {	# DIR: the lower directory names an index
 	python3 -c "import os, sys; os.getxattr(sys.argv[1], 'trusted.s3cachefs.index')" "$1" 2>/dev/null
 }
 export -f has_index
-echo Y >$P/dir_index
+is "$(cat $P/dir_index)" Y "the module's default is dir_index (Y)"
 check "mount, the module's dir_index on, no option" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
 check "... the mount says dir_index" grep -q "$MNT .*dir_index" /proc/mounts
 ls "$MNT/e" >/dev/null
@@ -219,6 +219,10 @@ check "a writable mount with the module's default on mounts (without indexes)" \
 	mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,writable"
 check "umount" umount_s3 "$MNT"
 echo N >$P/dir_index
+check "the module's dir_index off: mount, no option" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
+check "... the mount does not say dir_index" bash -c "! grep -q '$MNT .*dir_index' /proc/mounts"
+check "umount" umount_s3 "$MNT"
+echo Y >$P/dir_index
 
 check_fails "dir_index with writable is refused" \
 	mount -t s3cachefs -o "cache=$CACHE,writable,dir_index" "$BUCKET" "$MNT"
