@@ -26,6 +26,7 @@
  * when it holds no folio lock any more (see s3cfs_ra_workfn()).
  */
 #include "s3cachefs.h"
+#include <linux/cred.h>
 #include <linux/pagemap.h>
 #include <linux/writeback.h>
 #include <linux/uio.h>
@@ -76,6 +77,8 @@ struct s3cfs_rd {
  *	the window's FETCH lands them), then submits it
  * @inode: the upper inode, referenced (ihold) while queued or running
  * @rds: the pieces, &struct s3cfs_rd.list, their folios locked
+ * @cred: the reader's credentials, the worker's while it runs: a FETCH it
+ *	sends takes a request slot of the reader's user (max_pending_user)
  *
  * ->readahead must not wait for S3: the kernel calls it for the
  * asynchronous window too, in the reader's context, and a reader held
@@ -88,6 +91,7 @@ struct s3cfs_ra_wait {
 	struct work_struct work;
 	struct inode *inode;
 	struct list_head rds;
+	const struct cred *cred;
 };
 
 static struct workqueue_struct *s3cfs_ra_wq;
@@ -391,9 +395,11 @@ static void s3cfs_ra_workfn(struct work_struct *work)
 	struct inode *inode = w->inode;
 	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
 	struct s3cfs_rd *rd, *tmp;
+	const struct cred *old_cred;
 	int err = 0;
 
 	s3cfs_fault("ra_work");
+	old_cred = override_creds(w->cred);
 	list_for_each_entry_safe(rd, tmp, &w->rds, list) {
 		list_del(&rd->list);
 		if (!err)
@@ -404,6 +410,8 @@ static void s3cfs_ra_workfn(struct work_struct *work)
 		else
 			s3cfs_rd_submit(rd, false);	/* none of our locks held */
 	}
+	revert_creds(old_cred);
+	put_cred(w->cred);
 	kfree(w);
 	iput(inode);
 	s3cfs_work_put(sbi);
@@ -501,6 +509,7 @@ static void s3cfs_readahead(struct readahead_control *rac)
 			if (w) {
 				INIT_WORK(&w->work, s3cfs_ra_workfn);
 				INIT_LIST_HEAD(&w->rds);
+				w->cred = get_current_cred();
 			}
 		}
 		if (missing && w) {

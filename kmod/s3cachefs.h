@@ -235,6 +235,19 @@ struct s3cfs_upq {
 	u64 dev_bytes;
 };
 
+/*
+ * Request slots one user holds in a mount (a reader's fsuid; root and
+ * kernel threads are not counted). An entry with @n 0 is free: it is
+ * claimed, and @n raised, under s3cfs_slot_lock only; a slot is given back
+ * with atomic_dec() alone. Users past the table's size share the mount's
+ * slots uncounted (an unprivileged user has one uid).
+ */
+#define S3CFS_USER_SLOTS	32
+struct s3cfs_user_slots {
+	kuid_t uid;
+	atomic_t n;
+};
+
 /**
  * struct s3cfs_sb_info - one mount (sb->s_fs_info)
  * @sb: the superblock
@@ -257,6 +270,8 @@ struct s3cfs_upq {
  * @nr_pending: request slots this mount holds (max_pending_mount; sysfs
  *	pending): its requests in the request table, and submissions about
  *	to enter it
+ * @user_slots: request slots each user holds in this mount
+ *	(max_pending_user; s3cfs_slot_get())
  * @dying: unmount has begun: no new request (set and read under the
  *	request table's lock, see s3cfs_upcall_flush())
  * @expire_work: fails this mount's requests that passed their deadline
@@ -287,6 +302,7 @@ struct s3cfs_sb_info {
 	struct completion kobj_unregister;
 	bool kobj_added;
 	atomic_t nr_pending;
+	struct s3cfs_user_slots user_slots[S3CFS_USER_SLOTS];
 	bool dying;
 	struct delayed_work expire_work;
 	atomic_t nr_work;
@@ -478,6 +494,9 @@ static inline struct s3cfs_inode_info *S3CFS_I(struct inode *inode)
  * @etag: ETAG attribute (FETCH)
  * @offset: OFFSET attribute (FETCH)
  * @length: LENGTH attribute (FETCH)
+ * @uid: the fsuid of the task that made it (its slot is this user's)
+ * @user_slots: the user's entry in the mount's @user_slots its slot counts
+ *	in, or NULL
  */
 struct s3cfs_req {
 	refcount_t ref;
@@ -489,6 +508,8 @@ struct s3cfs_req {
 	struct completion done;
 	wait_queue_head_t wait;
 	struct s3cfs_sb_info *sbi;
+	kuid_t uid;
+	struct s3cfs_user_slots *user_slots;
 	struct inode *inode;
 	struct list_head inode_link;
 	u64 first_chunk;

@@ -57,6 +57,10 @@ static unsigned int max_pending_mount = 1024;
 module_param(max_pending_mount, uint, 0644);
 MODULE_PARM_DESC(max_pending_mount, "Most upcall requests queued at once by one mount (default 1024)");
 
+static unsigned int max_pending_user = 256;
+module_param(max_pending_user, uint, 0644);
+MODULE_PARM_DESC(max_pending_user, "Most upcall requests queued at once for one user (fsuid, not root) in one mount (default 256, 0: no limit)");
+
 /* How often a mount with requests pending looks for expired ones. */
 #define S3CFS_EXPIRE_PERIOD	HZ
 
@@ -268,6 +272,7 @@ struct s3cfs_req *s3cfs_req_alloc(struct s3cfs_sb_info *sbi, u8 cmd)
 	refcount_set(&req->ref, 1);
 	req->cmd = cmd;
 	req->sbi = sbi;
+	req->uid = current_fsuid();
 	req->reply_upload_delay = -1;
 	init_completion(&req->done);
 	init_waitqueue_head(&req->wait);
@@ -294,21 +299,55 @@ void s3cfs_req_put(struct s3cfs_req *req)
 	kfree(req);
 }
 
-static void s3cfs_slot_put(struct s3cfs_sb_info *sbi)
+static void s3cfs_slot_put(struct s3cfs_req *req)
 {
-	atomic_dec(&sbi->nr_pending);
+	if (req->user_slots)
+		atomic_dec(&req->user_slots->n);
+	req->user_slots = NULL;
+	atomic_dec(&req->sbi->nr_pending);
 	atomic_dec(&s3cfs_nr_pending);
 	wake_up_all(&s3cfs_pending_wq);
 }
 
 /*
- * A slot in the pending requests: one of max_pending and one of the
- * mount's max_pending_mount, both or neither (under s3cfs_slot_lock, so
- * that no waiter sees a slot taken for an instant and sleeps past a free
- * one). Slots are given back without the lock, then waiters are woken.
+ * @uid's entry in @sbi's user slots: its own, else a free one claimed for
+ * it, else NULL (the table is full: not counted).
  */
-static bool s3cfs_slot_get(struct s3cfs_sb_info *sbi)
+static struct s3cfs_user_slots *s3cfs_user_slots(struct s3cfs_sb_info *sbi,
+						 kuid_t uid)
+	__must_hold(&s3cfs_slot_lock)
 {
+	struct s3cfs_user_slots *free = NULL, *u;
+	int i;
+
+	for (i = 0; i < S3CFS_USER_SLOTS; i++) {
+		u = &sbi->user_slots[i];
+		if (!atomic_read(&u->n)) {
+			free = free ?: u;
+			continue;
+		}
+		if (uid_eq(u->uid, uid))
+			return u;
+	}
+	if (free)
+		free->uid = uid;
+	return free;
+}
+
+/*
+ * A slot in the pending requests: one of max_pending, one of the mount's
+ * max_pending_mount and, for a user other than root, one of the user's
+ * max_pending_user in the mount, all or none (under s3cfs_slot_lock, so
+ * that no waiter sees a slot taken for an instant and sleeps past a free
+ * one). The user's share keeps one user's parallel reads or lookups from
+ * holding every slot of a mount other users read from. Slots are given
+ * back without the lock, then waiters are woken.
+ */
+static bool s3cfs_slot_get(struct s3cfs_req *req)
+{
+	struct s3cfs_sb_info *sbi = req->sbi;
+	unsigned int user_max = READ_ONCE(max_pending_user);
+	struct s3cfs_user_slots *u = NULL;
 	bool ok;
 
 	spin_lock(&s3cfs_slot_lock);
@@ -316,20 +355,27 @@ static bool s3cfs_slot_get(struct s3cfs_sb_info *sbi)
 		READ_ONCE(max_pending) &&
 	     (unsigned int)atomic_read(&sbi->nr_pending) <
 		READ_ONCE(max_pending_mount);
+	if (ok && user_max && !uid_eq(req->uid, GLOBAL_ROOT_UID)) {
+		u = s3cfs_user_slots(sbi, req->uid);
+		ok = !u || (unsigned int)atomic_read(&u->n) < user_max;
+	}
 	if (ok) {
 		atomic_inc(&s3cfs_nr_pending);
 		atomic_inc(&sbi->nr_pending);
+		if (u)
+			atomic_inc(&u->n);
+		req->user_slots = u;
 	}
 	spin_unlock(&s3cfs_slot_lock);
 	return ok;
 }
 
 /* s3cfs_req_submit()'s wait condition: a slot, or the mount is going. */
-static bool s3cfs_slot_ready(struct s3cfs_sb_info *sbi, bool *taken)
+static bool s3cfs_slot_ready(struct s3cfs_req *req, bool *taken)
 {
-	if (READ_ONCE(sbi->dying))
+	if (READ_ONCE(req->sbi->dying))
 		return true;
-	*taken = s3cfs_slot_get(sbi);
+	*taken = s3cfs_slot_get(req);
 	return *taken;
 }
 
@@ -373,7 +419,7 @@ void s3cfs_req_complete(struct s3cfs_req *req, int status)
 	complete_all(&req->done);
 	wake_up_all(&req->wait);
 	if (test_bit(S3CFS_REQ_QUEUED, &req->flags))
-		s3cfs_slot_put(req->sbi);
+		s3cfs_slot_put(req);
 }
 
 /*
@@ -425,9 +471,11 @@ static void s3cfs_req_send(struct s3cfs_req *req)
  * @nowait: fail at once when no slot is free (prefetch) instead of waiting
  *
  * A request needs a slot: at most max_pending requests are queued over
- * all mounts, and at most max_pending_mount per mount, so that one mount
+ * all mounts, at most max_pending_mount per mount, so that one mount
  * (one user's readahead(2) of big files, or a mount whose requests the
- * daemon does not answer) cannot keep another mount's readers out. Waits
+ * daemon does not answer) cannot keep another mount's readers out, and at
+ * most max_pending_user per user in a mount, so that one user cannot keep
+ * the others out of it. Waits
  * (killable) at most the mount's fetch timeout for one. The request then
  * has a deadline: the fetch timeout, counted again from each progress
  * report; a request that nobody waits for is failed with -ETIMEDOUT once
@@ -447,21 +495,23 @@ int s3cfs_req_submit(struct s3cfs_req *req, bool nowait)
 	long left;
 	int err;
 
-	if (!s3cfs_slot_get(sbi)) {
+	if (!s3cfs_slot_get(req)) {
 		if (nowait)
 			return -EAGAIN;
 		left = wait_event_killable_timeout(s3cfs_pending_wq,
-						   s3cfs_slot_ready(sbi, &taken),
+						   s3cfs_slot_ready(req, &taken),
 						   timeout);
 		if (!taken) {
 			if (left < 0)
 				return -EINTR;
 			if (!READ_ONCE(sbi->dying))
-				pr_warn_ratelimited("mount %u: no free request slot in %u ms (max_pending %u, max_pending_mount %u)\n",
+				pr_warn_ratelimited("mount %u: no free request slot in %u ms for uid %u (max_pending %u, max_pending_mount %u, max_pending_user %u)\n",
 						    sbi->mount_id,
 						    jiffies_to_msecs(timeout),
+						    from_kuid(&init_user_ns, req->uid),
 						    READ_ONCE(max_pending),
-						    READ_ONCE(max_pending_mount));
+						    READ_ONCE(max_pending_mount),
+						    READ_ONCE(max_pending_user));
 			return -EIO;
 		}
 	}
@@ -490,7 +540,7 @@ int s3cfs_req_submit(struct s3cfs_req *req, bool nowait)
 	if (err < 0) {
 		refcount_dec(&req->ref);
 		clear_bit(S3CFS_REQ_QUEUED, &req->flags);
-		s3cfs_slot_put(sbi);
+		s3cfs_slot_put(req);
 		return err;
 	}
 	S3CFS_TRACE(s3cfs_req_queue, req, 0);

@@ -18,10 +18,14 @@
 #     missing chunk sleeps on S3 in the readahead worker, a read of a cached
 #     file whose IOCB_NOWAIT lower reads all "would block" (fault point
 #     rd_eagain) completes at once: its retries run elsewhere.
+#  4. max_pending_mount=8, max_pending_user=4: uid 65534's 12 readers of
+#     missing chunks (FETCHes never answered) hold 4 slots, and a lookup by
+#     uid 65533 is answered at once (issue 33: a user's parallel reads must
+#     not keep the others waiting out their fetch timeout).
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init reqlimits
-plan 14
+plan 16
 
 P=/sys/module/s3cachefs/parameters
 MNT2=$MNT-b
@@ -146,6 +150,44 @@ else
 fi
 kill -KILL "$ra" 2>/dev/null
 wait "$ra" 2>/dev/null
+
+# --- 4. one user cannot hold every slot of a mount ------------------------------
+for ((i = 0; i < 60; i++)); do
+	[ "$(mnt_stat pending)" = 0 ] && break
+	sleep 1
+done
+echo 8 >"$P/max_pending_mount"
+echo 4 >"$P/max_pending_user" 2>/dev/null || diag "no max_pending_user parameter"
+mnt_set readahead_kb 0
+echo 1 >/proc/sys/vm/drop_caches
+hogs=()
+for ((i = 0; i < 12; i++)); do
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		dd if="$MNT/big.bin" of=/dev/null bs=64k skip=$((i * 16 + 1)) count=1 \
+		status=none 3<&- 4<&- 5<&- 6<&- 2>/dev/null &
+	hogs+=($!)
+	echo $! >>"${S3CFS_PIDFILE:-/dev/null}"
+done
+for ((i = 0; i < 100; i++)); do
+	[ "$(mnt_stat pending)" -ge 4 ] && break
+	sleep 0.1
+done
+sleep $((2 * ${S3CFS_TIMEOUT_SCALE:-1}))
+is "$(mnt_stat pending)" 4 "uid 65534's 12 readers of missing chunks hold 4 request slots (max_pending_user), not the mount's 8"
+t0=$(date +%s)
+timeout -k 5 100 setpriv --reuid=65533 --regid=65533 --clear-groups \
+	stat "$MNT/nothing-65533" >"$WORK/stat2.out" 2>&1
+rc=$? t=$(($(date +%s) - t0))
+if [ "$rc" = 1 ] && grep -q 'No such file' "$WORK/stat2.out" && [ "$t" -lt $((15 * ${S3CFS_TIMEOUT_SCALE:-1})) ]; then
+	ok "... and a lookup by uid 65533 is answered meanwhile ($t s)"
+else
+	not_ok "... and a lookup by uid 65533 is answered meanwhile" \
+		"exit $rc after $t s: $(head -c 200 "$WORK/stat2.out")"
+fi
+kill -KILL "${hogs[@]}" 2>/dev/null
+wait "${hogs[@]}" 2>/dev/null
+echo 1024 >"$P/max_pending_mount"
+echo 256 >"$P/max_pending_user" 2>/dev/null
 exec 3<&- 4<&- 5<&- 6<&-
 for ((i = 0; i < 20; i++)); do
 	umount "$MNT" 2>/dev/null && break
