@@ -230,6 +230,10 @@ host_tests() {
 	# systemd unit's sandbox and capabilities, host only.
 	[ -f daemon/s3cachefsd ] &&
 		host_suite "tests/host/harden.sh" "$logs/harden.log" timeout 300 bash tests/host/harden.sh
+	# The daemon's client and request handlers against the VM tests' S3
+	# server (s3rver with tests/s3server/s3rver-fixes.js), host only.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/s3rver_smoke.sh" "$logs/s3rver_smoke.log" timeout 300 bash tests/host/s3rver_smoke.sh
 	# UPLOAD's multipart path against the fake (parts, conditions, aborts,
 	# a lost Complete answer), host only.
 	[ -f daemon/s3cachefsd ] &&
