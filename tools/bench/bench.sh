@@ -17,7 +17,7 @@
 #
 # Only the full run with no knob that leaves anything out (no --quick,
 # --systems, BENCH_PHASES, BENCH_SYSTEMS, BENCH_*_WL, BENCH_ROUNDS, ...)
-# publishes: its DIR is docs/bench, and the same report (one run, one
+# and that built what it measures (no --no-build, S3CFS_KO) publishes: its DIR is docs/bench, and the same report (one run, one
 # commit) rewrites docs/bench/results.md, results.png and the benchmark
 # block of README.md together, once the guest finished every step. Every
 # other run writes only to its own DIR (default build/bench/run-MODE/report)
@@ -105,6 +105,10 @@ main() {
 		[ -n "${!v+x}" ] && partial+=" $v"
 	done
 	[ "$profile" = 0 ] && partial+=" --no-profile"
+	# What is measured must be the commit named on the page: built here
+	# from it (or --rev's), not a build from before or from elsewhere.
+	[ $build = 0 ] && partial+=" --no-build"
+	[ -z "$rev" ] && [ -n "${S3CFS_KO+x}${S3CFS_DAEMON+x}" ] && partial+=" S3CFS_KO/S3CFS_DAEMON"
 	[ $publish = 0 ] && partial+=" --no-publish"
 	[ -n "$partial" ] && publish=0
 	pub_dir=$repo/docs/bench
