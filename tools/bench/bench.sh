@@ -118,7 +118,7 @@ main() {
 	fi
 	mkdir -p "$out" || die "cannot create $out"
 	if [ "$(cd "$out" && pwd)" = "$pub_dir" ]; then
-		[ $publish = 1 ] || die "a partial run ($partial ) does not write docs/bench: leave --out out (its report goes to build/bench/run-$mode/report) or name another directory"
+		[ $publish = 1 ] || die "a partial run (${partial# }) does not write docs/bench: leave --out out (its report goes to build/bench/run-$mode/report) or name another directory"
 	else
 		publish=0
 	fi
