@@ -203,6 +203,8 @@ def ratio(key, second=False):
     lim = limit_of(sysname, mode, second)
     if not lim:
         return None
+    if lim == (sysname, mode):
+        return Ratio(1.0) if ok(key) else None	# the limit itself
     return paired(key, lim + (wl,), "mibs")
 
 
@@ -443,8 +445,8 @@ def chart(png):
     with open(data, "w") as f:
         f.write("# label " + " ".join(series) + "\n")
         f.write("\n".join(lines) + "\n")
-    title = ("s3cachefs vs peers, %s run of %s, %s: throughput / limit (warm: ext4 NVMe, hot: ext4 page cache, "
-             "cold: raw curl; cold → file: curl into a file on the NVMe); medians of rounds") % (
+    title = ("s3cachefs vs peers, %s run of %s, %s: throughput / limit, medians of rounds\\n"
+             "warm: ext4 NVMe, hot: ext4 page cache, cold: raw curl, cold → file: curl into a file on the NVMe") % (
         host.get("mode", env.get("mode", "")), host.get("commit", "?"), host.get("date", ""))
     gp = """
 set terminal pngcairo size 1400,560 font "sans,10"
