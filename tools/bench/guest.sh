@@ -1676,23 +1676,28 @@ curl_ttfb() {
 		rec curl cold ttfb fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
 	fi
 }
-# curl_sink I: where stream I of a curl limit goes: /dev/null, or with
-# CURL_SINK=DIR (the "curl-file" limit) a file in DIR, on the cache's NVMe
-# ext4, as s3cachefs writes what it fetches (buffered writes, no fsync:
-# the next drop_caches writes them back, untimed). SYS: the row's system.
+# Where the streams of a curl limit go: /dev/null, or with CURL_SINK=DIR
+# (the "curl-file" limit) files in DIR, on the cache's NVMe ext4, as
+# s3cachefs writes what it fetches (buffered writes, no fsync: the next
+# drop_caches writes them back, untimed). curl_sink, before the clock
+# starts, makes DIR empty and sets SYS (the row's system) and SINK_NOTE;
+# sink_of I: SINK, the output of stream I (no exec: the streams start
+# together).
 curl_sink() {
 	if [ -n "${CURL_SINK:-}" ]; then
-		SINK=$CURL_SINK/s$1 SYS=curl-file SINK_NOTE=", into a file on the NVMe"
-		mkdir -p "$CURL_SINK" && rm -f "$SINK"
+		SYS=curl-file SINK_NOTE=", into a file on the NVMe"
+		rm -rf "$CURL_SINK" && mkdir -p "$CURL_SINK"
 	else
-		SINK=/dev/null SYS=curl SINK_NOTE=
+		SYS=curl SINK_NOTE=
 	fi
 }
+sink_of() { if [ -n "${CURL_SINK:-}" ]; then SINK=$CURL_SINK/s$1; else SINK=/dev/null; fi; }
 # One stream: one GET of a whole shard, cut after COLD_RUNTIME s (as the
 # cold 1-job fio runs).
 curl_seq1() {
 	local out bytes secs SINK SYS SINK_NOTE
-	curl_sink 0
+	curl_sink
+	sink_of 0
 	say "$SYS cold seq1"
 	out=$(S3_CURL_TIMEOUT=$COLD_RUNTIME s3_curl -o "$SINK" -w '%{size_download} %{time_total}' \
 		"$CURL_U$RD/cold/s0" 2>/dev/null)
@@ -1704,16 +1709,16 @@ curl_seq1() {
 	else
 		rec $SYS cold seq1 fail "" "" "" "" "" "curl: $out"
 	fi
-	[ -n "${CURL_SINK:-}" ] && rm -rf "$CURL_SINK"
+	[ -z "${CURL_SINK:-}" ] || rm -rf "$CURL_SINK"
 }
 # Four streams at once, one per shard.
 curl_seq4() {
 	local i t0 secs bytes out= pids=() SINK SYS SINK_NOTE
-	curl_sink 0
+	curl_sink
 	say "$SYS cold seq4"
 	t0=$(now)
 	for ((i = 0; i < NSHARDS; i++)); do
-		curl_sink $i
+		sink_of $i
 		S3_CURL_TIMEOUT=$COLD_RUNTIME s3_curl -o "$SINK" -w '%{size_download}\n' \
 			"$CURL_U$RD/shards/s$i" >"$LOGS/curl-seq4-$i.out" 2>/dev/null &
 		pids+=($!)
@@ -1733,7 +1738,7 @@ curl_seq4() {
 	else
 		rec $SYS cold seq4 fail "" "" "" "" "" "no bytes"
 	fi
-	[ -n "${CURL_SINK:-}" ] && rm -rf "$CURL_SINK"
+	[ -z "${CURL_SINK:-}" ] || rm -rf "$CURL_SINK"
 }
 # The same streams as ranged GETs of one readahead window each (8 MiB),
 # two in flight per stream: the request pattern of s3cachefs's FETCHes
