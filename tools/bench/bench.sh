@@ -151,7 +151,7 @@ main() {
 	sampler=$!
 	trap 'kill $sampler 2>/dev/null' EXIT
 
-	say "$mode run: guest log in $run_dir (about $([ $quick = 1 ] && echo 4 || echo 20) minutes under TCG)"
+	say "$mode run: guest log in $run_dir (about $([ $quick = 1 ] && echo 5 || echo 28) minutes under TCG on an idle host)"
 	t0=$(date +%s)
 	tools/vm/run-vm.sh --kernel "$kernel" --mem $mem --disk-size 12 --timeout $timeout \
 		--out "$run_dir" "${envs[@]}" -- bash tools/bench/guest.sh
