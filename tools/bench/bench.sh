@@ -65,31 +65,7 @@ main() {
 		esac
 	done
 
-	commit=$(git rev-parse --short HEAD 2>/dev/null)
-	dirty=$(git status --porcelain -- kmod daemon uapi Kbuild 2>/dev/null | wc -l)
-	if [ -n "$rev" ]; then
-		commit=$(git rev-parse --short "$rev^{commit}") || die "no commit $rev"
-		dirty=0
-		src=build/bench/src
-		rm -rf "$src" && mkdir -p "$src" || die "cannot create $src"
-		git archive "$commit" | tar -x -C "$src" || die "git archive $commit failed"
-		say "building the module and daemon of $commit in $src"
-		make -s -C "$src" "build/$kernel/s3cachefs.ko" >/dev/null || die "module build of $commit failed"
-		make -s -C "$src/daemon" >/dev/null || die "daemon build of $commit failed"
-		S3CFS_KO=$src/build/$kernel/s3cachefs.ko
-		S3CFS_DAEMON=$src/daemon/s3cachefsd
-	elif [ $build = 1 ]; then
-		make -s "build/$kernel/s3cachefs.ko" >/dev/null || die "module build failed"
-		make -s -C daemon >/dev/null || die "daemon build failed"
-	fi
-	ko=${S3CFS_KO:-build/$kernel/s3cachefs.ko}
-	dmn=${S3CFS_DAEMON:-daemon/s3cachefsd}
-	[ -f "$ko" ] || die "no module at $ko (make build/$kernel/s3cachefs.ko)"
-	[ -x "$dmn" ] || die "no daemon at $dmn (make -C daemon)"
-	for t in fio jq gnuplot python3; do
-		command -v $t >/dev/null || die "$t is missing (tools/setup.sh)"
-	done
-
+	# Where the report goes, decided before anything is built or run.
 	mode=full
 	[ $quick = 1 ] && mode=quick
 	# A run publishes only if it measures everything the full run does:
@@ -122,6 +98,31 @@ main() {
 	else
 		publish=0
 	fi
+	commit=$(git rev-parse --short HEAD 2>/dev/null)
+	dirty=$(git status --porcelain -- kmod daemon uapi Kbuild 2>/dev/null | wc -l)
+	if [ -n "$rev" ]; then
+		commit=$(git rev-parse --short "$rev^{commit}") || die "no commit $rev"
+		dirty=0
+		src=build/bench/src
+		rm -rf "$src" && mkdir -p "$src" || die "cannot create $src"
+		git archive "$commit" | tar -x -C "$src" || die "git archive $commit failed"
+		say "building the module and daemon of $commit in $src"
+		make -s -C "$src" "build/$kernel/s3cachefs.ko" >/dev/null || die "module build of $commit failed"
+		make -s -C "$src/daemon" >/dev/null || die "daemon build of $commit failed"
+		S3CFS_KO=$src/build/$kernel/s3cachefs.ko
+		S3CFS_DAEMON=$src/daemon/s3cachefsd
+	elif [ $build = 1 ]; then
+		make -s "build/$kernel/s3cachefs.ko" >/dev/null || die "module build failed"
+		make -s -C daemon >/dev/null || die "daemon build failed"
+	fi
+	ko=${S3CFS_KO:-build/$kernel/s3cachefs.ko}
+	dmn=${S3CFS_DAEMON:-daemon/s3cachefsd}
+	[ -f "$ko" ] || die "no module at $ko (make build/$kernel/s3cachefs.ko)"
+	[ -x "$dmn" ] || die "no daemon at $dmn (make -C daemon)"
+	for t in fio jq gnuplot python3; do
+		command -v $t >/dev/null || die "$t is missing (tools/setup.sh)"
+	done
+
 	run_dir=$repo/build/bench/run-$mode
 	rm -rf "$run_dir"
 	mkdir -p "$run_dir" "$out" || die "cannot create $run_dir or $out"
