@@ -29,7 +29,7 @@ printf 'curl-file\tcold\tseq1\tok\t40.00\t\t\t\t0.4\t16 MiB, one GET, into a fil
 printf 'phases=cold fill warm hot meta small bigls smallf ckpt\n' >>"$work/run/env.txt"
 printf 'phases_all=cold fill warm hot profile meta small bigls smallf ckpt\n' >>"$work/run/env.txt"
 
-plan 14
+plan 17
 md=$work/out/results.md
 out=$(python3 "$repo/tools/bench/report.py" "$work/run" "$work/out" "$work/README.md" 2>&1)
 is "$?" 1 "a run without publish=1 in host.txt is refused the README"
@@ -107,4 +107,20 @@ check_sh "no .new file is left behind" no_new
 python3 "$repo/tools/bench/report.py" "$work/run" "$work/out2" >/dev/null 2>&1
 is "$?" 0 "a second run without a README argument exits 0"
 check_sh "the same results.md" cmp -s "$md" "$work/out2/results.md"
+# bench.sh: a partial run refuses docs/bench before it builds or boots
+# anything (S3CFS_KO: were the check gone, it would stop at the missing
+# module, not start a run).
+before=$(cd "$repo" && git status --porcelain -- docs/bench README.md; ls -l --time-style=+%s.%N docs/bench README.md)
+for args in "--quick --no-build" "--no-build"; do
+	msg=$(cd "$repo" && BENCH_PHASES=cold S3CFS_KO=/nonexistent timeout 30 \
+		bash tools/bench/bench.sh $args --out docs/bench 2>&1)
+	rc=$?
+	if [ $rc = 1 ] && [[ $msg == *"does not write docs/bench"* ]]; then
+		ok "bench.sh $args --out docs/bench (BENCH_PHASES=cold): refused"
+	else
+		not_ok "bench.sh $args --out docs/bench (BENCH_PHASES=cold): refused" "status $rc: $msg"
+	fi
+done
+after=$(cd "$repo" && git status --porcelain -- docs/bench README.md; ls -l --time-style=+%s.%N docs/bench README.md)
+is "$after" "$before" "... and docs/bench and README.md are as they were"
 tap_done
