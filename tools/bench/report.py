@@ -146,8 +146,8 @@ def merged(rs):
     notes = ["median of %d rounds" % len(oks)]
     notes += ["round %d: %s (%s)" % (r["round"], r["status"], r["note"]) for r in rs if r["status"] != "ok"]
     m["note"] = "; ".join([m["note"]] + notes if m["note"] else notes)
-    m["rounds"] = len(oks)
     return m
+
 
 R = {k: merged(v) for k, v in RR.items()}
 env = read_kv(os.path.join(RUN, "env.txt"))
