@@ -6,16 +6,25 @@
 #
 #   tools/bench/bench.sh [--quick] [--kernel 6.1|6.12] [--out DIR]
 #	[--systems "ext4 curl s3cachefs s3fs rclone"] [--no-build | --rev REV]
-#	[--profile|--no-profile]
+#	[--profile|--no-profile] [--no-publish]
 #
 # Boots one QEMU guest (tools/vm/run-vm.sh) that formats the emulated NVMe,
 # lays out one dataset, serves it with s3rver and measures, one system after
 # the other on that same NVMe: fio on the ext4 itself (the limit), raw curl
 # GETs (the S3 server's limit), s3cachefs (cold, warm, hot), s3fs-fuse and
 # rclone mount. Then writes DIR/results.md (tables, ratios to the limits,
-# targets) and DIR/results.png (gnuplot). DIR defaults to docs/bench.
+# targets) and DIR/results.png (gnuplot).
+#
+# Only the full run with no knob that leaves anything out (no --quick,
+# --systems, BENCH_PHASES, BENCH_SYSTEMS, BENCH_*_WL, BENCH_ROUNDS, ...)
+# and that built what it measures (no --no-build, S3CFS_KO) publishes: its DIR is docs/bench, and the same report (one run, one
+# commit) rewrites docs/bench/results.md, results.png and the benchmark
+# block of README.md together, once the guest finished every step. Every
+# other run writes only to its own DIR (default build/bench/run-MODE/report)
+# and refuses docs/bench.
 #
 #   --quick      small dataset, one row per target (~5 minutes; what CI runs)
+#   --no-publish a full run that writes to its own DIR, as a partial one
 #   --no-build   measure build/<kernel>/s3cachefs.ko and daemon/s3cachefsd
 #                as they are (default: make both first)
 #   --rev REV    measure the module and daemon of commit REV, built apart
@@ -39,7 +48,7 @@ main() {
 	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 	cd "$repo" || exit 1
 
-	quick=0 kernel=6.1 out=docs/bench build=1 profile= systems= rev=
+	quick=0 kernel=6.1 out= build=1 profile= systems= rev= publish=1
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--quick)	quick=1; shift ;;
@@ -50,11 +59,45 @@ main() {
 		--rev)		rev=$2; shift 2 ;;
 		--profile)	profile=1; shift ;;
 		--no-profile)	profile=0; shift ;;
+		--no-publish)	publish=0; shift ;;
 		-h|--help)	sed -n '3,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 		*)		echo "bench: unknown option $1 (see --help)" >&2; exit 2 ;;
 		esac
 	done
 
+	# Where the report goes, decided before anything is built or run.
+	mode=full
+	[ $quick = 1 ] && mode=quick
+	# A run publishes only if it measures everything the full run does:
+	# the knobs below leave systems, phases, workloads or rounds out (the
+	# others size runs or trace them: the page states them).
+	partial=
+	[ $quick = 1 ] && partial+=" --quick"
+	[ -n "$systems" ] && partial+=" --systems"
+	for v in BENCH_PHASES BENCH_SYSTEMS BENCH_COLD_WL BENCH_WARM_WL BENCH_HOT_WL \
+		 BENCH_ROUNDS BENCH_ROUND_SYSTEMS BENCH_QUICK BENCH_PROFILE BENCH_PROFILES \
+		 BENCH_HUGELS_N BENCH_SHARD_MB BENCH_RUNTIME BENCH_COLD_RUNTIME BENCH_HOT_PCT \
+		 BENCH_SMALL_N BENCH_BIGLS_N BENCH_META_LS BENCH_DIR_INDEX; do
+		[ -n "${!v+x}" ] && partial+=" $v"
+	done
+	[ "$profile" = 0 ] && partial+=" --no-profile"
+	# What is measured must be the commit named on the page: built here
+	# from it (or --rev's), not a build from before or from elsewhere.
+	[ $build = 0 ] && partial+=" --no-build"
+	[ -z "$rev" ] && [ -n "${S3CFS_KO+x}${S3CFS_DAEMON+x}" ] && partial+=" S3CFS_KO/S3CFS_DAEMON"
+	[ $publish = 0 ] && partial+=" --no-publish"
+	[ -n "$partial" ] && publish=0
+	pub_dir=$repo/docs/bench
+	if [ -z "$out" ]; then
+		out=$pub_dir
+		[ $publish = 1 ] || out=build/bench/run-$mode/report
+	fi
+	mkdir -p "$out" || die "cannot create $out"
+	if [ "$(cd "$out" && pwd)" = "$pub_dir" ]; then
+		[ $publish = 1 ] || die "a partial run (${partial# }) does not write docs/bench: leave --out out (its report goes to build/bench/run-$mode/report) or name another directory"
+	else
+		publish=0
+	fi
 	commit=$(git rev-parse --short HEAD 2>/dev/null)
 	dirty=$(git status --porcelain -- kmod daemon uapi Kbuild 2>/dev/null | wc -l)
 	if [ -n "$rev" ]; then
@@ -80,11 +123,9 @@ main() {
 		command -v $t >/dev/null || die "$t is missing (tools/setup.sh)"
 	done
 
-	mode=full
-	[ $quick = 1 ] && mode=quick
 	run_dir=$repo/build/bench/run-$mode
 	rm -rf "$run_dir"
-	mkdir -p "$run_dir" || die "cannot create $run_dir"
+	mkdir -p "$run_dir" "$out" || die "cannot create $run_dir or $out"
 
 	envs=(--env "BENCH_QUICK=$quick" --env "S3CFS_KO=$ko" --env "S3CFS_DAEMON=$dmn")
 	[ -n "$profile" ] && envs+=(--env "BENCH_PROFILE=$profile")
@@ -111,7 +152,7 @@ main() {
 	sampler=$!
 	trap 'kill $sampler 2>/dev/null' EXIT
 
-	say "$mode run: guest log in $run_dir (about $([ $quick = 1 ] && echo 4 || echo 20) minutes under TCG)"
+	say "$mode run: guest log in $run_dir (about $([ $quick = 1 ] && echo 5 || echo 28) minutes under TCG on an idle host)"
 	t0=$(date +%s)
 	tools/vm/run-vm.sh --kernel "$kernel" --mem $mem --disk-size 12 --timeout $timeout \
 		--out "$run_dir" "${envs[@]}" -- bash tools/bench/guest.sh
@@ -129,6 +170,10 @@ main() {
 		echo "vm_status=$rc"
 		echo "commit=$commit"
 		echo "dirty=$dirty"
+		# publish=1: the one run that the published page and the README show
+		# (left_knobs: why another run does not publish).
+		echo "publish=$([ $publish = 1 ] && [ $rc = 0 ] && echo 1 || echo 0)"
+		echo "left_knobs=${partial# }"
 		echo "host_cpus=$(nproc)"
 		# The guest runs this root's binaries: their versions, taken here.
 		echo "fio=$(fio --version 2>/dev/null)"
@@ -162,12 +207,18 @@ main() {
 		done
 	fi
 
-	mkdir -p "$out" || die "cannot create $out"
-	# The README shows the latest table of the project's own results.
+	# The published page and the README's block come from one report of
+	# one run; a full run whose guest did not finish publishes nothing.
 	readme=
-	[ "$(cd "$out" && pwd)" = "$repo/docs/bench" ] && readme=README.md
+	if [ $publish = 1 ] && [ $rc = 0 ]; then
+		readme=README.md
+	elif [ $publish = 1 ]; then
+		out=build/bench/run-$mode/report
+		mkdir -p "$out" || die "cannot create $out"
+		say "the guest did not finish: the report goes to $out, docs/bench and README.md are left as they are"
+	fi
 	python3 tools/bench/report.py "$run_dir/bench" "$out" $readme || die "report failed"
-	say "wrote $out/results.md and $out/results.png${readme:+ (and the table in README.md)}"
+	say "wrote $out/results.md and $out/results.png${readme:+ (and the block in README.md)}"
 	if [ $rc != 0 ]; then
 		say "the guest did not finish (status $rc; see $run_dir/console.log): the report is partial"
 		exit 1

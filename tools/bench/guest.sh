@@ -13,7 +13,8 @@
 #
 # Output, in $VM_OUT/bench:
 #   results.tsv   one line per measurement:
-#                 system mode workload status MiB/s IOPS p50_us p99_us secs note
+#                 system mode workload status MiB/s IOPS p50_us p99_us secs note round
+#                 (round: 1.. for the rows measured in rounds, see ROUNDS)
 #   phases.tsv    phase, seconds (for the report's timing table)
 #   env.txt       guest facts (kernel, cpus, memory, tool versions)
 #   logs/         fio JSON, daemon and peer logs, sysfs counters, profiles
@@ -72,6 +73,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	HUGELS_TIMEOUT=60
 	CREATE_RUNTIME=3	# s per small-file create run
 	CKPT_TIMEOUT=120	# s for one system's checkpoint write
+	ROUNDS=2		# rounds of the cold, warm and hot rows
 else
 	MODE=full
 	SHARD_MB=256
@@ -104,23 +106,38 @@ else
 	HUGELS_TIMEOUT=1800
 	CREATE_RUNTIME=15
 	CKPT_TIMEOUT=900
+	ROUNDS=3
 fi
+# What the full run measures, whatever this run's knobs (env.txt records
+# both, so that the report can say what a run left out).
+FULL_COLD_WL="ttfb seq1 seq1r seq4 seq4r"
+FULL_WARM_WL="seq1 seq4 rand4k rand128k mmap4k dseq1 drand4k"
+FULL_HOT_WL="seq1 seq4 rand4k rand128k mmap4k"
+ALL_SYSTEMS="ext4 curl s3cachefs s3fs rclone"
+# Rounds: the cold, warm and hot rows of ROUND_SYSTEMS (the limits and
+# s3cachefs) are measured ROUNDS times, interleaved per workload (limit,
+# s3cachefs, limit, s3cachefs, ...), so that the report gives each ratio as
+# the median of its per-round ratios with their spread (min-max). The peers
+# run the first round only (their ratios to us are 2-30x, far above the
+# noise; a round of them costs what the fill does).
+ROUND_SYSTEMS="ext4 curl s3cachefs"
 # The big-directory phase's mounts list with directory indexes
 # (dir_index: no cache file per listed object); BENCH_DIR_INDEX=0 without.
 DIR_INDEX=${BENCH_DIR_INDEX:-1}
 # perf profiles (full run): one perf record -a -g run costs ~40 s under TCG.
 PROFILES="warm-rand4k cold-seq1"	# of warm-seq1 warm-seq4 warm-rand4k warm-dseq1 cold-seq1
 # The phases, in order (a subset for experiments: BENCH_PHASES="cold").
-PHASES="cold fill warm hot profile meta small bigls smallf ckpt"
+ALL_PHASES="cold fill warm hot profile meta small bigls smallf ckpt"
+PHASES=$ALL_PHASES
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
 	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL PROFILES PHASES \
 	 SMALL_N SMALL_RUNTIME SMALLF_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT HUGELS_N HUGELS_TIMEOUT \
-	 CREATE_RUNTIME CKPT_TIMEOUT; do
+	 CREATE_RUNTIME CKPT_TIMEOUT ROUNDS ROUND_SYSTEMS; do
 	bv=BENCH_$v
 	[ -n "${!bv:-}" ] && printf -v "$v" '%s' "${!bv}"
 done
 [ "${BENCH_PROFILE:-}" = 1 ] && PROFILE=1
-SYSTEMS=${BENCH_SYSTEMS:-ext4 curl s3cachefs s3fs rclone}
+SYSTEMS=${BENCH_SYSTEMS:-$ALL_SYSTEMS}
 # The readahead of s3cachefs (its default) and of the ext4 limit, KiB.
 RA_KB=8192
 NSHARDS=4
@@ -231,12 +248,25 @@ if [ "${BENCH_TRACE:-0}" = 1 ]; then
 	set -x
 fi
 
-# rec SYSTEM MODE WORKLOAD STATUS MIBS IOPS P50_US P99_US SECS NOTE
+# rec SYSTEM MODE WORKLOAD STATUS MIBS IOPS P50_US P99_US SECS NOTE: one
+# row, of round $ROUND (the report pairs rows of the same round).
+ROUND=1 RD=
 rec() {
-	local IFS=$'\t'
-	echo "$*" >>"$RES"
-	say "result: $*"
+	local IFS=$'\t' a=("$@")
+	while [ ${#a[@]} -lt 10 ]; do a+=(""); done
+	a+=("$ROUND")
+	echo "${a[*]}" >>"$RES"
+	say "result: ${a[*]}"
 }
+# in_round SYSTEM: whether SYSTEM runs in this round (the first: all).
+in_round() {
+	[ "$ROUND" = 1 ] && return 0
+	case " $ROUND_SYSTEMS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+# round_dir: RD, where this round's cold objects are (round 1: the
+# bucket's root; round N: rN/, hard links to the same bytes, unread).
+round_dir() { if [ "$ROUND" = 1 ]; then RD=; else RD=/r$ROUND; fi; }
 
 phase_start() { PHASE_NAME=$1; PHASE_T0=$(now); say "=== $1"; }
 phase_end() { printf '%s\t%s\n' "$PHASE_NAME" "$(elapsed "$PHASE_T0")" >>"$PHASES_TSV"; }
@@ -346,11 +376,14 @@ setup_disk() {
 # s3rver serves the .md5 file as the ETag and does not check it.
 make_dataset() {
 	python3 - "$S3_DATA/$BUCKET" "$NSHARDS" "$SHARD_MB" "$BIG_MB" \
-		"$META_LS" "$META_DIRS" "$META_PER_DIR" "$SMALL_N" "$SMALL_LIST" <<'EOF'
+		"$META_LS" "$META_DIRS" "$META_PER_DIR" "$SMALL_N" "$SMALL_LIST" "$ROUNDS" <<'EOF'
 import hashlib, os, random, sys
 root = sys.argv[1]
 nshards, shard_mb, big_mb, nls, ndirs, per, nsmall = map(int, sys.argv[2:9])
 small_list = sys.argv[9]
+rounds = int(sys.argv[10])
+# Round N > 1 of the cold rows reads rN/{shards,cold,coldr}/sI, rN/big/.
+rdirs = ["r%d/%s" % (n, d) for n in range(2, rounds + 1) for d in ("shards", "cold", "coldr", "big")]
 META = b'{"content-type":"application/octet-stream"}\n'
 def side(base, etag):
     with open(base + "._S3rver_object.md5", "w") as f:
@@ -362,7 +395,7 @@ def put(key, data):
     with open(base + "._S3rver_object", "wb") as f:
         f.write(data)
     side(base, hashlib.md5(data).hexdigest())
-for d in ("shards", "cold", "coldr", "prof", "big", "ls"):
+for d in ["shards", "cold", "coldr", "prof", "big", "ls"] + rdirs:
     os.makedirs(os.path.join(root, d), exist_ok=True)
 blk = os.urandom(16 << 20)
 for i in range(nshards):
@@ -374,7 +407,7 @@ for i in range(nshards):
             f.write(blk)
     etag = "%032x" % (i + 1)
     side(base, etag)
-    for d in ("cold", "coldr", "prof"):
+    for d in ["cold", "coldr", "prof"] + [r for r in rdirs if not r.endswith("/big")]:
         link = os.path.join(root, d, "s%d" % i)
         os.link(base + "._S3rver_object", link + "._S3rver_object")
         side(link, etag)
@@ -382,6 +415,11 @@ base = os.path.join(root, "big", "ttfb.bin")
 with open(base + "._S3rver_object", "wb") as f:
     f.truncate(big_mb << 20)
 side(base, "%032x" % 4096)
+for r in rdirs:
+    if r.endswith("/big"):
+        link = os.path.join(root, r, "ttfb.bin")
+        os.link(base + "._S3rver_object", link + "._S3rver_object")
+        side(link, "%032x" % 4096)
 SUF = ("._S3rver_object", "._S3rver_object.md5", "._S3rver_metadata.json")
 small = os.path.join(root, "small-master")
 put("small-master", b"object\n")
@@ -426,6 +464,7 @@ fio_run() {
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	job=$2
 	js=$LOGS/fio-$sys-$mode-$wl.json
+	[ "$ROUND" = 1 ] || js=$LOGS/fio-$sys-$mode-$wl-r$ROUND.json
 	FIO_IO_BYTES=0
 	t0=$(now)
 	# (a subshell exports the job's variables: no env(1) to exec)
@@ -798,10 +837,15 @@ abort_rclone() { fuse_abort $MNT_rclone "$PID_rclone"; PID_rclone=; }
 wipe_rclone() { rm -rf $CACHE_rclone; }
 
 # --- orchestration ---------------------------------------------------------------
-# The systems are measured interleaved: every workload runs on the limit
-# and on each system back to back, so that the ratios compare runs taken
-# within a minute or so of each other (the build hosts are shared; their
-# load drifts over minutes). All three caches are filled first.
+# The systems are measured interleaved: every cold, warm and hot workload
+# runs on the limit and on each system back to back, and then again, ROUNDS
+# times in all for the limits and s3cachefs (limit, s3cachefs, peers,
+# limit, s3cachefs, limit, s3cachefs), so that each ratio is the median of
+# ROUNDS ratios of runs taken within a minute or so of each other, with its
+# spread (the build hosts are shared; their load drifts over minutes). Run
+# once, one system after the other: the metadata walks, small objects, the
+# big directory and the writes (a system's cold and warm runs between the
+# limit's and the next system's); their ratios have no spread.
 MOUNTED=()	# the mounted systems that are up
 declare -A DOWN	# system -> why it is out of the run (mount failed, hung)
 
@@ -829,7 +873,7 @@ step() {
 		DOWN[$sys]="skipped: its $mode $wl run hung"
 		"abort_$sys"
 	fi
-	[ "$sys" = s3cachefs ] && stats_s3cachefs "$mode $wl"
+	[ "$sys" = s3cachefs ] && stats_s3cachefs "$mode $wl$([ "$ROUND" = 1 ] || echo " (round $ROUND)")"
 	return $rc
 }
 
@@ -864,23 +908,40 @@ mount_all() {
 has() { case " $SYSTEMS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # Cold: nothing cached. Each run reads objects its system has never read
-# (cold/, coldr/, big/); the S3 server's page cache is dropped before each.
+# (cold/, coldr/, big/, and rN/ in round N); the S3 server's page cache is
+# dropped before each. Two limits for the sequential rows: curl streaming
+# to /dev/null, and curl writing into a file on the same NVMe (s3cachefs
+# writes every byte it reads into its cache there).
 phase_cold() {
 	local sys wl mv
 	phase_start "cold (empty caches)"
 	for wl in $COLD_WL; do
-		if has curl; then drop_caches; "curl_$wl"; fi
-		for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
-			mv="MNT_$sys"
-			drop_caches
+		for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+			round_dir
 			case $wl in
-			ttfb)	step "$sys" cold ttfb ttfb "$sys" "${!mv}/big/ttfb.bin" ;;
-			seq1)	step "$sys" cold seq1 workload "$sys" cold seq1c "${!mv}/cold" "" "$COLD_RUNTIME" ;;
-			rand4k)	DEADLINE_SLACK=30 step "$sys" cold rand4k workload "$sys" cold rand4k "${!mv}/coldr" "" ;;
-			seq4)	step "$sys" cold seq4 workload "$sys" cold seq4 "${!mv}/shards" "" "$COLD_RUNTIME" ;;
+			seq1r|seq4r) [ $ROUND = 1 ] || continue ;;	# references
 			esac
+			if has curl && in_round curl; then
+				drop_caches
+				CURL_SINK= "curl_$wl"
+				case $wl in
+				seq1|seq4) drop_caches; CURL_SINK=/nvme/curl-sink "curl_$wl" ;;
+				esac
+			fi
+			for sys in ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+				in_round "$sys" || continue
+				mv="MNT_$sys"
+				drop_caches
+				case $wl in
+				ttfb)	step "$sys" cold ttfb ttfb "$sys" "${!mv}$RD/big/ttfb.bin" ;;
+				seq1)	step "$sys" cold seq1 workload "$sys" cold seq1c "${!mv}$RD/cold" "" "$COLD_RUNTIME" ;;
+				rand4k)	DEADLINE_SLACK=30 step "$sys" cold rand4k workload "$sys" cold rand4k "${!mv}$RD/coldr" "" ;;
+				seq4)	step "$sys" cold seq4 workload "$sys" cold seq4 "${!mv}$RD/shards" "" "$COLD_RUNTIME" ;;
+				esac
+			done
 		done
 	done
+	ROUND=1 RD=
 	if has s3cachefs && mounted $MNT_s3cachefs; then
 		cp "/sys/fs/s3cachefs/$MNT_DEV/fetch_latency" \
 			"$LOGS/s3cachefs-fetch-latency-cold.txt" 2>/dev/null
@@ -921,14 +982,18 @@ phase_warm() {
 	local wl sys
 	phase_start "warm (caches full, page cache dropped)"
 	for wl in $WARM_WL; do
-		for sys in ext4 ${MOUNTED[@]+"${MOUNTED[@]}"}; do
-			[ $sys = ext4 ] && ! has ext4 && continue
-			drop_caches
-			local mode=warm
-			[ $sys = ext4 ] && mode=nvme
-			step "$sys" $mode "$wl" workload "$sys" $mode "$wl" $(shards_of $sys)
+		for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+			for sys in ext4 ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+				[ $sys = ext4 ] && ! has ext4 && continue
+				in_round "$sys" || continue
+				drop_caches
+				local mode=warm
+				[ $sys = ext4 ] && mode=nvme
+				step "$sys" $mode "$wl" workload "$sys" $mode "$wl" $(shards_of $sys)
+			done
 		done
 	done
+	ROUND=1
 	phase_end
 }
 
@@ -957,13 +1022,17 @@ phase_hot() {
 	done
 	snap "hot, loaded"
 	for wl in $HOT_WL; do
-		for sys in ext4 ${MOUNTED[@]+"${MOUNTED[@]}"}; do
-			[ $sys = ext4 ] && ! has ext4 && continue
-			local mode=hot
-			[ $sys = ext4 ] && mode=pagecache
-			step "$sys" $mode "$wl" workload "$sys" $mode "$wl" $(shards_of $sys)
+		for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
+			for sys in ext4 ${MOUNTED[@]+"${MOUNTED[@]}"}; do
+				[ $sys = ext4 ] && ! has ext4 && continue
+				in_round "$sys" || continue
+				local mode=hot
+				[ $sys = ext4 ] && mode=pagecache
+				step "$sys" $mode "$wl" workload "$sys" $mode "$wl" $(shards_of $sys)
+			done
 		done
 	done
+	ROUND=1
 	snap "hot, done"
 	phase_end
 }
@@ -1598,7 +1667,7 @@ curl_ttfb() {
 	local out
 	say "curl cold ttfb"
 	# bytes=0-4095: s3rver 3.7.1 answers bytes=0-0 with the whole object.
-	out=$(s3_curl -r 0-4095 -o /dev/null -w '%{time_starttransfer}' "$CURL_U/big/ttfb.bin" 2>&1)
+	out=$(s3_curl -r 0-4095 -o /dev/null -w '%{time_starttransfer}' "$CURL_U$RD/big/ttfb.bin" 2>&1)
 	if [[ $out =~ ^[0-9.]+$ ]]; then
 		us_of "$out"
 		rec curl cold ttfb ok "" "" "$US" "" "$out" \
@@ -1607,30 +1676,51 @@ curl_ttfb() {
 		rec curl cold ttfb fail "" "" "" "" "" "$(echo "$out" | tail -n 1 | cut -c1-160)"
 	fi
 }
+# Where the streams of a curl limit go: /dev/null, or with CURL_SINK=DIR
+# (the "curl-file" limit) files in DIR, on the cache's NVMe ext4, as
+# s3cachefs writes what it fetches (buffered writes, no fsync: the next
+# drop_caches writes them back, untimed). curl_sink, before the clock
+# starts, makes DIR empty and sets SYS (the row's system) and SINK_NOTE;
+# sink_of I: SINK, the output of stream I (no exec: the streams start
+# together).
+curl_sink() {
+	if [ -n "${CURL_SINK:-}" ]; then
+		SYS=curl-file SINK_NOTE=", into a file on the NVMe"
+		rm -rf "$CURL_SINK" && mkdir -p "$CURL_SINK"
+	else
+		SYS=curl SINK_NOTE=
+	fi
+}
+sink_of() { if [ -n "${CURL_SINK:-}" ]; then SINK=$CURL_SINK/s$1; else SINK=/dev/null; fi; }
 # One stream: one GET of a whole shard, cut after COLD_RUNTIME s (as the
 # cold 1-job fio runs).
 curl_seq1() {
-	local out bytes secs
-	say "curl cold seq1"
-	out=$(S3_CURL_TIMEOUT=$COLD_RUNTIME s3_curl -o /dev/null -w '%{size_download} %{time_total}' \
-		"$CURL_U/cold/s0" 2>/dev/null)
+	local out bytes secs SINK SYS SINK_NOTE
+	curl_sink
+	sink_of 0
+	say "$SYS cold seq1"
+	out=$(S3_CURL_TIMEOUT=$COLD_RUNTIME s3_curl -o "$SINK" -w '%{size_download} %{time_total}' \
+		"$CURL_U$RD/cold/s0" 2>/dev/null)
 	bytes=${out% *} secs=${out#* }
 	if [ "${bytes:-0}" -gt 0 ] 2>/dev/null; then
 		ms_of "$secs"
-		rec curl cold seq1 ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
-			"" "" "" "$secs" "$((bytes >> 20)) MiB, one GET"
+		rec $SYS cold seq1 ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
+			"" "" "" "$secs" "$((bytes >> 20)) MiB, one GET$SINK_NOTE"
 	else
-		rec curl cold seq1 fail "" "" "" "" "" "curl: $out"
+		rec $SYS cold seq1 fail "" "" "" "" "" "curl: $out"
 	fi
+	[ -z "${CURL_SINK:-}" ] || rm -rf "$CURL_SINK"
 }
 # Four streams at once, one per shard.
 curl_seq4() {
-	local i t0 secs bytes out= pids=()
-	say "curl cold seq4"
+	local i t0 secs bytes out= pids=() SINK SYS SINK_NOTE
+	curl_sink
+	say "$SYS cold seq4"
 	t0=$(now)
 	for ((i = 0; i < NSHARDS; i++)); do
-		S3_CURL_TIMEOUT=$COLD_RUNTIME s3_curl -o /dev/null -w '%{size_download}\n' \
-			"$CURL_U/shards/s$i" >"$LOGS/curl-seq4-$i.out" 2>/dev/null &
+		sink_of $i
+		S3_CURL_TIMEOUT=$COLD_RUNTIME s3_curl -o "$SINK" -w '%{size_download}\n' \
+			"$CURL_U$RD/shards/s$i" >"$LOGS/curl-seq4-$i.out" 2>/dev/null &
 		pids+=($!)
 	done
 	wait "${pids[@]}"
@@ -1643,11 +1733,12 @@ curl_seq4() {
 	done
 	if [ "$bytes" -gt 0 ]; then
 		ms_of "$secs"
-		rec curl cold seq4 ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
-			"" "" "" "$secs" "$((bytes >> 20)) MiB, 4 parallel GETs"
+		rec $SYS cold seq4 ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 2)" \
+			"" "" "" "$secs" "$((bytes >> 20)) MiB, 4 parallel GETs$SINK_NOTE"
 	else
-		rec curl cold seq4 fail "" "" "" "" "" "no bytes"
+		rec $SYS cold seq4 fail "" "" "" "" "" "no bytes"
 	fi
+	[ -z "${CURL_SINK:-}" ] || rm -rf "$CURL_SINK"
 }
 # The same streams as ranged GETs of one readahead window each (8 MiB),
 # two in flight per stream: the request pattern of s3cachefs's FETCHes
@@ -1715,7 +1806,7 @@ curl_rand4k() {
 	: >"$lat"
 	rm -rf "$LOGS/curl-cfg"
 	mkdir -p "$LOGS/curl-cfg"
-	python3 - "$CURL_U/coldr" "$NSHARDS" "$((SHARD_MB << 8))" "$(curl_cfg_common)" "$LOGS/curl-cfg" <<'EOF'
+	python3 - "$CURL_U$RD/coldr" "$NSHARDS" "$((SHARD_MB << 8))" "$(curl_cfg_common)" "$LOGS/curl-cfg" <<'EOF'
 import random, sys
 u, ns, blocks, common, d = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 for size in (16, 32, 64, 128, 256):
@@ -1866,6 +1957,18 @@ write_env() {
 	{
 		echo "mode=$MODE"
 		echo "systems=$SYSTEMS"
+		echo "systems_all=$ALL_SYSTEMS"
+		echo "phases=$PHASES"
+		echo "phases_all=$ALL_PHASES"
+		echo "cold_wl=$COLD_WL"
+		echo "cold_wl_full=$FULL_COLD_WL"
+		echo "warm_wl=$WARM_WL"
+		echo "warm_wl_full=$FULL_WARM_WL"
+		echo "hot_wl=$HOT_WL"
+		echo "hot_wl_full=$FULL_HOT_WL"
+		echo "profile=$PROFILE"
+		echo "rounds=$ROUNDS"
+		echo "round_systems=$ROUND_SYSTEMS"
 		echo "shards=$NSHARDS"
 		echo "shard_mb=$SHARD_MB"
 		echo "big_mb=$BIG_MB"

@@ -10,13 +10,21 @@ OUT_DIR gets results.md and results.png (gnuplot). The analysis of missed
 targets comes from docs/bench/analysis.md (hand-written, kept next to the
 results) plus what the run itself recorded (s3cachefs counters, fetch
 latency histogram, perf profiles). With README (bench.sh passes the
-project's README.md when it writes docs/bench), the block between
+project's README.md for the one run that publishes), the block between
 "<!-- bench:begin -->" and "<!-- bench:end -->" there is replaced with this
-run's target table, so that the README always shows the latest results.
+run's header and target table, so that the README and results.md always
+show the same run. README is refused (and so is OUT_DIR docs/bench) unless
+host.txt says publish=1: partial runs never reach the published page.
+All files are written at once, after everything was computed.
+
+Rows measured in rounds (results.tsv's 11th column) are shown as the median
+of their rounds; a ratio of two such rows as the median of the ratios of
+rows of the same round, with their spread (min-max).
 """
 import collections
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -24,7 +32,7 @@ RUN, OUT = sys.argv[1], sys.argv[2]
 README = sys.argv[3] if len(sys.argv) > 3 else None
 REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-COLS = ["system", "mode", "workload", "status", "mibs", "iops", "p50", "p99", "secs", "note"]
+COLS = ["system", "mode", "workload", "status", "mibs", "iops", "p50", "p99", "secs", "note", "round"]
 WORKLOADS = collections.OrderedDict([
     ("seq1", "Sequential read, 1 MiB blocks, 1 job"),
     ("seq4", "Sequential read, 1 MiB blocks, 4 jobs"),
@@ -36,10 +44,15 @@ WORKLOADS = collections.OrderedDict([
 ])
 # What each state is compared with: the limit measured in the same run.
 LIMIT = {"warm": ("ext4", "nvme"), "hot": ("ext4", "pagecache"), "cold": ("curl", "cold")}
+# The cold rows' second limit: curl writing what it reads into a file on the
+# same NVMe, as s3cachefs writes every byte it fetches into its cache.
+LIMIT2 = {"cold": ("curl-file", "cold")}
+LIMITS = ("ext4", "curl", "curl-file")
 STATE_LABEL = {
     ("ext4", "nvme"): "ext4 limit, NVMe (page cache dropped)",
     ("ext4", "pagecache"): "ext4 limit, page cache",
     ("curl", "cold"): "curl limit (raw ranged GETs to s3rver)",
+    ("curl-file", "cold"): "curl into a file on the NVMe (limit)",
 }
 PEERS = ["s3fs", "rclone"]
 
@@ -64,16 +77,79 @@ def num(s):
         return None
 
 
+class Ratio(float):
+    """A ratio, with lo/hi (the spread of its per-round ratios) and n, the
+    rounds it is the median of (1: a ratio of two single or median rows)."""
+
+    def __new__(cls, v, lo=None, hi=None, n=1):
+        o = float.__new__(cls, v)
+        o.lo, o.hi, o.n = lo, hi, n
+        return o
+
+    def text(self, nd=2):
+        t = ("%." + str(nd) + "f") % self
+        if self.n > 1:
+            t += (" (%." + str(nd) + "f–%." + str(nd) + "f)") % (self.lo, self.hi)
+        return t
+
+
+def paired(a, b, m):
+    """KEY a's figure M over KEY b's: the median of the ratios of their rows
+    of the same round, with min and max, where at least two rounds of both
+    went well; else the ratio of their (median) rows. None if either is
+    missing."""
+    ra = {r["round"]: num(r[m]) for r in RR.get(a, []) if r["status"] == "ok"}
+    rb = {r["round"]: num(r[m]) for r in RR.get(b, []) if r["status"] == "ok"}
+    rs = [ra[k] / rb[k] for k in sorted(ra) if k in rb and ra[k] is not None and rb[k]]
+    if len(rs) >= 2:
+        return Ratio(statistics.median(rs), min(rs), max(rs), len(rs))
+    va, vb = metric(a, m), metric(b, m)
+    if va is None or not vb:
+        return None
+    return Ratio(va / vb)
+
+
+def rtext(v, nd=2):
+    """A ratio cell: "0.93 (0.90–0.97)" for a median of rounds."""
+    if v is None:
+        return "–"
+    return v.text(nd) if isinstance(v, Ratio) else ("%." + str(nd) + "f") % v
+
+
 rows = []
 with open(os.path.join(RUN, "results.tsv")) as f:
     for line in f:
         parts = line.rstrip("\n").split("\t")
         parts += [""] * (len(COLS) - len(parts))
-        rows.append(dict(zip(COLS, parts[:len(COLS)])))
-R = {}
+        r = dict(zip(COLS, parts[:len(COLS)]))
+        r["round"] = int(r["round"]) if r["round"].isdigit() else 1
+        rows.append(r)
+ALLROWS = list(rows)	# (rows is reused by the small-objects table)
+RR = collections.OrderedDict()	# key -> its rows, one per round
 for r in rows:
-    R[(r["system"], r["mode"], r["workload"])] = r
+    RR.setdefault((r["system"], r["mode"], r["workload"]), []).append(r)
 
+
+def merged(rs):
+    """One row for the rows of a key: the median of each figure over the
+    rounds that went well (a round that did not is named in the note); the
+    last row if none did."""
+    if len(rs) == 1:
+        return rs[0]
+    oks = [r for r in rs if r["status"] == "ok"]
+    if not oks:
+        return rs[-1]
+    m = dict(oks[0])
+    for c in ("mibs", "iops", "p50", "p99", "secs"):
+        vals = [num(r[c]) for r in oks if num(r[c]) is not None]
+        m[c] = ("%.6g" % statistics.median(vals)) if vals else ""
+    notes = ["median of %d rounds" % len(oks)]
+    notes += ["round %d: %s (%s)" % (r["round"], r["status"], r["note"]) for r in rs if r["status"] != "ok"]
+    m["note"] = "; ".join([m["note"]] + notes if m["note"] else notes)
+    return m
+
+
+R = {k: merged(v) for k, v in RR.items()}
 env = read_kv(os.path.join(RUN, "env.txt"))
 host = read_kv(os.path.join(RUN, "host.txt"))
 phases = []
@@ -107,23 +183,29 @@ def main_metric(wl):
     return "iops" if wl in ("rand4k", "mmap4k", "drand4k") else "mibs"
 
 
-def limit_of(sysname, mode):
-    if sysname in ("ext4", "curl"):
-        return (sysname, mode)
-    return LIMIT.get(mode)
+def limit_of(sysname, mode, second=False):
+    """The limit a row is compared with (SECOND: its second limit); a limit
+    row is its own, except that the limits of the same state are compared
+    with each other (curl into a file against curl, and back)."""
+    if (sysname, mode) == LIMIT2.get(mode):
+        return (sysname, mode) if second else LIMIT[mode]
+    if (sysname, mode) == LIMIT.get(mode) and second:
+        return LIMIT2.get(mode)
+    if sysname in LIMITS:
+        return (sysname, mode) if not second else None
+    return (LIMIT2 if second else LIMIT).get(mode)
 
 
-def ratio(key):
-    """Throughput of KEY over its limit's, same workload, same run."""
+def ratio(key, second=False):
+    """Throughput of KEY over its limit's (with SECOND, its second limit's),
+    same workload, same run: a Ratio, the median of the rounds' ratios."""
     sysname, mode, wl = key
-    lim = limit_of(sysname, mode)
+    lim = limit_of(sysname, mode, second)
     if not lim:
         return None
-    m = "mibs"
-    a, b = metric(key, m), metric(lim + (wl,), m)
-    if a is None or not b:
-        return None
-    return a / b
+    if lim == (sysname, mode):
+        return Ratio(1.0) if ok(key) else None	# the limit itself
+    return paired(key, lim + (wl,), "mibs")
 
 
 def fmt(v, nd=1):
@@ -163,6 +245,7 @@ targets = []
 
 
 def target(tid, text, got, want, detail, missing=None):
+    """A target row; GOT a ratio (a Ratio of rounds shows its spread)."""
     if got is None and "–" in detail.split(" vs ")[0] and detail.split(" vs ")[1].startswith("–"):
         return	# neither side was measured in this run (quick runs skip rows)
     if got is None:
@@ -177,24 +260,30 @@ def vs(a, b, what):
     return a / b if a is not None and b else None
 
 
+# Rows measured in rounds: the figures are medians, the ratio the median of
+# the rounds' ratios (paired), shown with its spread.
+def versus(ka, kb, m):
+    return metric(ka, m), metric(kb, m), paired(ka, kb, m)
+
+
 for wl in ("seq1", "seq4"):
-    a, b = metric(("s3cachefs", "warm", wl), "mibs"), metric(("ext4", "nvme", wl), "mibs")
-    target("warm-seq-%s" % wl, "warm sequential (%s) ≥ 0.95 × ext4 NVMe" % wl, vs(a, b, ""), 0.95,
+    a, b, r = versus(("s3cachefs", "warm", wl), ("ext4", "nvme", wl), "mibs")
+    target("warm-seq-%s" % wl, "warm sequential (%s) ≥ 0.95 × ext4 NVMe" % wl, r, 0.95,
            "%s vs %s MiB/s" % (fmt(a), fmt(b)))
 for wl in ("seq1", "seq4"):
-    a, b = metric(("s3cachefs", "hot", wl), "mibs"), metric(("ext4", "pagecache", wl), "mibs")
-    target("hot-seq-%s" % wl, "hot sequential (%s) ≥ 0.95 × ext4 page cache" % wl, vs(a, b, ""), 0.95,
+    a, b, r = versus(("s3cachefs", "hot", wl), ("ext4", "pagecache", wl), "mibs")
+    target("hot-seq-%s" % wl, "hot sequential (%s) ≥ 0.95 × ext4 page cache" % wl, r, 0.95,
            "%s vs %s MiB/s" % (fmt(a), fmt(b)))
-a, b = metric(("s3cachefs", "warm", "rand4k"), "iops"), metric(("ext4", "nvme", "rand4k"), "iops")
-target("warm-rand4k", "warm 4 KiB random IOPS ≥ 0.80 × ext4 NVMe", vs(a, b, ""), 0.80,
+a, b, r = versus(("s3cachefs", "warm", "rand4k"), ("ext4", "nvme", "rand4k"), "iops")
+target("warm-rand4k", "warm 4 KiB random IOPS ≥ 0.80 × ext4 NVMe", r, 0.80,
        "%s vs %s IOPS" % (fmt(a), fmt(b)))
 for p in PEERS:
     for wl in ("seq1", "seq4"):
-        a, b = metric(("s3cachefs", "warm", wl), "mibs"), metric((p, "warm", wl), "mibs")
-        target("warm-seq-%s-%s" % (wl, p), "warm sequential (%s) ≥ 2.5 × %s" % (wl, p), vs(a, b, ""), 2.5,
+        a, b, r = versus(("s3cachefs", "warm", wl), (p, "warm", wl), "mibs")
+        target("warm-seq-%s-%s" % (wl, p), "warm sequential (%s) ≥ 2.5 × %s" % (wl, p), r, 2.5,
                "%s vs %s MiB/s" % (fmt(a), fmt(b)))
-    a, b = metric(("s3cachefs", "warm", "rand4k"), "iops"), metric((p, "warm", "rand4k"), "iops")
-    target("warm-rand4k-%s" % p, "warm 4 KiB random ≥ 2 × %s" % p, vs(a, b, ""), 2.0,
+    a, b, r = versus(("s3cachefs", "warm", "rand4k"), (p, "warm", "rand4k"), "iops")
+    target("warm-rand4k-%s" % p, "warm 4 KiB random ≥ 2 × %s" % p, r, 2.0,
            "%s vs %s IOPS" % (fmt(a), fmt(b)))
 for wl in WORKLOADS:
     m = main_metric(wl)
@@ -203,25 +292,31 @@ for wl in WORKLOADS:
     if a is None and b is None:
         continue
     unit = "IOPS" if m == "iops" else "MiB/s"
-    target("hot-%s-peers" % wl, "hot %s ≥ best peer" % wl, vs(a, b, ""), 1.0,
+    target("hot-%s-peers" % wl, "hot %s ≥ best peer" % wl,
+           paired(("s3cachefs", "hot", wl), (who, "hot", wl), m) if who else None, 1.0,
            "%s vs %s %s (%s)" % (fmt(a), fmt(b), unit, who or "–"))
 for wl in ("seq1", "seq4"):
-    a, b = metric(("s3cachefs", "cold", wl), "mibs"), metric(("curl", "cold", wl), "mibs")
+    a, b, r = versus(("s3cachefs", "cold", wl), ("curl", "cold", wl), "mibs")
     # The ranged-GET reference row (guest.sh curl_ranged): not the target's
     # limit, but it tells the server's per-request cost from ours.
     rg = metric(("curl", "cold", wl + "r"), "mibs")
     extra = "; %.2f × curl as 8 MiB ranged GETs (%s MiB/s)" % (a / rg, fmt(rg)) if a and rg else ""
-    target("cold-seq-%s" % wl, "cold sequential (%s) ≥ 0.80 × raw curl" % wl, vs(a, b, ""), 0.80,
+    target("cold-seq-%s" % wl, "cold sequential (%s) ≥ 0.80 × raw curl" % wl, r, 0.80,
            "%s vs %s MiB/s%s" % (fmt(a), fmt(b), extra))
+    # The second limit: curl also writing every byte into a file on the
+    # NVMe, as s3cachefs does into its cache.
+    a, b, r = versus(("s3cachefs", "cold", wl), ("curl-file", "cold", wl), "mibs")
+    target("cold-seq-%s-file" % wl, "cold sequential (%s) ≥ 0.80 × curl into a file on the NVMe" % wl,
+           r, 0.80, "%s vs %s MiB/s" % (fmt(a), fmt(b)))
 
 for wl in ("dseq1", "drand4k"):
     m = main_metric(wl)
     unit = "IOPS" if m == "iops" else "MiB/s"
-    a, b = metric(("s3cachefs", "warm", wl), m), metric(("ext4", "nvme", wl), m)
-    target("warm-direct-%s" % wl, "warm O_DIRECT %s ≥ 0.90 × ext4 O_DIRECT" % wl, vs(a, b, ""), 0.90,
+    a, b, r = versus(("s3cachefs", "warm", wl), ("ext4", "nvme", wl), m)
+    target("warm-direct-%s" % wl, "warm O_DIRECT %s ≥ 0.90 × ext4 O_DIRECT" % wl, r, 0.90,
            "%s vs %s %s" % (fmt(a), fmt(b), unit))
-a, b = metric(("s3cachefs", "cold", "ttfb"), "p50"), metric(("curl", "cold", "ttfb"), "p50")
-target("cold-ttfb", "cold time to first byte ≤ 1.5 × curl's", vs(b, a, ""), 1 / 1.5,
+b, a, r = versus(("curl", "cold", "ttfb"), ("s3cachefs", "cold", "ttfb"), "p50")
+target("cold-ttfb", "cold time to first byte ≤ 1.5 × curl's", r, 1 / 1.5,
        "%s vs %s" % (fmt_us(a), fmt_us(b)))
 a, b = metric(("s3cachefs", "cold", "small"), "iops"), metric(("curl", "cold", "small"), "iops")
 target("cold-small", "cold 100 KiB objects, 8 readers ≥ 0.80 × curl (files/s)", vs(a, b, ""), 0.80,
@@ -325,30 +420,34 @@ def chart(png):
     """Bars of throughput over the limit, per workload, for the three states."""
     data = os.path.join(RUN, "chart.dat")
     groups = [
-        ("warm", "ext4 NVMe"),
-        ("hot", "ext4 page cache"),
-        ("cold", "curl"),
+        ("warm", "", False),
+        ("hot", "", False),
+        ("cold", "", False),
+        ("cold", " → file", True),	# against the second limit
     ]
     series = ["s3cachefs", "s3fs", "rclone"]
     lines = []
     labels = []
-    for mode, limname in groups:
-        wls = [w for w in WORKLOADS if metric(LIMIT[mode] + (w,), "mibs")]
+    for mode, tag, second in groups:
+        lim = (LIMIT2 if second else LIMIT)[mode]
+        wls = [w for w in WORKLOADS if metric(lim + (w,), "mibs")]
         for wl in wls:
             vals = []
             for s in series:
-                r = ratio((s, mode, wl))
+                r = ratio((s, mode, wl), second)
                 vals.append("%.3f" % r if r is not None else "0")
             labels.append("%s\\n%s" % (mode, wl))
-            lines.append('"%s %s" %s' % (mode, wl, " ".join(vals)))
-        lines.append('"" 0 0 0')
+            lines.append('"%s %s%s" %s' % (mode, wl, tag, " ".join(vals)))
+        if wls:
+            lines.append('"" 0 0 0')
     if lines:
         lines.pop()
     with open(data, "w") as f:
         f.write("# label " + " ".join(series) + "\n")
         f.write("\n".join(lines) + "\n")
-    title = "s3cachefs vs peers, %s run %s: throughput / limit (warm: ext4 NVMe, hot: ext4 page cache, cold: raw curl)" % (
-        host.get("mode", env.get("mode", "")), host.get("date", ""))
+    title = ("s3cachefs vs peers, %s run of %s, %s: throughput / limit, medians of rounds\\n"
+             "warm: ext4 NVMe, hot: ext4 page cache, cold: raw curl, cold → file: curl into a file on the NVMe") % (
+        host.get("mode", env.get("mode", "")), host.get("commit", "?"), host.get("date", ""))
     gp = """
 set terminal pngcairo size 1400,560 font "sans,10"
 set output '%s'
@@ -373,10 +472,90 @@ plot '%s' using 2:xtic(1) title "s3cachefs" lc rgb "#1f77b4", \\
     subprocess.run(["gnuplot", gpf], check=True)
 
 
+# --- the run's header: results.md and the README say the same --------------------
+mode = host.get("mode", "")
+others = max(n for _, n in loads) - 1 if loads else 0
+
+
+def load_text():
+    """The host's load during the run (bench.sh's host-load.txt)."""
+    if not loads:
+        return "not sampled"
+    avg = sum(l for l, _ in loads) / len(loads)
+    return "load average %.2f mean, %.2f max on %s CPUs%s" % (
+        avg, max(l for l, _ in loads), host.get("host_cpus", "?"),
+        "; **up to %d other QEMU guest(s) shared the host's CPUs** (figures are noisier, "
+        "the ratios less so)" % others if others > 0 else "; no other guest ran meanwhile")
+
+
+def rounds_text():
+    n = env.get("rounds", "1")
+    if n in ("", "1"):
+        return "one round of every row"
+    return ("%s rounds of the cold, warm and hot rows of %s, interleaved (limit, s3cachefs, "
+            "limit, ...); figures are medians, ratios the median of the rounds' ratios "
+            "(min–max in brackets); the peers and the other rows: one round" % (
+                n, ", ".join(env.get("round_systems", "").split()) or "?"))
+
+
+def left_out():
+    """What this run did not measure that the full run does: systems,
+    phases, workloads (from env.txt), systems that failed or hung, and the
+    knobs that made it a partial run (host.txt)."""
+    out = []
+
+    def missing(now, full, what):
+        a, b = env.get(now), env.get(full)
+        if a is None or b is None:
+            return
+        gone = [x for x in b.split() if x not in a.split()]
+        if gone:
+            out.append("%s %s" % (what, ", ".join(gone)))
+    missing("systems", "systems_all", "systems")
+    missing("phases", "phases_all", "phases")
+    missing("cold_wl", "cold_wl_full", "cold workloads")
+    missing("warm_wl", "warm_wl_full", "warm workloads")
+    missing("hot_wl", "hot_wl_full", "hot workloads")
+    if env.get("profile") == "0":
+        out.append("profiles")
+    if env.get("hugels_n") == "0":
+        out.append("the huge directory")
+    down = collections.OrderedDict()
+    for r in ALLROWS:
+        if r["status"] in ("skip", "fail") and r["system"] not in LIMITS:
+            down.setdefault(r["system"], r["note"])
+    for sname, why in down.items():
+        if "mount" in why or why.startswith("skipped"):
+            out.append("%s (%s)" % (sname, why))
+    if host.get("vm_status", "0") not in ("0", ""):
+        out.append("the rest of the run: the guest did not finish (status %s)" % host["vm_status"])
+    if mode == "quick":
+        out.append("the full run's dataset, run times and rows (a --quick run)")
+    if host.get("left_knobs"):
+        out.append("knobs set: %s" % host["left_knobs"])
+    return out
+
+
+def stamp():
+    """Who made these figures: commit, date, host load, what was left out."""
+    lo = left_out()
+    return [
+        "Run of commit `%s`%s, %s, `tools/bench/bench.sh%s`, %s s wall (%s)." % (
+            host.get("commit", "?"),
+            " with uncommitted changes under kmod/ daemon/ uapi/" if host.get("dirty", "0") not in ("0", "") else "",
+            host.get("date", "?"), " --quick" if mode == "quick" else "", host.get("wall_s", "?"),
+            "published: results.md, results.png and the README's block come from this one run"
+            if host.get("publish") == "1" else "not published: a partial or private run"),
+        "",
+        "- Host load: %s." % load_text(),
+        "- Left out: %s." % ("; ".join(lo) if lo else "nothing (every system, phase and workload of the full run)"),
+        "- Rounds: %s." % rounds_text(),
+    ]
+
+
 # --- results.md -------------------------------------------------------------------
 md = []
 w = md.append
-mode = host.get("mode", "")
 w("# s3cachefs benchmark results (%s run)" % mode)
 w("")
 w("> **Read this first.** Everything below ran inside one QEMU guest under **TCG**")
@@ -387,9 +566,8 @@ w("> nothing about real hardware. **Only ratios between rows of this one run mea
 w("> anything**; absolute figures need a run on real hardware (same script, a real NVMe")
 w("> and a real S3 endpoint).")
 w("")
-w("Generated by `tools/bench/bench.sh%s` (see [README.md](README.md)); %s, commit `%s`%s." % (
-    " --quick" if mode == "quick" else "", host.get("date", "?"), host.get("commit", "?"),
-    " with uncommitted changes under kmod/ daemon/ uapi/" if host.get("dirty", "0") not in ("0", "") else ""))
+for line in stamp():
+    w(line)
 w("")
 w("| | |")
 w("|---|---|")
@@ -410,12 +588,8 @@ w("| peers | s3fs-fuse %s (`use_cache` on the NVMe), rclone %s (`--vfs-cache-mod
 w("| measured | module md5 `%s`, daemon md5 `%s` |" % (env.get("module", "?"), env.get("daemon", "?")))
 w("| wall time | %s s for the whole run, VM boot included |" % host.get("wall_s", "?"))
 if loads:
-    avg = sum(l for l, _ in loads) / len(loads)
-    others = max(n for _, n in loads) - 1
-    w("| host load | mean load average %.2f during the run%s |" % (
-        avg,
-        "; **up to %d other QEMU guest(s) shared the host's CPUs** (figures are noisier, "
-        "the ratios less so)" % others if others > 0 else "; no other guest ran meanwhile"))
+    w("| host load | %s |" % load_text())
+w("| rounds | %s |" % rounds_text())
 w("")
 
 # What the person who ran it recorded about the run (RUN/notes.md), if anything.
@@ -431,13 +605,15 @@ except OSError:
 w("## Targets")
 w("")
 w("Ratios against the limits measured in this run (printed, not asserted). Warm = cache")
-w("full, page cache dropped; hot = in the page cache; cold = empty cache.")
+w("full, page cache dropped; hot = in the page cache; cold = empty cache. Where both rows")
+w("were measured in rounds, the ratio is the median of the rounds' ratios, min–max in")
+w("brackets, and the figures are the rows' medians.")
 w("")
 w("| target | measured | ratio | needed | result |")
 w("|---|---|---:|---:|:---:|")
 def target_cells(t):
     """The ratio and verdict cells of a target row (results.md and README)."""
-    return ("%.2f" % t["got"] if t["got"] is not None else "–",
+    return (rtext(t["got"]),
             "**%s**" % t["verdict"] if t["verdict"] == "FAIL" else t["verdict"])
 
 
@@ -451,10 +627,13 @@ w("## Data path")
 w("")
 w("× limit: throughput divided by that of the limit for the same workload in the same run")
 w("(warm rows: ext4 on the NVMe with the page cache dropped; hot rows: ext4 from the page")
-w("cache; cold rows: raw curl GETs to s3rver). Latencies are fio's completion latencies")
-w("per I/O (p50/p99 over all jobs).")
+w("cache; cold rows: raw curl GETs to s3rver, to /dev/null). × file: cold rows over their")
+w("second limit, the same GETs written into a file on the same NVMe (s3cachefs writes every")
+w("byte it fetches into its cache there). Rows measured in rounds show their medians, and")
+w("ratios the median of the rounds' ratios with their min–max. Latencies are fio's")
+w("completion latencies per I/O (p50/p99 over all jobs).")
 w("")
-order = [("ext4", "nvme"), ("ext4", "pagecache"), ("curl", "cold")]
+order = [("ext4", "nvme"), ("ext4", "pagecache"), ("curl", "cold"), ("curl-file", "cold")]
 for s in ("s3cachefs", "s3fs", "rclone"):
     order += [(s, "cold"), (s, "warm"), (s, "hot")]
 for wl, title in WORKLOADS.items():
@@ -463,8 +642,10 @@ for wl, title in WORKLOADS.items():
         continue
     w("### %s" % title)
     w("")
-    w("| system | state | MiB/s | IOPS | p50 | p99 | × limit | |")
-    w("|---|---|---:|---:|---:|---:|---:|---|")
+    # The second limit's column where it was measured for this workload.
+    two = ("curl-file", "cold", wl) in R
+    w("| system | state | MiB/s | IOPS | p50 | p99 | × limit |%s |" % (" × file |" if two else ""))
+    w("|---|---|---:|---:|---:|---:|---:|%s---|" % ("---:|" if two else ""))
     for k in present:
         key = k + (wl,)
         r = R[key]
@@ -472,21 +653,23 @@ for wl, title in WORKLOADS.items():
         name = STATE_LABEL.get(k, None)
         sysname, state = (name, "") if name else (k[0], k[1])
         if name:
-            sysname, state = k[0] + " (limit)", {"nvme": "NVMe", "pagecache": "page cache", "cold": "cold"}[k[1]]
+            sysname = {"curl-file": "curl → file (limit)"}.get(k[0], k[0] + " (limit)")
+            state = {"nvme": "NVMe", "pagecache": "page cache", "cold": "cold"}[k[1]]
         if st:
-            w("| %s | %s | – | – | – | – | – | %s |" % (sysname, state, st))
+            w("| %s | %s | – | – | – | – | – |%s %s |" % (sysname, state, " – |" if two else "", st))
             continue
-        rt = ratio(key)
-        w("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        r2 = (" %s |" % rtext(ratio(key, True))) if two else ""
+        w("| %s | %s | %s | %s | %s | %s | %s |%s %s |" % (
             sysname, state, fmt(num(r["mibs"])), fmt(num(r["iops"]), 0),
             fmt_us(num(r["p50"])), fmt_us(num(r["p99"])),
-            "%.2f" % rt if rt is not None else "–", r["note"]))
+            rtext(ratio(key)), r2, r["note"]))
         rkey = ("curl", "cold", wl + "r")
         if k == ("curl", "cold") and ok(rkey):
             rr = R[rkey]
             rt = vs(num(rr["mibs"]), num(r["mibs"]) if not st else None, "")
-            w("| curl, ranged (reference) | cold | %s | – | – | – | %s | %s |" % (
-                fmt(num(rr["mibs"])), "%.2f" % rt if rt is not None else "–", rr["note"]))
+            w("| curl, ranged (reference) | cold | %s | – | – | – | %s |%s %s |" % (
+                fmt(num(rr["mibs"])), "%.2f" % rt if rt is not None else "–", " – |" if two else "",
+                rr["note"]))
     w("")
 
 # Time to first byte.
@@ -787,28 +970,51 @@ w("Raw figures: `build/bench/run-%s/bench/results.tsv`; fio JSON, daemon and pee
 w("perf reports: `build/bench/run-%s/bench/logs/`." % mode)
 w("")
 
+# Only the one publishing run writes the published page and the README.
+PUB = os.path.join(REPO, "docs", "bench")
+if host.get("publish") != "1":
+    why = ("a partial or private run (%s)" % host["left_knobs"] if host.get("left_knobs")
+           else "not a publishing run (host.txt has no publish=1)")
+    if README:
+        print("report: %s: not writing %s" % (why, README), file=sys.stderr)
+        sys.exit(1)
+    if os.path.realpath(OUT) == os.path.realpath(PUB):
+        print("report: %s: not writing %s" % (why, PUB), file=sys.stderr)
+        sys.exit(1)
 os.makedirs(OUT, exist_ok=True)
-with open(os.path.join(OUT, "results.md"), "w") as f:
-    f.write("\n".join(md))
+# Everything is written to .new files first and renamed at the end: a
+# failure leaves the page, the chart and the README as they were.
+pending = []
+
+
+def put(path, text):
+    with open(path + ".new", "w") as f:
+        f.write(text)
+    pending.append(path)
+
+
+put(os.path.join(OUT, "results.md"), "\n".join(md))
 try:
-    chart(os.path.join(OUT, "results.png"))
+    chart(os.path.join(OUT, "results.png") + ".new")
+    pending.append(os.path.join(OUT, "results.png"))
 except (OSError, subprocess.CalledProcessError) as e:
     print("report: gnuplot failed: %s" % e, file=sys.stderr)
+    for p_ in pending:
+        os.unlink(p_ + ".new")
     sys.exit(1)
 
 
 def readme_block():
-    """The README's copy of this run: what ran, and the target table."""
+    """The README's copy of this run: the same header as results.md, and
+    the target table."""
     b = []
     npass = sum(1 for t in targets if t["verdict"] == "PASS")
-    b.append("Latest run (`tools/bench/bench.sh%s`, %s shards of %s MiB, commit `%s`, %s, "
-             "%s s wall, %s): %d of %d targets met; every figure, the peers' rows and "
-             "the phases are in [docs/bench/results.md](docs/bench/results.md)." % (
-                 " --quick" if mode == "quick" else "", env.get("shards", "?"),
-                 env.get("shard_mb", "?"), host.get("commit", "?"), host.get("date", "?"),
-                 host.get("wall_s", "?"),
-                 ("host shared with %d other guest(s), noisy" % others) if loads and others > 0
-                 else "no other guest on the host", npass, len(targets)))
+    b += stamp()
+    b.append("")
+    b.append("%d of %d targets met (%s shards of %s MiB); every figure, the peers' rows and "
+             "the phases are in [docs/bench/results.md](docs/bench/results.md), the chart in "
+             "[docs/bench/results.png](docs/bench/results.png)." % (
+                 npass, len(targets), env.get("shards", "?"), env.get("shard_mb", "?")))
     b.append("")
     b.append("| target | measured | ratio | result |")
     b.append("|---|---|---:|:---:|")
@@ -823,10 +1029,12 @@ if README:
         text = f.read()
     i, j = text.find(BEGIN), text.find(END)
     if i < 0 or j < i:
-        print("report: %s has no %s ... %s block; not updated" % (README, BEGIN, END), file=sys.stderr)
-    else:
-        text = text[:i + len(BEGIN)] + "\n" + readme_block() + "\n" + text[j:]
-        with open(README, "w") as f:
-            f.write(text)
+        print("report: %s has no %s ... %s block; nothing written" % (README, BEGIN, END), file=sys.stderr)
+        for p_ in pending:
+            os.unlink(p_ + ".new")
+        sys.exit(1)
+    put(README, text[:i + len(BEGIN)] + "\n" + readme_block() + "\n" + text[j:])
+for p_ in pending:
+    os.replace(p_ + ".new", p_)
 for t in targets:
     print("%-5s %-50s %s" % (t["verdict"], t["text"], t["detail"]))
