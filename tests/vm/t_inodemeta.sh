@@ -6,6 +6,7 @@
 # each for ETag, mtime and size) still read right, and the daemon's next
 # LOOKUP rewrites them in the compact form, giving the external xattr block
 # back.
+# Mounts with nodir_index: the lower files a listing makes per object.
 # timeout: 300
 . "$(dirname "$0")/../lib/common.sh"
 test_init inodemeta
@@ -34,7 +35,7 @@ os.setxattr(f, "trusted.s3cachefs.size", size.encode())' "$@"
 
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
-check_sh "mount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=3600"
+check_sh "mount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=3600,nodir_index"
 is "$(timeout 60 ls "$MNT" | tr '\n' ' ')" "x.bin y.bin z.bin " "the root lists"
 diag "cache fs: $(df -T "$CACHE" | tail -n 1 | awk '{print $2}'), inode size $(tune2fs -l "$(df "$CACHE" | tail -n 1 | awk '{print $1}')" 2>/dev/null | awk '/^Inode size:/ {print $3}')"
 diag "listed, uncached x.bin: st_blocks $(stat -c %b "$CACHE/x.bin"), xattrs: $(xnames "$CACHE/x.bin")"
@@ -46,7 +47,7 @@ check "umount" umount_s3 "$MNT"
 old_format "$CACHE/y.bin" "\"$(md5sum "$WORK/y" | cut -c1-32)\"" 1700000000 $((200 << 10))
 old_format "$CACHE/z.bin" "\"$(md5sum "$WORK/z" | cut -c1-32)\"" 1700000000 $((200 << 10))
 diag "old format z.bin: st_blocks $(stat -c %b "$CACHE/z.bin"), xattrs: $(xnames "$CACHE/z.bin")"
-check_sh "mount again" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=0"
+check_sh "mount again" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=0,nodir_index"
 check "an old-format file reads right" cmp "$MNT/y.bin" "$WORK/y"
 # meta_ttl=0: the stat LOOKUPs z.bin; the daemon keeps it and migrates it.
 stat "$MNT/z.bin" >/dev/null

@@ -9,6 +9,7 @@
 # ends; the readdir after it reads the lower directory and gives the same
 # names. On s3rver, a name written here and not yet in S3 (a file held
 # open) is in the next listing too, once.
+# Mounts with nodir_index: the streamed log of a mount without indexes.
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
@@ -29,7 +30,7 @@ if start_fakes3 9472 "$WORK/manifest.json"; then ok "fake S3 starts"; else not_o
 S3_ENDPOINT=$FAKES3_ENDPOINT
 check_sh "fault proxy starts (in front of it)" start_faultproxy 9471
 check_sh "daemon starts" start_daemon
-check "mount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=120,meta_ttl=3600"
+check "mount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=120,meta_ttl=3600,nodir_index"
 
 # A reader that writes each name (and whether it is a directory) as it
 # comes, and stops at the end of the directory.

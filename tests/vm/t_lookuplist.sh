@@ -9,6 +9,7 @@
 # lookups and fetches, the requests that reached the server (fault proxy
 # log), the bytes compared. A missing name then costs nothing either. A
 # posix_meta mount lists nothing this way (a listing has no x-amz-meta-*).
+# Mounts with nodir_index: the lookups of a mount without indexes.
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 . "$REPO/tests/lib/faultproxy.sh"
@@ -33,7 +34,7 @@ if start_fakes3 9482 "$WORK/manifest.json"; then ok "fake S3 starts"; else not_o
 S3_ENDPOINT=$FAKES3_ENDPOINT
 check_sh "fault proxy starts (in front of it)" start_faultproxy 9481
 check_sh "daemon starts" start_daemon
-check "mount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600"
+check "mount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=60,meta_ttl=3600,nodir_index"
 
 # 8 readers open and read DIR/o-NNNN in shuffled order; prints the names
 # whose bytes differ from the object's (none: nothing).

@@ -8,6 +8,7 @@
 # chunks are fetched afterwards. Files of an older cache (no size xattr)
 # still work: one of the right i_size is kept (and gets the xattr), one
 # left longer by a crash is renewed by the daemon's next LOOKUP.
+# Mounts with nodir_index: the lower files a listing makes per object.
 # timeout: 420
 . "$(dirname "$0")/../lib/common.sh"
 test_init size
@@ -42,7 +43,7 @@ os.setxattr(f, "trusted.s3cachefs.mtime", str(mtime).encode())' "$1"
 }
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
-check "mount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=3600"
+check "mount" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=3600,nodir_index"
 check "o1 and o4 read right (cached now)" \
 	bash -c "cmp '$WORK/o1' '$MNT/o1' && cmp '$WORK/o4' '$MNT/o4'"
 is "$(timeout 60 ls "$MNT" | tr '\n' ' ')" "o1 o2 o3 o4 " "the root lists"
@@ -53,7 +54,7 @@ check "umount" umount_s3 "$MNT"
 # padding is not even zeros.
 truncate -s $ROUND "$CACHE/o1" "$CACHE/o2"
 printf 'not the object' | dd of="$CACHE/o1" bs=1 seek=$SIZE conv=notrunc status=none
-check "mount again" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=3600"
+check "mount again" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=3600,nodir_index"
 is "$(stat -c %s "$MNT/o1" 2>&1)" "$SIZE" "a cached file left rounded up has the object's size"
 check "and reads exactly the object's bytes" cmp "$WORK/o1" "$MNT/o1"
 # A mapping shows the whole last page: past the object's end, zeros.
@@ -81,7 +82,7 @@ xdel "$CACHE/o3"; xdel "$CACHE/o4"
 truncate -s $ROUND "$CACHE/o3"
 ino4=$(stat -c %i "$CACHE/o4")
 # meta_ttl=0: every name is looked up in S3 (LOOKUP) again.
-check "mount with meta_ttl=0" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=0"
+check "mount with meta_ttl=0" mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=30,meta_ttl=0,nodir_index"
 check "an old file left rounded up is renewed: right size and bytes" \
 	bash -c "[ \"\$(stat -c %s '$MNT/o3')\" = $SIZE ] && cmp '$WORK/o3' '$MNT/o3'"
 check "an old file of the right size reads right" cmp "$WORK/o4" "$MNT/o4"
