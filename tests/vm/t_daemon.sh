@@ -4,6 +4,7 @@
 # after the fetch timeout (never a hang), the fetch_timeout_ms knob takes
 # effect at once, cached data stays readable, a restarted daemon serves the
 # mount again, and unmount works with no daemon.
+# Mounts with nodir_index: a read's wait is its FETCH (fetch_timeouts).
 # timeout: 600
 . "$(dirname "$0")/../lib/common.sh"
 test_init daemon
@@ -26,7 +27,7 @@ timed_read() {
 
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
-if ! mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=6"; then
+if ! mount_s3 "$BUCKET" "$MNT" "cache=$CACHE,fetch_timeout=6,nodir_index"; then
 	not_ok "mount"
 	tap_done
 fi
