@@ -11,6 +11,8 @@
 # unmount", and the superblock freed under the request. Now the mount
 # refuses it (the worker fails its folios), umount waits for the worker,
 # and nothing is left: no busy inode, nothing pending, the module unloads.
+# Mounts with nodir_index: the file has its lower file before the fake
+# daemon (which makes none) takes over.
 # timeout: 300
 . "$(dirname "$0")/../lib/common.sh"
 test_init umount_race
@@ -23,7 +25,7 @@ s3_put "$BUCKET" f.bin "$WORK/f"
 
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
-mount_s3_or_end "$BUCKET" "$MNT" "cache=$CACHE,chunk=1M,fetch_timeout=20,meta_ttl=600"
+mount_s3_or_end "$BUCKET" "$MNT" "cache=$CACHE,chunk=1M,fetch_timeout=20,meta_ttl=600,nodir_index"
 timeout 60 ls -l "$MNT" >/dev/null
 stop_daemon
 
