@@ -475,8 +475,8 @@ static void s3cfs_req_send(struct s3cfs_req *req)
  * (one user's readahead(2) of big files, or a mount whose requests the
  * daemon does not answer) cannot keep another mount's readers out, and at
  * most max_pending_user per user in a mount, so that one user cannot keep
- * the others out of it. Waits
- * (killable) at most the mount's fetch timeout for one. The request then
+ * the others out of it. Waits (killable) at most the mount's fetch timeout
+ * for one. The request then
  * has a deadline: the fetch timeout, counted again from each progress
  * report; a request that nobody waits for is failed with -ETIMEDOUT once
  * it passes (s3cfs_expire_workfn()), a waited-for one ends when its last
