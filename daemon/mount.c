@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bucket.h"
 #include "caps.h"
 #include "ctx.h"
 #include "evict.h"
@@ -327,21 +328,12 @@ static void mount_caps_done(void *arg, int err)
 	free(mc);
 }
 
-/* The second half of a MOUNT, once its context's credentials are known. */
-static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
+/* The last part of a MOUNT: the mount is known from here on. */
+static void mount_known(struct s3d_req *r, struct s3d_ctx *ctx,
+			struct s3d_mount *m)
 {
-	struct s3d_req *r = arg;
-	struct s3d_mount *m = r->mount;
+	int err;
 
-	r->mount = NULL;
-	if (err) {
-		s3d_err("mount %u: s3://%s: no AWS credentials (%s; see above)",
-			r->mount_id, m->bucket, strerror(-err));
-		s3d_mount_put(m);
-		s3d_ctx_put(ctx);
-		s3d_req_finish(r, err);
-		return;
-	}
 	/* A MOUNT for a known id (the kernel re-sends them) replaces it. */
 	mount_forget(m->id);
 	m->cache = s3d_cache_open(m->id, m->rootfd,
@@ -379,6 +371,56 @@ static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
 	}
 	s3d_ctx_put(ctx);
 	s3d_req_finish(r, 0);
+}
+
+/* A new mount's bucket checked (bucket.c): refused, or on to mount_known(). */
+static void mount_checked(void *arg, int err)
+{
+	struct mount_caps *mc = arg;
+
+	if (err) {
+		s3d_err("mount %u: s3://%s: refused (%s)", mc->r->mount_id,
+			mc->m->bucket, strerror(-err));
+		s3d_mount_put(mc->m);
+		s3d_ctx_put(mc->ctx);
+		s3d_req_finish(mc->r, err);
+	} else {
+		mount_known(mc->r, mc->ctx, mc->m);
+	}
+	free(mc);
+}
+
+/* The second half of a MOUNT, once its context's credentials are known. */
+static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
+{
+	struct s3d_req *r = arg;
+	struct s3d_mount *m = r->mount;
+	struct mount_caps *mc;
+
+	r->mount = NULL;
+	if (err) {
+		s3d_err("mount %u: s3://%s: no AWS credentials (%s; see above)",
+			r->mount_id, m->bucket, strerror(-err));
+		s3d_mount_put(m);
+		s3d_ctx_put(ctx);
+		s3d_req_finish(r, err);
+		return;
+	}
+	/* Announced again after a restart (id 0): the kernel holds it. */
+	if (!r->id) {
+		mount_known(r, ctx, m);
+		return;
+	}
+	mc = malloc(sizeof(*mc));
+	if (mc)
+		*mc = (struct mount_caps){ .r = r, .ctx = ctx, .m = m };
+	if (!mc || s3d_bucket_check(ctx, m->bucket, m->prefix, mount_checked,
+				    mc)) {
+		free(mc);
+		s3d_mount_put(m);
+		s3d_ctx_put(ctx);
+		s3d_req_finish(r, -ENOMEM);
+	}
 }
 
 /* UMOUNT: forget the mount (operations still running keep it alive). */

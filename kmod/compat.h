@@ -93,6 +93,27 @@ static inline void s3cfs_inode_set_times(struct inode *inode,
 #endif
 }
 
+/* mtime and ctime now (a directory's entries, a file's size changed). */
+static inline void s3cfs_inode_touch(struct inode *inode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	inode_set_mtime_to_ts(inode, inode_set_ctime_current(inode));
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	inode->i_mtime = inode_set_ctime_current(inode);
+#else
+	inode->i_mtime = inode->i_ctime = current_time(inode);
+#endif
+}
+
+/* 6.8: a dentry's children moved from a list to an hlist. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#define s3cfs_for_each_child(child, parent) \
+	hlist_for_each_entry(child, &(parent)->d_children, d_sib)
+#else
+#define s3cfs_for_each_child(child, parent) \
+	list_for_each_entry(child, &(parent)->d_subdirs, d_child)
+#endif
+
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
 #define s3cfs_inode_get_mtime(inode)	inode_get_mtime(inode)
 #define s3cfs_inode_get_atime(inode)	inode_get_atime(inode)

@@ -133,5 +133,6 @@ out:
 	set_bit(S3CFS_I_DIRTY, &S3CFS_I(inode)->flags);
 	dentry->d_time = jiffies;
 	d_instantiate(dentry, inode);
+	s3cfs_inode_touch(dir);
 	return 0;
 }

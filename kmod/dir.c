@@ -731,11 +731,34 @@ static loff_t s3cfs_dir_llseek(struct file *file, loff_t offset, int whence)
 	return ret;
 }
 
+/*
+ * fsync(2) of a directory: its entries durable, as on ext4 (dirops.c);
+ * in write-back mode the lower directory's too.
+ */
+static int s3cfs_dir_fsync(struct file *file, loff_t start, loff_t end,
+			   int datasync)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(file_inode(file)->i_sb);
+	struct s3cfs_dir_file *df = file->private_data;
+	int err;
+
+	if (!sbi->opts.writable)
+		return 0;
+	err = s3cfs_sync_created(file->f_path.dentry);
+	if (sbi->opts.writeback) {
+		int e = vfs_fsync(df->lower, datasync);
+
+		err = err ?: e;
+	}
+	return err;
+}
+
 const struct file_operations s3cfs_dir_fops = {
 	.open		= s3cfs_dir_open,
 	.release	= s3cfs_dir_release,
 	.iterate_shared	= s3cfs_iterate,
 	.llseek		= s3cfs_dir_llseek,
 	.read		= generic_read_dir,
+	.fsync		= s3cfs_dir_fsync,
 	.unlocked_ioctl	= s3cfs_ioctl,
 };

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * s3cachefs: namespace changes on writable mounts (mkdir, rmdir, unlink,
- * rename).
+ * rename), and an fsync of a directory.
  *
  * S3 first, then the lower directory: the daemon makes the change in the
  * bucket (MKDIR puts the "dir/" marker, DELETE deletes a key, RENAME
@@ -18,6 +18,13 @@
  * neither. S3 has no rename: CopyObject then DeleteObject, so another node
  * may briefly see both keys. The copy is conditional on the source's ETag
  * (x-amz-copy-source-if-match); the destination is overwritten as it is.
+ *
+ * An fsync of a directory makes its entries durable, as on ext4: every
+ * change above is in S3 when its call returns, and a file created here is
+ * in S3 from its first upload, so that fsync uploads the directory's files
+ * created here that S3 has not had yet (in write-back mode: records them
+ * on the cache device, and commits the lower directory, whose renames and
+ * unlinks the records follow).
  *
  * Lock order: upper parents' i_rwsem (the VFS's) -> lower parents'
  * i_rwsem (lock_rename(), I_MUTEX_PARENT), as overlayfs.
@@ -172,6 +179,7 @@ int s3cfs_mkdir(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	WRITE_ONCE(S3CFS_I(inode)->listed_at, jiffies ? : 1);
 	dentry->d_time = jiffies;
 	d_instantiate(dentry, inode);
+	s3cfs_inode_touch(dir);
 out:
 	dput(lower);
 	return err;
@@ -210,6 +218,7 @@ int s3cfs_rmdir(struct inode *dir, struct dentry *dentry)
 	if (err)
 		return err;
 	clear_nlink(inode);
+	s3cfs_inode_touch(dir);
 	return 0;
 }
 
@@ -256,6 +265,7 @@ int s3cfs_unlink(struct inode *dir, struct dentry *dentry)
 		return err;
 	clear_nlink(inode);
 	s3cfs_upq_unlinked(inode);
+	s3cfs_inode_touch(dir);
 	return 0;
 }
 
@@ -498,5 +508,76 @@ int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 		clear_nlink(target);
 		s3cfs_upq_unlinked(target);
 	}
+	s3cfs_inode_touch(old_dir);
+	if (new_dir != old_dir)
+		s3cfs_inode_touch(new_dir);
 	return 0;
+}
+
+/* A file created here that S3 has had no version of, nor a record. */
+static bool s3cfs_created_here(struct inode *inode)
+{
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+
+	return S_ISREG(inode->i_mode) && s3cfs_inode_local(inode) &&
+	       inode->i_nlink && !READ_ONCE(si->etag[0]) &&
+	       !test_bit(S3CFS_I_QUEUED, &si->flags);
+}
+
+/*
+ * The names in @dir of files created here, referenced, at most @max;
+ * their number in *@n.
+ */
+static void s3cfs_created_children(struct dentry *dir, struct dentry **v,
+				   unsigned int max, unsigned int *n)
+{
+	struct dentry *child;
+
+	*n = 0;
+	spin_lock(&dir->d_lock);
+	s3cfs_for_each_child(child, dir) {
+		if (*n == max)
+			break;
+		spin_lock_nested(&child->d_lock, DENTRY_D_LOCK_NESTED);
+		if (child->d_inode && !d_unhashed(child) &&
+		    s3cfs_created_here(child->d_inode)) {
+			if (v)
+				v[*n] = dget_dlock(child);
+			(*n)++;
+		}
+		spin_unlock(&child->d_lock);
+	}
+	spin_unlock(&dir->d_lock);
+}
+
+/**
+ * s3cfs_sync_created() - the files created here in a directory that S3
+ *	has not had made to exist there (write-back: recorded), for an fsync
+ *	of the directory
+ * @dir: the upper directory
+ *
+ * Return: 0, or the first error of an upload (the others are tried).
+ */
+int s3cfs_sync_created(struct dentry *dir)
+{
+	struct dentry **v;
+	unsigned int i, n, max;
+	int err = 0, e;
+
+	s3cfs_created_children(dir, NULL, UINT_MAX, &max);
+	if (!max)
+		return 0;
+	v = kvmalloc_array(max, sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	/* Those created after the count are after this fsync began. */
+	s3cfs_created_children(dir, v, max, &n);
+	for (i = 0; i < n; i++) {
+		e = s3cfs_upload_created(d_inode(v[i]), v[i]);
+		if (!err)
+			err = e;
+		dput(v[i]);
+	}
+	kvfree(v);
+	return err;
 }

@@ -385,5 +385,7 @@ const struct file_operations s3cfs_file_fops = {
 	.mmap		= s3cfs_mmap,
 	.fallocate	= s3cfs_fallocate,
 	.splice_read	= s3cfs_file_splice_read,
+	/* splice(2), sendfile(2), copy_file_range(2) within the mount. */
+	.splice_write	= iter_file_splice_write,
 	.unlocked_ioctl	= s3cfs_ioctl,
 };

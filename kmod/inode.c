@@ -413,6 +413,40 @@ void s3cfs_inode_set_etag(struct inode *inode, const char *etag)
 	spin_unlock(&si->chunk_lock);
 }
 
+/* The cache's own directories at its root, never shown. */
+static unsigned int s3cfs_root_hidden_dirs(struct dentry *root)
+{
+	static const char *const names[] = { S3CFS_META_DIR, S3CFS_LOST_FOUND };
+	struct dentry *lroot = S3CFS_I(d_inode(root))->lower.dentry;
+	const struct cred *old_cred;
+	struct dentry *d;
+	unsigned int i, n = 0;
+
+	old_cred = override_creds(S3CFS_SB(root->d_sb)->creds);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		d = lookup_one_len_unlocked(names[i], lroot, strlen(names[i]));
+		if (IS_ERR(d))
+			continue;
+		n += d_is_dir(d);
+		dput(d);
+	}
+	revert_creds(old_cred);
+	return n;
+}
+
+/*
+ * A directory's link count: two and one per subdirectory this cache
+ * holds, as the lower directory counts them (one: too many to count).
+ */
+static unsigned int s3cfs_dir_nlink(struct dentry *dentry, struct inode *linode)
+{
+	unsigned int n = READ_ONCE(linode->i_nlink);
+
+	if (n > 2 && IS_ROOT(dentry))
+		n -= min(n - 2, s3cfs_root_hidden_dirs(dentry));
+	return n;
+}
+
 static int s3cfs_getattr(S3CFS_IDMAP_ARG, const struct path *path,
 			 struct kstat *stat, u32 request_mask,
 			 unsigned int flags)
@@ -421,6 +455,8 @@ static int s3cfs_getattr(S3CFS_IDMAP_ARG, const struct path *path,
 	struct inode *linode = READ_ONCE(S3CFS_I(inode)->lower_inode);
 
 	s3cfs_fillattr(inode, request_mask, stat);
+	if (S_ISDIR(inode->i_mode) && linode)
+		stat->nlink = s3cfs_dir_nlink(path->dentry, linode);
 	/* st_blocks: what is cached on NVMe, as du(1) should show. */
 	stat->blocks = linode ? linode->i_blocks : 0;
 	stat->blksize = 1U << S3CFS_SB(inode->i_sb)->chunk_shift;

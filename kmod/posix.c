@@ -264,7 +264,7 @@ out:
 
 /**
  * s3cfs_posix_setattr() - chmod, chown, utimes on a posix_meta mount
- * @dentry: a regular file
+ * @dentry: a regular file or a symlink
  * @attr: what to change (setattr_prepare() passed); no size change
  *
  * A LOCAL file takes them at once, records them on its lower file and

@@ -667,6 +667,7 @@ int s3cfs_unlink(struct inode *dir, struct dentry *dentry);
 int s3cfs_rename(S3CFS_IDMAP_ARG, struct inode *old_dir,
 		 struct dentry *old_dentry, struct inode *new_dir,
 		 struct dentry *new_dentry, unsigned int flags);
+int s3cfs_sync_created(struct dentry *dir);
 
 /* write.c */
 int s3cfs_open_write(struct inode *inode, bool trunc);
@@ -690,6 +691,7 @@ int s3cfs_writepages(struct address_space *mapping,
 
 /* upload.c */
 struct dentry *s3cfs_lower_subdir(struct dentry *parent, const char *name);
+int s3cfs_upload_created(struct inode *inode, struct dentry *dentry);
 int s3cfs_upload(struct file *file, bool closing);
 int s3cfs_upload_prepare(struct inode *inode);
 

@@ -316,6 +316,13 @@ static int s3cfs_register_mount(struct fs_context *fc,
 			sbi->cache_path, err == -ELOOP ? "a symlink on the way" :
 			"it lacks the mount's token");
 		return err;
+	case -ENOENT:
+		errorfc(fc, "bucket %s does not exist", sbi->bucket);
+		return err;
+	case -EACCES:
+		errorfc(fc, "bucket %s: access denied, or no credentials for it (see s3cachefsd's log)",
+			sbi->bucket);
+		return err;
 	case -EIO:
 		errorfc(fc, "s3cachefsd did not answer the mount request");
 		return err;

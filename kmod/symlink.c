@@ -170,6 +170,7 @@ int s3cfs_symlink(S3CFS_IDMAP_ARG, struct inode *dir, struct dentry *dentry,
 	dput(lower);
 	dentry->d_time = jiffies;
 	d_instantiate(dentry, inode);
+	s3cfs_inode_touch(dir);
 	return 0;
 put:
 	/* No name will reach it: let it go at once, lower file and all. */

@@ -637,6 +637,39 @@ int s3cfs_upload_state(struct inode *inode, struct s3cfs_ioc_state *st)
 }
 
 /**
+ * s3cfs_upload_created() - a file created here and not yet in S3 made to
+ *	exist there (in write-back mode: recorded on the cache device), as
+ *	an fsync of it would; for an fsync of its directory
+ * @inode: upper inode of a regular file
+ * @dentry: its name
+ *
+ * Return: as s3cfs_upload(); 0 if S3 has had a version of the file
+ * meanwhile, or it is already recorded.
+ */
+int s3cfs_upload_created(struct inode *inode, struct dentry *dentry)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	int err = 0;
+
+	inode_lock(inode);
+	s3cfs_upq_settle(inode);
+	if (!s3cfs_inode_local(inode) || !inode->i_nlink || si->etag[0] ||
+	    test_bit(S3CFS_I_QUEUED, &si->flags))
+		goto out;
+	if (!sbi->opts.writeback)
+		err = s3cfs_upload_locked(inode, dentry, NULL, true);
+	else if (!s3cfs_inode_stale(inode) &&
+		 test_bit(S3CFS_I_DIRTY, &si->flags))
+		err = s3cfs_upq_ack(inode, dentry);
+out:
+	inode_unlock(inode);
+	if (sbi->opts.writeback)
+		s3cfs_upq_throttle(sbi);
+	return err;
+}
+
+/**
  * s3cfs_upload() - put a LOCAL file's content to S3 (close, fsync)
  * @file: an open file of the inode
  * @closing: the last close of @file (->flush), not an fsync

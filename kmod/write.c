@@ -425,7 +425,9 @@ bool s3cfs_attr_changes_ids(struct inode *inode, const struct iattr *attr)
  *
  * Owners and modes come from the mount options and are not changed
  * (EPERM), nor is anything of a file that is not LOCAL; on a posix_meta
- * mount, a file's are its object's (s3cfs_posix_setattr()). A request for
+ * mount, a file's or symlink's are its object's (s3cfs_posix_setattr()).
+ * A size that changes without times given (truncate(2)) sets mtime and
+ * ctime, as ftruncate(2) does. A request for
  * the mode, owner or size a file already has changes nothing and
  * succeeds, whatever the file (cp -p, Python's shutil.copymode and
  * scripts set what is already so). Called with i_rwsem held.
@@ -444,6 +446,12 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	s3cfs_upq_settle(inode);
 	if ((attr->ia_valid & ATTR_SIZE) && attr->ia_size == i_size_read(inode))
 		attr->ia_valid &= ~ATTR_SIZE;
+	/* truncate(2) passes no times: a size that changes sets them. */
+	if ((attr->ia_valid & (ATTR_SIZE | ATTR_MTIME)) == ATTR_SIZE) {
+		attr->ia_mtime = current_time(inode);
+		attr->ia_ctime = attr->ia_mtime;
+		attr->ia_valid |= ATTR_MTIME | ATTR_CTIME;
+	}
 	/*
 	 * A truncate, or attributes set by hand (the stream's upload was
 	 * created with the old ones).
@@ -452,8 +460,9 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	    (attr->ia_valid & (ATTR_SIZE | ATTR_MTIME | ATTR_MODE | ATTR_UID |
 			       ATTR_GID)))
 		s3cfs_stream_break(inode);
-	/* Modes, owners and mtimes kept in S3 (posix.c). */
-	if (S3CFS_SB(inode->i_sb)->opts.posix_meta && S_ISREG(inode->i_mode) &&
+	/* Modes, owners and mtimes kept in S3 (posix.c); symlinks' too. */
+	if (S3CFS_SB(inode->i_sb)->opts.posix_meta &&
+	    (S_ISREG(inode->i_mode) || S_ISLNK(inode->i_mode)) &&
 	    !(attr->ia_valid & ATTR_SIZE))
 		return s3cfs_posix_setattr(dentry, attr);
 	if (s3cfs_attr_changes_ids(inode, attr))

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # t_mount: mount-time behaviour -- no daemon, bad options, the sysfs
 # directory, ownership/mode options, remount rules, a read-only filesystem
-# (EROFS for every kind of write), a cache that belongs to another bucket.
+# (EROFS for every kind of write), a cache that belongs to another bucket,
+# a bucket that does not exist (ENOENT) and one we may not list (EACCES).
 # timeout: 420
 . "$(dirname "$0")/../lib/common.sh"
 test_init mount
-plan 36
+plan 41
 
 opts="cache=$CACHE,fetch_timeout=20"
 make_fixture "$WORK/f.bin" 70K >/dev/null
@@ -116,4 +117,28 @@ check "its sysfs directory is gone" bash -c "[ ! -e '/sys/fs/s3cachefs/$id' ]"
 # --- the cache is tied to its bucket ---------------------------------------
 s3_mb "$BUCKET-other" 2>/dev/null
 bad_mount "a cache that belongs to another bucket" "$opts" "$BUCKET-other"
+
+# --- a bucket that does not exist, one we may not list ---------------------
+mount_errno() {	# SOURCE: the errno name mount(2) fails with, or "ok"
+	rm -rf "$CACHE-new" && mkdir -p "$CACHE-new" &&
+	python3 -c "import ctypes, errno, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.mount(sys.argv[1].encode(), sys.argv[2].encode(), b's3cachefs', 0,
+               sys.argv[3].encode())
+print('ok' if r == 0 else errno.errorcode[ctypes.get_errno()])" \
+		"$1" "$MNT" "cache=$CACHE-new,fetch_timeout=20"
+	mountpoint -q "$MNT" && umount "$MNT"
+}
+before=$(dmesg | wc -l)
+is "$(mount_errno "nosuch-$BUCKET")" ENOENT "a bucket that does not exist: the mount fails with ENOENT"
+check "... and the kernel's message names it" bash -c \
+	"dmesg | tail -n +$((before + 1)) | grep -q 'bucket nosuch-$BUCKET does not exist'"
+stop_daemon
+start_stranger() { local S3_AK=NOBODY; start_daemon; }
+check_sh "a daemon whose access key the server does not know starts" start_stranger
+before=$(dmesg | wc -l)
+is "$(mount_errno "$BUCKET")" EACCES "a bucket we may not list: the mount fails with EACCES"
+check "... and the kernel's message says so" bash -c \
+	"dmesg | tail -n +$((before + 1)) | grep -q 'bucket $BUCKET: access denied'"
+stop_daemon
 tap_done
