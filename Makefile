@@ -36,7 +36,7 @@ build/%/s3cachefs.ko: FORCE
 	[ "$*" = debug ] && kdir="$(KDIR_DEBUG)"; \
 	[ -n "$$kdir" ] && [ -d "$$kdir" ] || { echo "no headers for kernel $*" >&2; exit 1; }; \
 	mkdir -p build/$*/kmod build/$*/uapi; \
-	cp -p Kbuild Makefile build/$*/; \
+	cp -p Kbuild Makefile VERSION build/$*/; \
 	for f in kmod/*.[ch] uapi/*.h; do cmp -s $$f build/$*/$$f || cp -p $$f build/$*/$$f; done; \
 	$(MAKE) -C $$kdir M=$(CURDIR)/build/$* W=1 modules
 
