@@ -225,24 +225,22 @@ static int do_mount(const char *source, const char *dir,
 		ret = try_mount(source, dir, o, &fd);
 		if (ret != -ENOTCONN)
 			return ret;
-		if (!started) {
-			/* "s3cachefsd is not running", in the module's words. */
+		/* First "s3cachefsd is not running", in the module's words. */
+		if (!started || waited >= DAEMON_WAIT_MS)
 			print_fs_log(fd);
-			close(fd);
+		close(fd);
+		if (started && waited >= DAEMON_WAIT_MS) {
+			fprintf(stderr, "%s: %s started but s3cachefsd did not register within %u s (journalctl -u %s)\n",
+				prog, UNIT, DAEMON_WAIT_MS / 1000, UNIT);
+			return EX_FAIL;
+		}
+		if (!started) {
 			if (!systemd_running() || !start_daemon()) {
 				fprintf(stderr, "%s: start s3cachefsd first (systemctl start %s)\n",
 					prog, UNIT);
 				return EX_FAIL;
 			}
 			started = true;
-		} else if (waited >= DAEMON_WAIT_MS) {
-			print_fs_log(fd);
-			close(fd);
-			fprintf(stderr, "%s: %s started but s3cachefsd did not register within %u s (journalctl -u %s)\n",
-				prog, UNIT, DAEMON_WAIT_MS / 1000, UNIT);
-			return EX_FAIL;
-		} else {
-			close(fd);
 		}
 		sleep_ms(step);
 		waited += step;
@@ -327,16 +325,35 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "sfnvo:t:N:hV", lopts, NULL)) != -1) {
 		switch (c) {
-		case 's': sloppy = true; break;
-		case 'f': fake = true; break;
-		case 'n': break;
-		case 'v': verbose = true; break;
-		case 'o': optstr = optarg; break;
-		case 't': type = optarg; break;
-		case 'N': ns = optarg; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("%s %s\n", prog, S3M_VERSION); return 0;
-		default: usage(stderr); return EX_USAGE;
+		case 's':
+			sloppy = true;
+			break;
+		case 'f':
+			fake = true;
+			break;
+		case 'n':	/* no mtab is written anyway */
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'o':
+			optstr = optarg;
+			break;
+		case 't':
+			type = optarg;
+			break;
+		case 'N':
+			ns = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("%s %s\n", prog, S3M_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EX_USAGE;
 		}
 	}
 	if (argc - optind != 2) {

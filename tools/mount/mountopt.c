@@ -72,7 +72,8 @@ static const char *const s3m_refused[] = {
 	"unbindable", "rshared", "rprivate", "rslave", "runbindable",
 };
 
-#define S3M_IN(list, s) s3m_in(list, sizeof(list) / sizeof((list)[0]), s)
+#define S3M_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define S3M_IN(list, s) s3m_in(list, S3M_ARRAY_SIZE(list), s)
 
 static bool s3m_in(const char *const *list, size_t n, const char *s)
 {
@@ -196,7 +197,7 @@ int s3m_parse_opts(const char *optstr, struct s3m_opts *o, char *err,
 			s3m_err(err, errlen, "option '%s' is not for mount.s3cachefs", opt);
 			return -EINVAL;
 		}
-		for (i = 0; i < sizeof(s3m_userspace_prefix) / sizeof(char *); i++)
+		for (i = 0; i < S3M_ARRAY_SIZE(s3m_userspace_prefix); i++)
 			if (!strncmp(opt, s3m_userspace_prefix[i],
 				     strlen(s3m_userspace_prefix[i])))
 				userspace = true;
@@ -206,7 +207,7 @@ int s3m_parse_opts(const char *optstr, struct s3m_opts *o, char *err,
 				return ret;
 			continue;
 		}
-		for (i = 0; i < sizeof(s3m_atime) / sizeof(s3m_atime[0]); i++) {
+		for (i = 0; i < S3M_ARRAY_SIZE(s3m_atime); i++) {
 			if (strcmp(opt, s3m_atime[i].name))
 				continue;
 			o->attr_set = (o->attr_set & ~MOUNT_ATTR__ATIME) |
@@ -214,7 +215,7 @@ int s3m_parse_opts(const char *optstr, struct s3m_opts *o, char *err,
 			o->atime_given = true;
 			attr = true;
 		}
-		for (i = 0; i < sizeof(s3m_attrs) / sizeof(s3m_attrs[0]); i++) {
+		for (i = 0; i < S3M_ARRAY_SIZE(s3m_attrs); i++) {
 			if (strcmp(opt, s3m_attrs[i].name))
 				continue;
 			/* The last one given wins, as with mount(2). */
