@@ -121,7 +121,7 @@ static int set_params(int fd, const struct s3m_opts *o)
 
 	for (i = 0; i < o->nparams; i++) {
 		const struct s3m_param *p = &o->params[i];
-		int r;
+		int r, err;
 
 		if (verbose)
 			fprintf(stderr, "%s: fsconfig %s%s%s\n", prog, p->key,
@@ -132,8 +132,9 @@ static int set_params(int fd, const struct s3m_opts *o)
 			r = fsconfig(fd, FSCONFIG_SET_FLAG, p->key, NULL, 0);
 		if (!r)
 			continue;
+		err = errno;
 		/* -s: an option this module does not know is left out. */
-		if (sloppy && errno == EINVAL) {
+		if (sloppy && err == EINVAL) {
 			char buf[512];
 			ssize_t n = read(fd, buf, sizeof(buf) - 1);
 
@@ -145,11 +146,14 @@ static int set_params(int fd, const struct s3m_opts *o)
 							prog, p->key);
 					continue;
 				}
+				/* Not ours to skip: the module's words, as fail() gives. */
 				fprintf(stderr, "%s: %s\n", prog,
 					buf[1] == ' ' ? buf + 2 : buf);
+				print_fs_log(fd);
+				return EX_FAIL;
 			}
 		}
-		return fail(fd, p->key, errno);
+		return fail(fd, p->key, err);
 	}
 	return 0;
 }
