@@ -14,7 +14,7 @@ KDIR ?= $(if $(wildcard /lib/modules/$(KVER)/build),/lib/modules/$(KVER)/build,$
 KDIR_DEBUG ?= $(abspath ../shared/kernel-debug/build)
 KERNEL ?= 6.1
 
-.PHONY: all module daemon modules-all clean check check-full check-host check-vm powercut demo lint bench setup
+.PHONY: all module daemon modules-all clean check check-full check-host check-vm powercut demo lint bench setup deb lintian
 
 all: module daemon
 
@@ -36,7 +36,7 @@ build/%/s3cachefs.ko: FORCE
 	[ "$*" = debug ] && kdir="$(KDIR_DEBUG)"; \
 	[ -n "$$kdir" ] && [ -d "$$kdir" ] || { echo "no headers for kernel $*" >&2; exit 1; }; \
 	mkdir -p build/$*/kmod build/$*/uapi; \
-	cp -p Kbuild Makefile build/$*/; \
+	cp -p Kbuild Makefile VERSION build/$*/; \
 	for f in kmod/*.[ch] uapi/*.h; do cmp -s $$f build/$*/$$f || cp -p $$f build/$*/$$f; done; \
 	$(MAKE) -C $$kdir M=$(CURDIR)/build/$* W=1 modules
 
@@ -71,6 +71,26 @@ demo: all
 
 bench: all
 	bash tools/bench/bench.sh $(BENCH_ARGS)
+
+# The Debian packages (debian/): s3cachefs_V_ARCH.deb (daemon, mount helper,
+# s3cachectl, unit, manual pages) and s3cachefs-dkms_V_all.deb (the module's
+# source for DKMS), built from a copy of the tree's files (tracked, and new
+# ones not ignored) under build/deb/, where they land.
+VERSION := $(shell cat VERSION)
+DEB_DIR := build/deb
+deb:
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/s3cachefs-$(VERSION)
+	git ls-files -co --exclude-standard | while IFS= read -r f; do \
+		[ ! -e "$$f" ] || echo "$$f"; done | \
+		tar -cf - -T - | tar -xf - -C $(DEB_DIR)/s3cachefs-$(VERSION)
+	cd $(DEB_DIR)/s3cachefs-$(VERSION) && dpkg-buildpackage -b -us -uc -j$(shell nproc)
+	@ls -1 $(DEB_DIR)/*.deb
+
+# lintian on what `make deb` built: fails on an error (warnings are listed;
+# those kept are overridden with their reason in debian/*.lintian-overrides).
+lintian:
+	lintian --fail-on error,warning --display-info $(DEB_DIR)/*.deb
 
 CHECKPATCH ?= $(firstword $(wildcard /usr/src/linux-source-6.1/scripts/checkpatch.pl))
 lint:

@@ -590,7 +590,7 @@ static void render_cache(struct s3d_buf *b)
 	}
 }
 
-/* ---- write-back: the module's per-mount counters (sysfs) ---- */
+/* ---- the module's per-mount counters (sysfs): write-back, hits ---- */
 
 #define SYSFS_DIR	"/sys/fs/s3cachefs"
 #define SYS_MOUNTS_MAX	256	/* mounts reported at most */
@@ -614,6 +614,13 @@ static const struct wb_metric wb_metrics[] = {
 	{ PREFIX "conflicts_total", "counter",
 	  "Uploads refused because the object changed in S3 meanwhile (our bytes kept in the cache's conflicts area).",
 	  "conflicts" },
+	/* The cache's hit ratio: only the module sees the hits. */
+	{ PREFIX "chunk_hits_total", "counter",
+	  "Chunks read from the cache directory without a fetch (page-cache hits not counted).",
+	  "chunk_hits" },
+	{ PREFIX "chunk_misses_total", "counter",
+	  "Chunks a reader found missing in the cache directory and waited for.",
+	  "chunk_misses" },
 };
 
 /* One decimal number from SYSFS_DIR/@dir/@file. */

@@ -564,3 +564,4 @@ module_exit(s3cfs_exit);
 MODULE_DESCRIPTION("s3cachefs: S3 bucket cached on local NVMe");
 MODULE_AUTHOR("The s3cachefs authors");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(S3CFS_VERSION);

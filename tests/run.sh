@@ -259,6 +259,20 @@ host_tests() {
 	host_suite "tests/host/bench_report.sh" "$logs/bench_report.log" timeout 120 bash tests/host/bench_report.sh
 	[ -f tools/s3cachectl/Makefile ] &&
 		host_suite "make -C tools/s3cachectl test" "$logs/ctl.log" make -C tools/s3cachectl test
+	# mount.s3cachefs: its parsing (unit test) and mount(8)'s argument
+	# conventions; what needs the module is for the VM tests.
+	host_suite "make -C tools/mount test" "$logs/mount-helper.log" make -C tools/mount test
+	# One version everywhere (VERSION, dkms.conf, debian/changelog, the
+	# programs, the module, the manual pages).
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/version.sh" "$logs/version.log" timeout 60 bash tests/host/version.sh
+	# The manual pages against the sources (mount options, module
+	# parameters, sysfs files, flags, keys, metrics), man --warnings, lexgrog.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/manpages.sh" "$logs/manpages.log" timeout 120 bash tests/host/manpages.sh
+	# The Grafana dashboard uses only metrics the daemon exports.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/grafana.py" "$logs/grafana.log" timeout 60 python3 tests/host/grafana.py
 	# SigV4 against an independent signer (@smithy/signature-v4).
 	host_suite "tests/sigv4/test-sigv4.sh" "$logs/sigv4.log" timeout 300 bash tests/sigv4/test-sigv4.sh
 	# TLS certificate verification (nginx in front of fakes3, a throwaway CA).

@@ -38,6 +38,7 @@ PKGS=(
 	linux-headers-amd64 linux-image-amd64 linux-source-6.1
 	qemu-system-x86 busybox-static e2fsprogs xfsprogs util-linux iproute2
 	dkms fio sparse
+	debhelper dh-dkms lintian dpkg-dev fakeroot man-db groff-base
 	s3fs rclone gnuplot-nox nginx-light curl jq
 	fdisk file xz-utils zstd python3 python3-numpy python3-torch nodejs
 	ceph-mon ceph-osd radosgw ceph-common

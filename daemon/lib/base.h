@@ -9,7 +9,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define S3D_VERSION	"0.1"
+/* The project's one version (../VERSION), passed by the Makefiles. */
+#ifndef S3D_VERSION
+#error "S3D_VERSION is not defined: build with daemon/Makefile (it reads VERSION)"
+#endif
 
 #define S3D_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define S3D_MIN(a, b)		((a) < (b) ? (a) : (b))

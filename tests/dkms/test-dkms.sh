@@ -20,7 +20,7 @@ t() { n=$((n + 1)); if "$@" >/tmp/dkms-test.log 2>&1; then echo "ok $n - $desc";
 cleanup() { dkms remove -m s3cachefs -v "$ver" --all >/dev/null 2>&1; rm -rf "$src"; }
 cleanup
 mkdir -p "$src"
-cp --parents -t "$src" Kbuild Makefile dkms.conf kmod/*.[ch] uapi/*.h
+cp --parents -t "$src" Kbuild Makefile VERSION dkms.conf kmod/*.[ch] uapi/*.h
 desc="dkms add $ver"; t dkms add -m s3cachefs -v "$ver"
 for k in "${kvers[@]}"; do
 	desc="dkms install for $k"; t dkms install -m s3cachefs -v "$ver" -k "$k"

@@ -3,12 +3,13 @@
 # t_metrics: the daemon's Prometheus endpoint (--metrics) with the module:
 # a scrape after real reads shows the kernel requests answered, the S3
 # GETs with their status, latency and bytes, and the mount's cache usage
-# labelled with its bucket; other paths and methods are refused. The
+# labelled with its bucket, the module's chunk misses of those cold reads
+# (the dashboard's hit ratio); other paths and methods are refused. The
 # scrape is kept in the logs ($S3CFS_LOGDIR/metrics-scrape.txt).
 # timeout: 300
 . "$(dirname "$0")/../lib/common.sh"
 test_init metrics
-plan 12
+plan 13
 
 ADDR=127.0.0.1:9464
 make_fixture "$WORK/a" 3M a >/dev/null
@@ -49,6 +50,10 @@ check "GET body bytes at least the data read (${bytes:-none})" \
 used=$(sample "s3cachefsd_cache_used_bytes\\{mount=\"[0-9]+\",bucket=\"$BUCKET\"\\}")
 check "cache used for the mount, labelled with its bucket (${used:-none})" \
 	test "${used:-0}" -ge $((4 << 20))
+misses=$(sample "s3cachefsd_chunk_misses_total\\{mount=\"[0-9]+\",bucket=\"$BUCKET\"\\}")
+hits=$(sample "s3cachefsd_chunk_hits_total\\{mount=\"[0-9]+\",bucket=\"$BUCKET\"\\}")
+check "the module's chunk misses of the cold reads (${misses:-none}), hits (${hits:-none})" \
+	test "${misses:-0}" -ge 1 -a -n "$hits"
 
 check "POST: 405" test "$(curl -s -m 10 -o /dev/null -w '%{http_code}' -X POST "http://$ADDR/metrics")" = 405
 check "other path: 404" test "$(curl -s -m 10 -o /dev/null -w '%{http_code}' "http://$ADDR/")" = 404

@@ -757,6 +757,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "Usage: s3cachectl COMMAND ARGS...\n"
+"       s3cachectl --version\n"
 "  status FILE...     how much of each file is cached, and its state:\n"
 "                     clean (a copy of the object), local (written here,\n"
 "                     not uploaded), queued (acknowledged by a write-back\n"
@@ -816,7 +817,8 @@ static void command_first(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && argv[1][0] == '-' && strcmp(argv[1], "-h") &&
-	    strcmp(argv[1], "--help"))
+	    strcmp(argv[1], "--help") && strcmp(argv[1], "-V") &&
+	    strcmp(argv[1], "--version"))
 		command_first(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
@@ -824,6 +826,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("s3cachectl %s\n", S3D_VERSION);
 		return 0;
 	}
 	if (!strcmp(argv[1], "status"))
