@@ -250,7 +250,7 @@ int s3cfs_parse_source(struct fs_context *fc, char **bucket, char **prefix)
 
 	if (!src || !*src)
 		return invalfc(fc, "no source: mount BUCKET[:PREFIX] on the mountpoint");
-	if (!strncmp(src, "s3://", 5)) {
+	if (!strncasecmp(src, "s3://", 5)) {
 		src += 5;
 		sep = strchr(src, '/');
 	} else {

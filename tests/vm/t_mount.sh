@@ -3,11 +3,12 @@
 # t_mount: mount-time behaviour -- no daemon, bad options, the sysfs
 # directory, ownership/mode options, remount rules, a read-only filesystem
 # (EROFS for every kind of write), a cache that belongs to another bucket,
-# a bucket that does not exist (ENOENT) and one we may not list (EACCES).
+# s3://BUCKET/PREFIX sources (the scheme in any case), a bucket that does
+# not exist (ENOENT) and one we may not list (EACCES).
 # timeout: 420
 . "$(dirname "$0")/../lib/common.sh"
 test_init mount
-plan 41
+plan 43
 
 opts="cache=$CACHE,fetch_timeout=20"
 make_fixture "$WORK/f.bin" 70K >/dev/null
@@ -117,6 +118,15 @@ check "its sysfs directory is gone" bash -c "[ ! -e '/sys/fs/s3cachefs/$id' ]"
 # --- the cache is tied to its bucket ---------------------------------------
 s3_mb "$BUCKET-other" 2>/dev/null
 bad_mount "a cache that belongs to another bucket" "$opts" "$BUCKET-other"
+
+# --- s3://BUCKET/PREFIX sources, the scheme in any case --------------------
+for scheme in s3 S3; do
+	check "a source $scheme://BUCKET/PREFIX mounts the prefix" bash -c "
+		rm -rf '$CACHE-$scheme' && mkdir -p '$CACHE-$scheme' &&
+		mount -t s3cachefs -o 'cache=$CACHE-$scheme,fetch_timeout=20' \
+			'$scheme://$BUCKET/d' '$MNT' || exit 1
+		cmp '$MNT/g.bin' '$WORK/f.bin'; rc=\$?; umount '$MNT'; exit \$rc"
+done
 
 # --- a bucket that does not exist, one we may not list ---------------------
 mount_errno() {	# SOURCE: the errno name mount(2) fails with, or "ok"

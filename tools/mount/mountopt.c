@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mount.h>
 
 #include "uapi/s3cachefs.h"
@@ -276,7 +277,7 @@ int s3m_parse_source(const char *src, char **bucket, char **prefix,
 		s3m_err(err, errlen, "no source: give BUCKET[:PREFIX] or s3://BUCKET/PREFIX");
 		return -EINVAL;
 	}
-	if (!strncmp(src, "s3://", 5)) {
+	if (!strncasecmp(src, "s3://", 5)) {
 		src += 5;
 		sep = strchr(src, '/');
 	} else {
