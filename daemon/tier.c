@@ -574,10 +574,10 @@ static const struct s3d_xfer_ops get_ops = {
 /* Ask for the next block of the range, or end the tier's part. */
 static void read_next(struct s3d_tier_fetch *t)
 {
-	uint64_t off, len;
+	uint64_t first, last;
 
-	s3d_tier_block_span(&t->obj, t->next, &off, &len);
-	if (t->upto >= t->end || !len || !tier_usable() ||
+	if (!s3d_tier_blocks_of(&t->obj, t->start, t->end, &first, &last) ||
+	    t->next > last || t->upto >= t->end || !tier_usable() ||
 	    s3d_tier_block_key(&t->obj, t->next, t->key, sizeof(t->key))) {
 		read_end(t);
 		return;
@@ -625,6 +625,7 @@ bool s3d_tier_fetch_start(struct s3d_tier_fetch *t,
 {
 	struct s3d_s3 *o = s3d_ctx_s3(w->origin);
 	char endpoint[512];
+	uint64_t last;
 	int err;
 
 	tier_sync();
@@ -645,7 +646,7 @@ bool s3d_tier_fetch_start(struct s3d_tier_fetch *t,
 	t->start = w->start;
 	t->end = w->end;
 	t->upto = w->start;
-	t->next = w->start / tier.block;
+	s3d_tier_blocks_of(&t->obj, w->start, w->end, &t->next, &last);
 	t->ops = ops;
 	t->arg = arg;
 	t->prio = w->prio;

@@ -208,6 +208,22 @@ void s3d_tier_block_span(const struct s3d_tier_obj *o, uint64_t index,
 					     o->size - *off);
 }
 
+/*
+ * The blocks [*first, *last] covering [start, end) of the object (end
+ * clamped to its size). A block may reach before @start or past @end
+ * when it is larger than the range. Return: false for an empty range.
+ */
+bool s3d_tier_blocks_of(const struct s3d_tier_obj *o, uint64_t start,
+			uint64_t end, uint64_t *first, uint64_t *last)
+{
+	end = S3D_MIN(end, o->size);
+	if (start >= end)
+		return false;
+	*first = start / o->block;
+	*last = (end - 1) / o->block;
+	return true;
+}
+
 /* HMAC-SHA-256 of the fields before it, each followed by a NUL, in hex. */
 static int meta_hmac(const struct s3d_tier_meta *m, const void *secret,
 		     size_t secret_len, char hex[S3D_TIER_HEX + 1])

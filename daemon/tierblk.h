@@ -47,6 +47,8 @@ int s3d_tier_block_key(const struct s3d_tier_obj *o, uint64_t index,
 uint64_t s3d_tier_nblocks(const struct s3d_tier_obj *o);
 void s3d_tier_block_span(const struct s3d_tier_obj *o, uint64_t index,
 			 uint64_t *off, uint64_t *len);
+bool s3d_tier_blocks_of(const struct s3d_tier_obj *o, uint64_t start,
+			uint64_t end, uint64_t *first, uint64_t *last);
 
 /* Metadata fields, in the order they are signed (x-amz-meta-s3cfs-*). */
 enum s3d_tier_field {
