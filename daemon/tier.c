@@ -293,13 +293,16 @@ static int put_done(struct s3d_xfer *x)
 	struct tier_put_op *op = s3d_container_of(x, struct tier_put_op, x);
 	int why = tier_error_of(x);
 
+	/*
+	 * A put answered does not close the breaker nor reset its count:
+	 * reads are what it protects, and a tier that takes PUTs but stalls
+	 * GETs must still open it.
+	 */
 	if (s3d_xfer_ok(x)) {
 		s3d_tier_stats.puts[op->d->heal ? S3D_TIER_PUT_HEALED :
 				    S3D_TIER_PUT_STORED]++;
-		tier_answered();
 	} else if (x->cres == CURLE_OK && x->status == 412) {
 		s3d_tier_stats.puts[S3D_TIER_PUT_EXISTS]++;
-		tier_answered();
 	} else {
 		s3d_tier_stats.puts[S3D_TIER_PUT_FAILED]++;
 		s3d_dbg("tier PUT %s: %s, HTTP %ld", op->key,
