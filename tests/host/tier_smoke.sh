@@ -236,6 +236,28 @@ check "changed: the next node reads the new version from the tier" \
 	test "$(metric "$out" 's3cachefsd_tier_hits_total')" = 4 -a "$(($(origin_gets a.bin) - before))" = 0
 check "changed: ... and its bytes are the new ones" cmp "$work/C2/a.bin" "$work/a.v2"
 
+# --- blocks smaller and larger than the chunk ---------------------------------
+# 256 KiB blocks: a 1 MiB chunk is four of them; 2 MiB blocks: one block
+# holds two chunks, and is written whole for either (the same version's
+# bytes). Other block sizes are other names: they start cold.
+for kb in 256 2048; do
+	conf "b$kb" "tier_block_kb = $kb"
+	out=$(node "b$kb" "$work/b$kb.A" "$work/b$kb.A.log" "lookup::a.bin" "fetch:a.bin:0:$whole" sleep:1500 metrics)
+	blocks=$(((3 * MIB + 5 + kb * 1024 - 1) / (kb * 1024)))
+	is "$(metric "$out" 's3cachefsd_tier_puts_total{outcome="stored"}')" "$blocks" \
+		"$kb KiB blocks: node A put all $blocks of them"
+	before=$(origin_gets a.bin)
+	out=$(node "b$kb" "$work/b$kb.B" "$work/b$kb.B.log" "lookup::a.bin" "fetch:a.bin:$MIB:$MIB" metrics)
+	is "$(replies_ok "$out")" 0 "$kb KiB blocks: node B's FETCH of chunk 1 answered 0"
+	is "$(($(origin_gets a.bin) - before))" 0 "$kb KiB blocks: no origin request"
+	is "$(metric "$out" 's3cachefsd_tier_hits_total')" $((kb < 1024 ? 1024 / kb : 1)) \
+		"$kb KiB blocks: the blocks covering the chunk read ($((kb < 1024 ? 1024 / kb : 1)))"
+	lo=$((kb < 1024 ? MIB : 0)) len=$((kb < 1024 ? MIB : 2 * MIB))
+	check "$kb KiB blocks: bytes $lo..$((lo + len)) right" \
+		cmp <(tail -c +$((lo + 1)) "$work/b$kb.B/a.bin" | head -c $len) \
+		<(tail -c +$((lo + 1)) "$work/a.v2" | head -c $len)
+done
+
 # --- poisoned blocks ---------------------------------------------------------
 out=$(node plain "$work/P0" "$work/P0.log" "lookup::p.bin" "fetch:p.bin:$((0)):$((3 * MIB))" sleep:1500 metrics)
 is "$(metric "$out" 's3cachefsd_tier_puts_total{outcome="stored"}')" 3 "poison: p.bin's three blocks in the tier"
@@ -318,6 +340,7 @@ trouble() {	# NAME CONF WHAT REASON
 	is "$(metric "$out" 's3cachefsd_tier_breaker_state')" 1 "$what: the breaker is open"
 	is "$(metric "$out" 's3cachefsd_tier_skipped_total')" 2 "$what: the FETCHes after it do not ask the tier"
 	le "$(($(date +%s) - t0))" 8 "$what: done within about one short timeout each (seconds)"
+	diag "$what: four FETCHes in $(($(date +%s) - t0)) s"
 }
 conf dead "tier_endpoint=http://127.0.0.1:$p_dead" "tier_breaker_failures = 2" "tier_put = false"
 trouble R1 dead "tier refused" connect
