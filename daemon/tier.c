@@ -556,6 +556,9 @@ static int get_done(struct s3d_xfer *x)
 		   x->status >= 200 && x->status < 300) {
 		tier_answered();
 		more = get_use(t, x);
+		/* Not held while the next block waits for a slot. */
+		free(t->buf);
+		t->buf = NULL;
 	} else {
 		/* Another answer (400, 412, ...): not a block, not an outage. */
 		s3d_tier_stats.errors[S3D_TIER_ERR_OTHER]++;
