@@ -448,6 +448,9 @@ static void render_tier(struct s3d_buf *b)
 	s3d_prom_family(b, PREFIX "tier_put_queue", "gauge",
 			"Blocks waiting to be put into the tier.");
 	s3d_prom_u64(b, PREFIX "tier_put_queue", NULL, 0, t->queued);
+	s3d_prom_family(b, PREFIX "tier_puts_paused", "gauge",
+			"1 while puts wait a minute because the tier said it is full (507, QuotaExceeded).");
+	s3d_prom_u64(b, PREFIX "tier_puts_paused", NULL, 0, t->puts_paused);
 	s3d_prom_family(b, PREFIX "tier_breaker_state", "gauge",
 			"The tier's breaker: 0 closed, 1 open (all to origin), 2 half open (probing).");
 	s3d_prom_u64(b, PREFIX "tier_breaker_state", NULL, 0, t->breaker);

@@ -20,6 +20,9 @@
  * node was first), or unconditionally for a block the tier had wrong (it
  * heals it). Puts go S3D_TIER_PUTS_MAX at a time, in the lowest class.
  *
+ * A full tier (507, or QuotaExceeded as RGW and MinIO say it, which RGW
+ * sends as a 403) pauses the puts for a minute; reads go on.
+ *
  * Trouble costs one short timeout (tier_connect_timeout_ms, and
  * tier_stall_timeout for a stall before or within the body); requests are
  * never retried (a miss is cheap). tier_breaker_failures failures in a
@@ -52,6 +55,7 @@
 #include "lib/s3.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
+#include "lib/xml.h"
 #include "mount.h"
 #include "store.h"
 #include "tier.h"
@@ -61,6 +65,8 @@
 #define TIER_ALIGN		4096U
 /* Puts in flight at most: each holds one block in memory. */
 #define S3D_TIER_PUTS_MAX	4U
+/* A full tier (quota, no space): no puts for this long. */
+#define S3D_TIER_FULL_PAUSE_MS	60000U
 
 /* A block waiting to be put: a descriptor, its bytes stay in the cache. */
 struct tier_put {
@@ -108,6 +114,7 @@ static struct {
 	struct s3d_list queue;
 	unsigned int queued;
 	unsigned int puts;
+	uint64_t paused_until_ms;
 } tier = { .queue = { &tier.queue, &tier.queue } };
 
 static void tier_clear(void)
@@ -288,6 +295,53 @@ static int put_prepare(struct s3d_xfer *x)
 			    NULL, 0, op->h, op->nh, time(NULL), &x->req);
 }
 
+/* The tier is full (a quota, no space): not an authorisation error. */
+static bool put_full(struct s3d_xfer *x)
+{
+	static const char *const codes[] = {
+		"QuotaExceeded", "XMinioStorageFull",
+		"XMinioAdminBucketQuotaExceeded", "EntityTooLarge",
+	};
+	struct s3d_s3error e;
+	size_t i;
+
+	memset(&e, 0, sizeof(e));
+	if (x->cres != CURLE_OK)
+		return false;
+	if (x->status == 507)
+		return true;
+	if (x->status < 400 || x->status >= 500 ||
+	    s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e))
+		return false;
+	for (i = 0; i < S3D_ARRAY_SIZE(codes); i++)
+		if (!strcmp(e.code, codes[i]))
+			return true;
+	return false;
+}
+
+static void put_pause(const struct s3d_xfer *x)
+{
+	uint64_t now = s3d_now_ms();
+
+	if (now >= tier.paused_until_ms)
+		s3d_warn("tier s3://%s: PUT %s answered HTTP %ld: the tier is full; puts paused for %u s (reads go on)",
+			 tier.bucket, x->key, x->status,
+			 S3D_TIER_FULL_PAUSE_MS / 1000);
+	tier.paused_until_ms = now + S3D_TIER_FULL_PAUSE_MS;
+	s3d_tier_stats.puts_paused = 1;
+}
+
+static bool puts_paused(void)
+{
+	if (!tier.paused_until_ms)
+		return false;
+	if (s3d_now_ms() < tier.paused_until_ms)
+		return true;
+	tier.paused_until_ms = 0;
+	s3d_tier_stats.puts_paused = 0;
+	return false;
+}
+
 static int put_done(struct s3d_xfer *x)
 {
 	struct tier_put_op *op = s3d_container_of(x, struct tier_put_op, x);
@@ -303,6 +357,9 @@ static int put_done(struct s3d_xfer *x)
 				    S3D_TIER_PUT_STORED]++;
 	} else if (x->cres == CURLE_OK && x->status == 412) {
 		s3d_tier_stats.puts[S3D_TIER_PUT_EXISTS]++;
+	} else if (put_full(x)) {
+		s3d_tier_stats.puts[S3D_TIER_PUT_FAILED]++;
+		put_pause(x);
 	} else {
 		s3d_tier_stats.puts[S3D_TIER_PUT_FAILED]++;
 		s3d_dbg("tier PUT %s: %s, HTTP %ld", op->key,
@@ -399,15 +456,16 @@ drop:
 }
 
 /*
- * Start puts while there is room and the breaker is shut (while it is
- * open they wait; the queue's bound drops what comes meanwhile). A tier
+ * Start puts while there is room, the breaker is shut and the tier not
+ * full (else they wait; the queue's bound drops what comes meanwhile). A tier
  * switched off or gone with a reload drops them all.
  */
 static void put_pump(void)
 {
 	while (tier.queued &&
 	       (!tier_usable() || (tier.puts < S3D_TIER_PUTS_MAX &&
-				   tier.breaker.state == S3D_TIER_CLOSED))) {
+				   tier.breaker.state == S3D_TIER_CLOSED &&
+				   !puts_paused()))) {
 		struct tier_put *d;
 
 		d = s3d_container_of(tier.queue.next, struct tier_put, node);

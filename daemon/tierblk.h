@@ -169,6 +169,7 @@ extern const char *const s3d_tier_put_name[S3D_TIER_PUT_NR];
  * @breaker: enum s3d_tier_bstate now
  * @breaker_opens: times it opened
  * @queued: blocks waiting to be put now
+ * @puts_paused: 1 while puts wait because the tier said it is full
  * @req: the tier's S3 requests (the engine counts them here, not with
  *	the origin's)
  */
@@ -184,6 +185,7 @@ struct s3d_tier_stats {
 	uint64_t breaker;
 	uint64_t breaker_opens;
 	uint64_t queued;
+	uint64_t puts_paused;
 	struct s3d_stats req;
 };
 

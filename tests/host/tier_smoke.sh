@@ -360,6 +360,24 @@ is "$(($(tier_reqs GET) - before))" 1 "tier 403: one tier request, none after it
 is "$(grep -c 'not authorised): the tier is off' "$work/R4.log")" 1 "tier 403: one clear log line"
 rules '[]'
 
+# A full tier (RGW and MinIO say QuotaExceeded, RGW with a 403): puts
+# pause, reads go on, the tier stays on.
+rules '[{"method": "PUT", "fault": "status", "status": 403, "code": "QuotaExceeded"}]'
+gen "$work/q" $((3 * MIB)) q
+origin_put q.bin "$work/q"
+puts0=$(tier_reqs PUT) gets0=$(tier_reqs GET)
+out=$(node plain "$work/Q" "$work/Q.log" "lookup::q.bin" "fetch:q.bin:0:$MIB" sleep:500 \
+	"fetch:q.bin:$MIB:$((2 * MIB))" sleep:500 metrics)
+is "$(replies_ok "$out")" 0 "tier full: answered 0"
+check "tier full: every byte right" cmp "$work/Q/q.bin" "$work/q"
+is "$(metric "$out" 's3cachefsd_tier_enabled')" 1 "tier full: the tier stays on (a quota is no auth error)"
+is "$(metric "$out" 's3cachefsd_tier_puts_paused')" 1 "tier full: puts paused"
+is "$(($(tier_reqs PUT) - puts0))" 1 "tier full: one PUT refused, none after it"
+is "$(metric "$out" 's3cachefsd_tier_put_queue')" 2 "tier full: the later blocks wait in the queue"
+is "$(($(tier_reqs GET) - gets0))" 2 "tier full: reads still ask the tier"
+check "tier full: logged" grep -q 'the tier is full; puts paused' "$work/Q.log"
+rules '[]'
+
 echo "1..$TAP_N"
 [ "$TAP_FAILED" = 0 ] || { echo "# $TAP_FAILED failed; work in $work (KEEP=1 keeps it)"; }
 [ "$TAP_FAILED" = 0 ]
