@@ -88,6 +88,7 @@ struct tier_put_op {
 	struct s3d_tier_meta meta;
 	struct s3d_kv h[S3D_TF_NR + 1];
 	size_t nh;
+	char bucket[S3D_TIER_BUCKET_MAX];	/* a reload may change the tier's */
 	char key[S3D_TIER_KEY_MAX];
 	struct s3d_xfer x;
 };
@@ -115,6 +116,7 @@ static struct {
 	unsigned int queued;
 	unsigned int puts;
 	uint64_t paused_until_ms;
+	bool same_told;
 } tier = { .queue = { &tier.queue, &tier.queue } };
 
 static void tier_clear(void)
@@ -129,6 +131,7 @@ static void tier_clear(void)
 	tier.secret = NULL;
 	tier.on = false;
 	tier.off = false;
+	tier.same_told = false;
 }
 
 /* Follow the configuration (a reload changes its generation). */
@@ -291,7 +294,7 @@ static int put_prepare(struct s3d_xfer *x)
 	x->src.mem = op->buf;
 	x->src.len = op->x.src.len;
 	x->src.pos = 0;
-	return s3d_s3_build(s3d_ctx_s3(op->ctx), "PUT", tier.bucket, op->key,
+	return s3d_s3_build(s3d_ctx_s3(op->ctx), "PUT", op->bucket, op->key,
 			    NULL, 0, op->h, op->nh, time(NULL), &x->req);
 }
 
@@ -439,6 +442,7 @@ static void put_start(struct tier_put *d)
 	if (!d->heal)
 		op->h[op->nh++] = (struct s3d_kv){ "If-None-Match", "*" };
 	op->d = d;
+	snprintf(op->bucket, sizeof(op->bucket), "%s", tier.bucket);
 	op->ctx = tier.ctx;
 	s3d_ctx_hold(op->ctx);
 	s3d_xfer_init(&op->x, &put_ops, "PUT", op->key);
@@ -544,7 +548,7 @@ static int get_prepare(struct s3d_xfer *x)
 	s3d_buf_free(&t->hdrs);
 	s3d_buf_init(&t->hdrs, 64 << 10);
 	x->hdrs = &t->hdrs;
-	return s3d_s3_build(s3d_ctx_s3(t->ctx), "GET", tier.bucket, t->key,
+	return s3d_s3_build(s3d_ctx_s3(t->ctx), "GET", t->bucket, t->key,
 			    NULL, 0, NULL, 0, time(NULL), &x->req);
 }
 
@@ -696,6 +700,15 @@ bool s3d_tier_fetch_start(struct s3d_tier_fetch *t,
 	t->heal = UINT64_MAX;
 	if (!tier_usable() || w->start >= w->end)
 		return false;
+	/* Blocks in the origin bucket itself would show in its listings. */
+	if (w->origin == tier.ctx && !strcmp(w->bucket, tier.bucket)) {
+		if (!tier.same_told)
+			s3d_err("tier s3://%s: tier_bucket is this mount's own bucket; its reads do not use the tier",
+				tier.bucket);
+		tier.same_told = true;
+		return false;
+	}
+	snprintf(t->bucket, sizeof(t->bucket), "%s", tier.bucket);
 	snprintf(endpoint, sizeof(endpoint), "%s://%s", o->scheme,
 		 o->authority);
 	if (s3d_tier_obj_init(&t->obj, endpoint, w->bucket, w->key, w->etag,

@@ -14,6 +14,10 @@
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "tierblk.h"
+#include "uapi/s3cachefs.h"
+
+/* A bucket name and its NUL (as s3d_bucket_valid() allows them). */
+#define S3D_TIER_BUCKET_MAX	(S3CFS_BUCKET_MAX + 1)
 
 /**
  * struct s3d_tier_fetch_ops - how a FETCH takes what the tier gives it
@@ -79,6 +83,7 @@ struct s3d_tier_seen {
  *	UINT64_MAX
  * @prio: the FETCH's priority class, its tier GETs' too
  * @ctx: the tier's context, held while reading
+ * @bucket: the tier's bucket when the read started
  * @buf: the block being received
  * @fill: bytes of it received
  * @too_long: the body was longer than the block
@@ -107,6 +112,7 @@ struct s3d_tier_fetch {
 	uint64_t heal;
 	int prio;
 	struct s3d_ctx *ctx;
+	char bucket[S3D_TIER_BUCKET_MAX];
 	char *buf;
 	size_t fill;
 	bool too_long;

@@ -64,7 +64,7 @@ conf() {
 		echo "endpoint = http://127.0.0.1:$p_oproxy"
 		echo "addressing = path"
 		echo "allow_http = true"
-		echo "tier_bucket = fleet"
+		echo "tier_bucket = ${tier_bucket:-fleet}"
 		echo "tier_connect_timeout_ms = 500"
 		echo "tier_stall_timeout = 1"
 		for line in "$@"; do
@@ -73,7 +73,7 @@ conf() {
 			*) echo "$line" ;;
 			esac
 		done
-		echo "[bucket fleet]"
+		echo "[bucket ${tier_bucket:-fleet}]"
 		echo "endpoint = $tier"
 		echo "addressing = path"
 		echo "allow_http = true"
@@ -377,6 +377,16 @@ is "$(metric "$out" 's3cachefsd_tier_put_queue')" 2 "tier full: the later blocks
 is "$(($(tier_reqs GET) - gets0))" 2 "tier full: reads still ask the tier"
 check "tier full: logged" grep -q 'the tier is full; puts paused' "$work/Q.log"
 rules '[]'
+
+# tier_bucket naming the mount's own bucket: blocks would show in its
+# listings. Refused, logged once; reads go to the origin as without a tier.
+tier_bucket=origin conf same "tier_endpoint=http://127.0.0.1:$p_oproxy"
+before=$(python3 "$proxy" count "$work/origin.log" --path '^/origin/s3cachefs/')
+out=$(node same "$work/O" "$work/O.log" "lookup::a.bin" "fetch:a.bin:0:$MIB" "fetch:a.bin:$MIB:$MIB" sleep:500 metrics)
+is "$(replies_ok "$out")" 0 "tier = origin bucket: answered 0"
+is "$(python3 "$proxy" count "$work/origin.log" --path '^/origin/s3cachefs/')" "$before" \
+	"tier = origin bucket: no block asked for or put in the origin bucket"
+is "$(grep -c "tier_bucket is this mount's own bucket" "$work/O.log")" 1 "tier = origin bucket: logged once"
 
 echo "1..$TAP_N"
 [ "$TAP_FAILED" = 0 ] || { echo "# $TAP_FAILED failed; work in $work (KEEP=1 keeps it)"; }
