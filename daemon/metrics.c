@@ -426,7 +426,7 @@ static void render_tier(struct s3d_buf *b)
 	for (i = 0; i < S3D_TIER_BAD_NR; i++)
 		bad[i] = s3d_tier_bad_name((enum s3d_tier_bad)i);
 	s3d_prom_family(b, PREFIX "tier_enabled", "gauge",
-			"1 while a fleet tier is configured and not switched off (401/403).");
+			"1 while a fleet tier is configured and not switched off (401/403); read at the first FETCH after a start or reload.");
 	s3d_prom_u64(b, PREFIX "tier_enabled", NULL, 0, t->on);
 	prom_counter(b, PREFIX "tier_hits_total",
 		     "Blocks read from the tier, verified and used.", t->hits);
