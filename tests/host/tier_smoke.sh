@@ -33,6 +33,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/s3d-tier.XXXXXX")
 daemon=${S3CFSD:-$repo/daemon/s3cachefsd}
 proxy=$repo/tests/s3server/faultproxy.py
 MIB=1048576
+# Milliseconds a node waits for its puts (the write-behind) before its
+# metrics are read: generous, the host may be busy.
+putwait=${TIER_PUTWAIT_MS:-3000}
 
 . "$repo/tests/lib/tap.sh"
 check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
@@ -187,7 +190,7 @@ conf plain
 whole=$((4 * MIB))
 
 # --- node A, cold tier -------------------------------------------------------
-out=$(node plain "$work/A" "$work/A.log" "lookup::a.bin" "fetch:a.bin:0:$whole" sleep:1500 metrics)
+out=$(node plain "$work/A" "$work/A.log" "lookup::a.bin" "fetch:a.bin:0:$whole" sleep:$putwait metrics)
 is "$(replies_ok "$out")" 0 "node A: LOOKUP and FETCH answered 0"
 check "node A: every byte right" cmp "$work/A/a.bin" "$work/a.v1"
 ge "$(origin_gets a.bin)" 1 "node A: the origin sent the object"
@@ -225,7 +228,7 @@ is "$(metric "$out" 's3cachefsd_tier_puts_total{outcome="stored"}')" 0 "node B: 
 # --- the object changes at origin --------------------------------------------
 origin_put a.bin "$work/a.v2"
 before=$(origin_gets a.bin)
-out=$(node plain "$work/C" "$work/C.log" "lookup::a.bin" "fetch:a.bin:0:$whole" sleep:1500 metrics)
+out=$(node plain "$work/C" "$work/C.log" "lookup::a.bin" "fetch:a.bin:0:$whole" sleep:$putwait metrics)
 is "$(replies_ok "$out")" 0 "changed: node C answered 0"
 check "changed: node C has the new bytes, not the tier's old ones" cmp "$work/C/a.bin" "$work/a.v2"
 ge "$(($(origin_gets a.bin) - before))" 1 "changed: the new version came from origin"
@@ -242,7 +245,7 @@ check "changed: ... and its bytes are the new ones" cmp "$work/C2/a.bin" "$work/
 # bytes). Other block sizes are other names: they start cold.
 for kb in 256 2048; do
 	conf "b$kb" "tier_block_kb = $kb"
-	out=$(node "b$kb" "$work/b$kb.A" "$work/b$kb.A.log" "lookup::a.bin" "fetch:a.bin:0:$whole" sleep:1500 metrics)
+	out=$(node "b$kb" "$work/b$kb.A" "$work/b$kb.A.log" "lookup::a.bin" "fetch:a.bin:0:$whole" sleep:$putwait metrics)
 	blocks=$(((3 * MIB + 5 + kb * 1024 - 1) / (kb * 1024)))
 	is "$(metric "$out" 's3cachefsd_tier_puts_total{outcome="stored"}')" "$blocks" \
 		"$kb KiB blocks: node A put all $blocks of them"
@@ -259,7 +262,7 @@ for kb in 256 2048; do
 done
 
 # --- poisoned blocks ---------------------------------------------------------
-out=$(node plain "$work/P0" "$work/P0.log" "lookup::p.bin" "fetch:p.bin:$((0)):$((3 * MIB))" sleep:1500 metrics)
+out=$(node plain "$work/P0" "$work/P0.log" "lookup::p.bin" "fetch:p.bin:$((0)):$((3 * MIB))" sleep:$putwait metrics)
 is "$(metric "$out" 's3cachefsd_tier_puts_total{outcome="stored"}')" 3 "poison: p.bin's three blocks in the tier"
 k0=$(tier_keys 0 | tail -n 1) k1=$(tier_keys $MIB | tail -n 1) k2=$(tier_keys $((2 * MIB)) | tail -n 1)
 n=0
@@ -268,7 +271,7 @@ for t in "corrupt:$k0:checksum:0" "truncate:$k1:length:1" "mislabel:$k2:offset:2
 	n=$((n + 1))
 	if [ "$mode" = mislabel ]; then tamper "$mode" "$key" "$k0"; else tamper "$mode" "$key"; fi
 	before=$(origin_gets p.bin)
-	out=$(node plain "$work/P$n" "$work/P$n.log" "lookup::p.bin" "fetch:p.bin:0:$((3 * MIB))" sleep:1500 metrics)
+	out=$(node plain "$work/P$n" "$work/P$n.log" "lookup::p.bin" "fetch:p.bin:0:$((3 * MIB))" sleep:$putwait metrics)
 	is "$(replies_ok "$out")" 0 "$mode: answered 0"
 	check "$mode: every byte right" cmp "$work/P$n/p.bin" "$work/p"
 	is "$(metric "$out" "s3cachefsd_tier_invalid_total{reason=\"$reason\"}")" 1 "$mode: refused ($reason)"
@@ -284,7 +287,7 @@ check "poison: each refusal logged with its reason" grep -q 'block refused (chec
 
 # tier_secret: the unsigned blocks are refused, the first one healed signed.
 conf secret "tier_secret = a-fleet-secret-0123456789"
-out=$(node secret "$work/S1" "$work/S1.log" "lookup::p.bin" "fetch:p.bin:0:$((3 * MIB))" sleep:1500 metrics)
+out=$(node secret "$work/S1" "$work/S1.log" "lookup::p.bin" "fetch:p.bin:0:$((3 * MIB))" sleep:$putwait metrics)
 is "$(metric "$out" 's3cachefsd_tier_invalid_total{reason="hmac"}')" 1 "tier_secret: an unsigned block refused (hmac)"
 check "tier_secret: every byte right" cmp "$work/S1/p.bin" "$work/p"
 out=$(node secret "$work/S2" "$work/S2.log" "lookup::p.bin" "fetch:p.bin:0:$((3 * MIB))" metrics)
@@ -300,7 +303,7 @@ is "$(metric "$out" 's3cachefsd_tier_hits_total')" 3 "tier_secret: a node withou
 conf one "tier_breaker_failures = 1"
 rules '[{"method": "GET", "first": 1, "fault": "503"}]'
 node one "$work/D" "$work/D.log" "lookup::d.bin" "fetch:d.bin:0:$MIB" \
-	"fetch:d.bin:$MIB:$MIB" sleep:2500 "fetch:d.bin:$((2 * MIB)):$MIB" sleep:1500 metrics \
+	"fetch:d.bin:$MIB:$MIB" sleep:2500 "fetch:d.bin:$((2 * MIB)):$MIB" sleep:$putwait metrics \
 	>"$work/D.out" &
 dpid=$!
 for ((i = 0; i < 50; i++)); do
@@ -366,7 +369,7 @@ rules '[{"method": "PUT", "fault": "status", "status": 403, "code": "QuotaExceed
 gen "$work/q" $((3 * MIB)) q
 origin_put q.bin "$work/q"
 puts0=$(tier_reqs PUT) gets0=$(tier_reqs GET)
-out=$(node plain "$work/Q" "$work/Q.log" "lookup::q.bin" "fetch:q.bin:0:$MIB" sleep:500 \
+out=$(node plain "$work/Q" "$work/Q.log" "lookup::q.bin" "fetch:q.bin:0:$MIB" sleep:1500 \
 	"fetch:q.bin:$MIB:$((2 * MIB))" sleep:500 metrics)
 is "$(replies_ok "$out")" 0 "tier full: answered 0"
 check "tier full: every byte right" cmp "$work/Q/q.bin" "$work/q"
