@@ -447,6 +447,8 @@ static void put_start(struct tier_put *d)
 	s3d_ctx_hold(op->ctx);
 	s3d_xfer_init(&op->x, &put_ops, "PUT", op->key);
 	xfer_setup(&op->x, S3D_PRIO_ASYNC);
+	/* Another node first: a 412 before the body, not after it. */
+	op->x.expect = !d->heal;
 	op->x.src.len = len;
 	tier.puts++;
 	s3d_ctx_submit(op->ctx, &op->x);

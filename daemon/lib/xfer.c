@@ -439,9 +439,14 @@ static int setup_method(struct s3d_xfer *x)
 	 * POSTs): a server that ignores it costs each upload libcurl's
 	 * 1 s wait, and its one gain, not sending a body that is refused,
 	 * is rare for us: a precondition fails once per conflict, and
-	 * bodies are a part (a few MiB) or a small object.
+	 * bodies are a part (a few MiB) or a small object. A caller whose
+	 * precondition often fails (a fleet tier's create-only PUT, lost
+	 * whenever another node was first) asks for it (@x->expect): a
+	 * server that waits for the body sends 100 at once, and a 412 comes
+	 * before the body (RGW sends the whole body's worth of 412 without).
 	 */
-	err = add_curl_header(x, "Expect:");
+	err = add_curl_header(x, x->expect ? "Expect: 100-continue" :
+			      "Expect:");
 	return err ?: (rc ? -EINVAL : 0);
 }
 

@@ -87,6 +87,7 @@ struct s3d_xfer {
 					 * spaces): stalled only when no byte
 					 * came for S3D_TRICKLE_STALLS stall
 					 * times, not below min_rate */
+	bool expect;			/* a PUT sends Expect: 100-continue */
 	bool once;			/* one attempt, never retried (a miss
 					 * is cheaper than a wait) */
 	unsigned int connect_ms;	/* connect timeout; 0: the engine's */

@@ -190,7 +190,10 @@ conf plain
 whole=$((4 * MIB))
 
 # --- node A, cold tier -------------------------------------------------------
-out=$(node plain "$work/A" "$work/A.log" "lookup::a.bin" "fetch:a.bin:0:$whole" sleep:$putwait metrics)
+# (Node A reaches the tier's fake directly: the fault proxy answers an
+# Expect: 100-continue itself and drops the header.)
+conf direct "tier_endpoint=http://127.0.0.1:$p_tier"
+out=$(node direct "$work/A" "$work/A.log" "lookup::a.bin" "fetch:a.bin:0:$whole" sleep:$putwait metrics)
 is "$(replies_ok "$out")" 0 "node A: LOOKUP and FETCH answered 0"
 check "node A: every byte right" cmp "$work/A/a.bin" "$work/a.v1"
 ge "$(origin_gets a.bin)" 1 "node A: the origin sent the object"
@@ -204,11 +207,12 @@ for line in open(sys.argv[1]):
     r = json.loads(line)
     h = r["headers"]
     if r["method"] == "PUT" and h.get("if-none-match") == "*" and \
+       h.get("expect") == "100-continue" and \
        h.get("x-amz-meta-s3cfs-format") == "1" and len(h.get("x-amz-meta-s3cfs-sha256", "")) == 64:
         n += 1
 print(n)
 EOF
-)" 4 "node A: each put with If-None-Match: * and its checksum in x-amz-meta"
+)" 4 "node A: each put with If-None-Match: *, Expect: 100-continue and its checksum in x-amz-meta"
 check "node A: block keys carry the format version" grep -q '"path": "/fleet/s3cachefs/v1/' "$work/tierfake.jsonl"
 
 # --- node B, warm tier -------------------------------------------------------
