@@ -80,11 +80,13 @@ fb0=$(mnt_stat fetch_bytes)
 timeout 120 dd if="$MNT/stop.bin" bs=1M count=24 status=none >"$WORK/stop.out"
 check "the first 24 MiB of a 160 MiB object read right" \
 	cmp -n $((24 * MIB)) "$WORK/stop.out" "$WORK/stop.bin"
-# Until the runs sent for it have landed (no change for 3 s).
+# Until the runs sent for it have landed: none pending (a run's bytes count
+# when all of it has landed, which under load can take longer than the
+# 3 s without a change this waited for alone), and no change for 3 s.
 last=-1
 for ((i = 0; i < 120; i++)); do
 	fb=$(mnt_stat fetch_bytes)
-	[ "$fb" = "$last" ] && break
+	[ "$fb" = "$last" ] && [ "$(mnt_stat pending)" = 0 ] && break
 	last=$fb
 	sleep 3
 done
