@@ -19,7 +19,8 @@ refused.
 Prints one line per (MODE, NAME) that ran, tab-separated: "ok|not_ok",
 a description, and a diagnostic (may be empty, "\\n" for newlines). A
 test is not ok if an assertion not on the list failed, or one on the list
-passed (take it off the list: the limit is gone or the list is wrong).
+passed or never ran (take it off the list: the limit is gone or the list
+is wrong).
 Exits 2 if the list itself is malformed.
 """
 import re
@@ -111,6 +112,12 @@ def main():
                 xfail += 1
             else:
                 new.append(f"{num}: {detail}")
+        # A listed assertion that never ran: the list is stale.
+        seen = {int(n) for n, _, _ in res if n.isdigit()}
+        for n, nums, m, reason in exp:
+            if n == name and nums and (not m or m == mode):
+                fixed += [f"{x}: listed, never ran: {reason}"
+                          for x in sorted(nums - seen)]
         desc = f"{mode}: {name}: {passed} passed, {xfail} expected failures"
         if new or fixed:
             diag = [f"unexpected failure {d}" for d in new[:20]]
@@ -118,7 +125,7 @@ def main():
                 diag.append(f"... and {len(new) - 20} more")
             diag += [f"expected failure {d}" for d in fixed[:20]]
             print(f"not_ok\t{desc}, {len(new)} unexpected failures, "
-                  f"{len(fixed)} expected failures passed\t" + "\\n".join(diag))
+                  f"{len(fixed)} listed ones passed or did not run\t" + "\\n".join(diag))
         else:
             print(f"ok\t{desc}\t")
 
