@@ -5,7 +5,7 @@
 # `make check-peer` runs; not part of `make check` or CI: their sources
 # are not ours to vendor and CI cannot fetch them).
 #
-#   PEER_SRC=DIR tests/peer/run.sh [--kernel 6.1|6.12|debug] [--only "fsx fsstress pjdfstest"]
+#   PEER_SRC=DIR tests/peer/run.sh [--kernel 6.1|6.12|debug] [--only "pjdfstest fsx fsstress"]
 #                                  [tests/run.sh options, e.g. --env PEER_SEED=N]
 #
 # Builds the suites (tests/peer/build.sh: PEER_SRC, PEER_XFSTESTS,
@@ -28,10 +28,17 @@ done
 
 bash tests/peer/build.sh || exit 1
 tests=()
-while read -r t; do
-	[ -n "$only" ] && [[ " $only " != *" $(basename "$t" .sh | sed 's/^t_peer_//') "* ]] && continue
-	tests+=("$t")
-done <build/peer/tests
+mapfile -t built <build/peer/tests
+if [ -n "$only" ]; then
+	# In the order given.
+	for s in $only; do
+		for t in "${built[@]}"; do
+			[ "$t" = "tests/peer/t_peer_$s.sh" ] && tests+=("$t")
+		done
+	done
+else
+	tests=("${built[@]}")
+fi
 [ ${#tests[@]} -gt 0 ] || { echo "peer/run.sh: no suite to run" >&2; exit 1; }
 # The suite deadline: the sum of the tests' own.
 deadline=$(sed -n 's/^# timeout: *\([0-9]*\).*/\1/p' "${tests[@]}" | paste -sd+ - | bc)
