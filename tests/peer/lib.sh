@@ -13,7 +13,8 @@
 #                       a fresh cache directory; a failure is a result
 #   peer_umount MODE    unmount (a write-back mount uploads its queue)
 #   peer_judge SUITE    judge $PEER_RESULTS against expected/SUITE.txt:
-#                       one TAP point per test and mount, then the plan
+#                       one TAP point per test and mount, then the plan;
+#                       the results go to $S3CFS_LOGDIR/NAME.results
 
 PEER_DIR=${PEER_DIR:-$REPO/build/peer}
 case "$PEER_DIR" in /*) ;; *) PEER_DIR=$REPO/$PEER_DIR ;; esac
@@ -69,6 +70,8 @@ peer_sync() {	# MODE
 
 peer_judge() {	# SUITE
 	local verdict desc diagtext out rc
+	# Every assertion, for the host (the guest's $WORK is gone after).
+	cp "$PEER_RESULTS" "${S3CFS_LOGDIR:-$WORK}/$TEST_NAME.results" 2>/dev/null
 	out=$(python3 "$REPO/tests/peer/judge.py" \
 		"$REPO/tests/peer/expected/$1.txt" "$PEER_RESULTS")
 	rc=$?
