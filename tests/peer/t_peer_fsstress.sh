@@ -31,6 +31,7 @@ compare() {
 	else
 		peer_result "$mode" "$1" - fail "$out"
 		diag "$mode $1: $out"
+		cp "$2" "$3" "${S3CFS_LOGDIR:-$WORK}/" 2>/dev/null
 	fi
 }
 
@@ -41,7 +42,7 @@ for mode in default writeback; do
 	out=$(timeout $((1200 * ${S3CFS_TIMEOUT_SCALE:-1})) "$FSSTRESS" -d "$MNT/$mode" \
 		-p 4 -n "$OPS" -s "$PEER_SEED" -v 2>&1)
 	rc=$?
-	echo "$out" >"$WORK/fsstress-$mode.log"
+	echo "$out" >"${S3CFS_LOGDIR:-$WORK}/peer_fsstress-$mode.log"
 	diag "$mode: fsstress -p 4 -n $OPS -s $PEER_SEED: exit $rc, $((SECONDS - t0)) s"
 	if [ $rc = 0 ]; then
 		peer_result "$mode" fsstress - ok

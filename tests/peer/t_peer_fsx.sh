@@ -51,6 +51,8 @@ for mode in default writeback; do
 		else
 			peer_result "$mode" "$name" - fail "fsx -S $seed ${FLAGS[$name]} exit $rc: $(tail -n 12 <<<"$out")"
 			diag "$(tail -n 40 <<<"$out")"
+			# fsx's own log of the operations, for a replay.
+			cp "$WORK/$mode/$name".fsx* "${S3CFS_LOGDIR:-$WORK}/" 2>/dev/null
 		fi
 		# What fsx left must be what S3 has (a write-back mount first
 		# uploads its queue).
