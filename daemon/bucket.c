@@ -138,7 +138,6 @@ int s3d_bucket_check(struct s3d_ctx *ctx, const char *bucket,
 	c->wait.fn = check_waited;
 	s3d_xfer_init(&c->x, &check_ops, "LIST", "");
 	c->x.prio = S3D_PRIO_META;
-	c->x.probe = true;	/* a 404 is an answer */
 	s3d_timer_arm(&c->wait, BUCKET_WAIT_MS);
 	s3d_ctx_submit(ctx, &c->x);
 	return 0;

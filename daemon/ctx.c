@@ -84,6 +84,8 @@ struct parked {
 };
 
 static const struct s3d_conf *conf;
+/* Bumped by each s3d_ctx_set_conf() that takes: users re-read on a change. */
+static unsigned int conf_gen;
 static struct s3d_list ctxs = { &ctxs, &ctxs };
 
 /**
@@ -653,6 +655,7 @@ int s3d_ctx_set_conf(const struct s3d_conf *c)
 		s3d_list_del(&o->node);
 		s3d_ctx_put(o);
 	}
+	conf_gen++;
 	return 0;
 }
 
@@ -664,6 +667,18 @@ int s3d_ctx_set_conf(const struct s3d_conf *c)
  *
  * Return: 0 or -errno (the [global] context cannot be made; logged).
  */
+/**
+ * s3d_ctx_conf() - the configuration requests are made under now
+ * @gen: set to its generation (changes with each reload that takes)
+ *
+ * Return: the configuration, or NULL before s3d_ctx_init().
+ */
+const struct s3d_conf *s3d_ctx_conf(unsigned int *gen)
+{
+	*gen = conf_gen;
+	return conf;
+}
+
 int s3d_ctx_init(const struct s3d_conf *c)
 {
 	int err = s3d_ctx_set_conf(c);

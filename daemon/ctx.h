@@ -15,6 +15,7 @@ struct s3d_ctx;
 int s3d_ctx_init(const struct s3d_conf *c);
 int s3d_ctx_set_conf(const struct s3d_conf *c);
 void s3d_ctx_fini(void);
+const struct s3d_conf *s3d_ctx_conf(unsigned int *gen);
 struct s3d_ctx *s3d_ctx_get(const char *bucket, int *err);
 void s3d_ctx_hold(struct s3d_ctx *c);
 void s3d_ctx_put(struct s3d_ctx *c);

@@ -50,6 +50,7 @@
 #include "op_common.h"
 #include "ops.h"
 #include "req.h"
+#include "tierblk.h"
 #include "uapi/s3cachefs.h"
 
 #define PREFIX		"s3cachefsd_"
@@ -394,6 +395,95 @@ static void prom_counter(struct s3d_buf *b, const char *name,
 	s3d_prom_u64(b, name, NULL, 0, v);
 }
 
+/* One family of counters with one label, from an array of names. */
+static void prom_by(struct s3d_buf *b, const char *name, const char *help,
+		    const char *label, const char *const *names,
+		    const uint64_t *v, int n, int from)
+{
+	struct s3d_prom_label l;
+	int i;
+
+	s3d_prom_family(b, name, "counter", help);
+	for (i = from; i < n; i++) {
+		l = (struct s3d_prom_label){ label, names[i] };
+		s3d_prom_u64(b, name, &l, 1, v[i]);
+	}
+}
+
+/*
+ * The fleet tier (tier.c): its own counters; its requests are counted
+ * apart, so s3_* stay the origin's.
+ */
+static void render_tier(struct s3d_buf *b)
+{
+	const struct s3d_tier_stats *t = &s3d_tier_stats;
+	const char *bad[S3D_TIER_BAD_NR];
+	struct s3d_prom_label l[2];
+	const struct s3d_op_stats *st;
+	char code[16];
+	int i, op;
+
+	for (i = 0; i < S3D_TIER_BAD_NR; i++)
+		bad[i] = s3d_tier_bad_name((enum s3d_tier_bad)i);
+	s3d_prom_family(b, PREFIX "tier_enabled", "gauge",
+			"1 while a fleet tier is configured and not switched off (401/403); read at the first FETCH after a start or reload.");
+	s3d_prom_u64(b, PREFIX "tier_enabled", NULL, 0, t->on);
+	prom_counter(b, PREFIX "tier_hits_total",
+		     "Blocks read from the tier, verified and used.", t->hits);
+	prom_counter(b, PREFIX "tier_hit_bytes_total",
+		     "Bytes of those blocks.", t->hit_bytes);
+	prom_counter(b, PREFIX "tier_misses_total",
+		     "Blocks the tier did not have (404).", t->misses);
+	prom_counter(b, PREFIX "tier_skipped_total",
+		     "Blocks not asked for: the breaker was open.", t->skipped);
+	prom_by(b, PREFIX "tier_invalid_total",
+		"Blocks from the tier refused (origin sent them and they were put back), by reason.",
+		"reason", bad, t->invalid, S3D_TIER_BAD_NR, 1);
+	prom_by(b, PREFIX "tier_errors_total",
+		"Tier requests that failed (never retried), by reason.",
+		"reason", s3d_tier_err_name, t->errors, S3D_TIER_ERR_NR, 0);
+	prom_by(b, PREFIX "tier_puts_total",
+		"Blocks from origin to put into the tier, by outcome.",
+		"outcome", s3d_tier_put_name, t->puts, S3D_TIER_PUT_NR, 0);
+	s3d_prom_family(b, PREFIX "tier_put_queue", "gauge",
+			"Blocks waiting to be put into the tier.");
+	s3d_prom_u64(b, PREFIX "tier_put_queue", NULL, 0, t->queued);
+	s3d_prom_family(b, PREFIX "tier_puts_paused", "gauge",
+			"1 while puts wait a minute because the tier said it is full (507, QuotaExceeded).");
+	s3d_prom_u64(b, PREFIX "tier_puts_paused", NULL, 0, t->puts_paused);
+	s3d_prom_family(b, PREFIX "tier_breaker_state", "gauge",
+			"The tier's breaker: 0 closed, 1 open (all to origin), 2 half open (probing).");
+	s3d_prom_u64(b, PREFIX "tier_breaker_state", NULL, 0, t->breaker);
+	prom_counter(b, PREFIX "tier_breaker_opens_total",
+		     "Times the tier's breaker opened.", t->breaker_opens);
+	s3d_prom_family(b, PREFIX "tier_requests_total", "counter",
+			"Tier request attempts by operation and HTTP status (code=\"error\": no HTTP response).");
+	for (op = 0; op < S3D_OP_NR; op++) {
+		st = &t->req.op[op];
+		l[0] = (struct s3d_prom_label){ "op", s3d_op_name(op) };
+		for (i = 0; i < 600; i++) {
+			if (!st->status[i])
+				continue;
+			snprintf(code, sizeof(code), "%d", i);
+			l[1] = (struct s3d_prom_label){ "code", i ? code : "error" };
+			s3d_prom_u64(b, PREFIX "tier_requests_total", l, 2,
+				     st->status[i]);
+		}
+	}
+	s3d_prom_family(b, PREFIX "tier_request_duration_seconds", "histogram",
+			"Tier request latency, from libcurl's total time.");
+	for (op = 0; op < S3D_OP_NR; op++) {
+		st = &t->req.op[op];
+		l[0] = (struct s3d_prom_label){ "op", s3d_op_name(op) };
+		s3d_prom_histogram(b, PREFIX "tier_request_duration_seconds",
+				   l, 1, s3d_lat_bounds, st->lat, S3D_LAT_NR,
+				   (double)st->lat_sum_us / 1e6);
+	}
+	prom_counter(b, PREFIX "tier_received_bytes_total",
+		     "Response body bytes received from the tier.",
+		     t->req.bytes_in);
+}
+
 /* Refreshes of temporary credentials (creds_watch.c counts them). */
 static void render_creds(struct s3d_buf *b)
 {
@@ -726,6 +816,7 @@ int s3d_metrics_render(struct s3d_buf *b)
 	render_kernel(b);
 	render_cache(b);
 	render_writeback(b);
+	render_tier(b);
 	return b->err;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * FETCH: ranged GET with If-Match into the lower file with O_DIRECT.
+ * FETCH: ranged GET with If-Match into the lower file with O_DIRECT; with
+ * a fleet tier configured, the tier's verified blocks first (tier.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include "op_common.h"
 #include "req.h"
 #include "store.h"
+#include "tier.h"
 #include "uapi/s3cachefs.h"
 
 /* Alignment of O_DIRECT buffers, offsets and lengths. */
@@ -56,6 +58,7 @@ struct fetch_op {
 	bool gone;		/* the cache file went while we waited */
 	bool shrunk;		/* a 416: the object is shorter than we know */
 	struct s3d_xfer x;	/* the GET, then the HEAD if stale */
+	struct s3d_tier_fetch tier;	/* the fleet tier's part */
 };
 
 /*
@@ -83,6 +86,7 @@ static void fetch_finish(struct fetch_op *op, int err)
 
 	if (op->counted)
 		s3d_cache_fetched(m->cache, r->path);
+	s3d_tier_fetch_end(&op->tier, !err);
 	s3d_ctx_release(&op->x);
 	fetch_io_put(op);
 	free(op->key);
@@ -96,7 +100,7 @@ static uint64_t round_up(uint64_t v, uint64_t a)
 }
 
 /*
- * Write the @len bytes of the buffer at file offset @off. Only the very
+ * Write the @len bytes of @buf at file offset @off. Only the very
  * last piece of the object may be unaligned: it is written rounded up to
  * the block size and the file truncated back to the object size afterwards.
  *
@@ -105,7 +109,8 @@ static uint64_t round_up(uint64_t v, uint64_t a)
  * completed, so after a crash the range reads back as a hole (missing, to
  * be fetched again), never as garbage presented as data.
  */
-static int fetch_write(struct fetch_op *op, uint64_t off, size_t len)
+static int fetch_write(struct fetch_op *op, char *buf, uint64_t off,
+		       size_t len)
 {
 	size_t alen = round_up(len, S3D_DIO_ALIGN), put = 0;
 	ssize_t n;
@@ -113,13 +118,13 @@ static int fetch_write(struct fetch_op *op, uint64_t off, size_t len)
 
 	if (off % S3D_DIO_ALIGN || (alen != len && off + len != op->size))
 		return -EINVAL;		/* cannot happen: pieces are aligned */
-	memset(op->buf + len, 0, alen - len);
+	memset(buf + len, 0, alen - len);
 	/* The kernel may be making the file LOCAL (kmod/local.c). */
 	err = s3d_store_lock_fill(op->fd, op->r->etag);
 	if (err)
 		return err;
 	while (!err && put < alen) {
-		n = pwrite(op->fd, op->buf + put, alen - put, (off_t)(off + put));
+		n = pwrite(op->fd, buf + put, alen - put, (off_t)(off + put));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -279,7 +284,7 @@ static int fetch_flush(struct fetch_op *op, struct s3d_xfer *x)
 	uint64_t off = op->pos - op->fill;
 	int err;
 
-	err = fetch_write(op, off, op->fill);
+	err = fetch_write(op, op->buf, off, op->fill);
 	if (err == -EAGAIN || err == -ESTALE) {
 		s3d_info("GET s3://%s/%s: the cache file is %s; not written",
 			 op->m->bucket, op->key, err == -EAGAIN ?
@@ -327,6 +332,7 @@ static size_t fetch_body(struct s3d_xfer *x, const char *p, size_t n)
 		c = S3D_MIN(S3D_MIN((uint64_t)n, limit - op->pos),
 			    op->bufsz - op->fill);
 		memcpy(op->buf + op->fill, p, c);
+		s3d_tier_fetch_feed(&op->tier, op->pos, p, c);
 		op->fill += c;
 		op->pos += c;
 		p += c;
@@ -554,6 +560,58 @@ static bool fetch_present(const struct fetch_op *op)
 	return hole >= 0 && (uint64_t)hole >= op->end;
 }
 
+/*
+ * A verified tier block: into the cache file as origin's bytes go (a
+ * block larger than a chunk may reach past the range: the same version's
+ * bytes, as a whole-object 200 writes them).
+ */
+static int fetch_tier_deliver(void *arg, uint64_t off, char *buf, size_t len)
+{
+	struct fetch_op *op = arg;
+	int err;
+
+	op->r->started = true;
+	if (op->fd < 0) {
+		err = fetch_open(op);
+		if (err) {
+			fetch_io_put(op);
+			return err;
+		}
+	}
+	if (off < op->start || off + len > op->end)
+		s3d_cache_fetching(op->m->cache,
+				   len - (S3D_MIN(off + len, op->end) -
+					  S3D_MAX(off, op->start)));
+	err = fetch_write(op, buf, off, len);
+	if (err)
+		return err;
+	op->r->moved = true;
+	return 0;
+}
+
+/* The tier's part is over: the rest of the range from origin. */
+static void fetch_tier_done(void *arg, uint64_t upto)
+{
+	struct fetch_op *op = arg;
+
+	fetch_io_put(op);
+	op->done = upto - op->start;
+	if (op->done >= op->end - op->start) {
+		s3d_dbg("FETCH %s: bytes %llu-%llu from the tier", op->key,
+			(unsigned long long)op->start,
+			(unsigned long long)(op->end - 1));
+		fetch_finish(op, 0);
+		return;
+	}
+	fetch_report_landed(op);
+	s3d_ctx_submit(op->ctx, &op->x);
+}
+
+static const struct s3d_tier_fetch_ops fetch_tier_ops = {
+	.deliver = fetch_tier_deliver,
+	.done = fetch_tier_done,
+};
+
 void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 {
 	struct fetch_op *op;
@@ -627,5 +685,13 @@ void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)
 	s3d_cache_fetching(m->cache, len);
 	op->x.prio = r->prio == S3CFS_PRIO_ASYNC ? S3D_PRIO_ASYNC :
 		     S3D_PRIO_SYNC;
+	if (s3d_tier_fetch_start(&op->tier, &(struct s3d_tier_want){
+					.origin = ctx, .bucket = m->bucket,
+					.key = op->key, .etag = r->etag,
+					.size = op->size, .start = op->start,
+					.end = op->end, .mount_id = m->id,
+					.path = r->path, .prio = op->x.prio },
+				 &fetch_tier_ops, op))
+		return;
 	s3d_ctx_submit(op->ctx, &op->x);
 }

@@ -100,9 +100,50 @@ static int run_get(struct s3d_s3 *s3, const char *bucket, const char *key,
 /* ---- cache: the request handlers against a cache directory ---- */
 
 static unsigned int replies_due;
+/*
+ * Mount ids whose MOUNT is not answered yet: a request for one waits for
+ * it, as the kernel's requests come after their mount's (a new MOUNT
+ * checks its bucket first); requests for other mounts go on meanwhile.
+ */
+static uint32_t mounts_due[16];
+
+static bool mount_due(uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < S3D_ARRAY_SIZE(mounts_due); i++)
+		if (mounts_due[i] == id)
+			return true;
+	return false;
+}
+
+static void mount_due_set(uint32_t id, bool due)
+{
+	size_t i;
+
+	for (i = 0; i < S3D_ARRAY_SIZE(mounts_due); i++) {
+		if (due ? !mounts_due[i] : mounts_due[i] == id) {
+			mounts_due[i] = due ? id : 0;
+			return;
+		}
+	}
+}
+
+static bool mount_answered(void *arg)
+{
+	return !mount_due(*(uint32_t *)arg);
+}
+
+/* Wait for the MOUNT of @id, if one is on its way. Return: 0 or -errno. */
+static int mount_wait(uint32_t id)
+{
+	return mount_due(id) ? s3d_loop_run(mount_answered, &id) : 0;
+}
 
 static void st_reply(struct s3d_req *r, int status)
 {
+	if (r->cmd == S3CFS_CMD_MOUNT)
+		mount_due_set(r->mount_id, false);
 	printf("REPLY %s -> %d%s%s%s%s\n", (char *)r->priv, status,
 	       status ? " " : "", status ? strerror(-status) : "",
 	       r->reply_etag ? " etag " : "",
@@ -426,6 +467,11 @@ static int run_reqs(const char *group, const char *dir)
 			run_cancel(last_mount, last_id, last);
 			continue;
 		}
+		/* Its mount's MOUNT first ("@ID:" names another than 1). */
+		err = mount_wait(*spec == '@' ?
+				 (uint32_t)strtoul(spec + 1, NULL, 10) : 1);
+		if (err)
+			break;
 		r = parse_req(spec, dir);
 
 		if (!r) {
@@ -436,6 +482,8 @@ static int run_reqs(const char *group, const char *dir)
 		last_mount = r->mount_id;
 		last_id = r->id;
 		replies_due++;
+		if (r->cmd == S3CFS_CMD_MOUNT)
+			mount_due_set(r->mount_id, true);
 		s3d_req_handle(r);
 	}
 	free(g);
@@ -467,6 +515,7 @@ static int run_cache(struct s3d_s3 *s3, int argc, char **argv)
 		return -ENOENT;
 	}
 	replies_due++;
+	mount_due_set(r->mount_id, true);
 	s3d_req_handle(r);
 	for (i = 3; i < argc && !err; i++)
 		err = run_reqs(argv[i], argv[2]);

@@ -521,6 +521,7 @@ static bool s3cfs_created_here(struct inode *inode)
 
 	return S_ISREG(inode->i_mode) && s3cfs_inode_local(inode) &&
 	       inode->i_nlink && !READ_ONCE(si->etag[0]) &&
+	       !s3cfs_inode_stale(inode) &&
 	       !test_bit(S3CFS_I_QUEUED, &si->flags);
 }
 

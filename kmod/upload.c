@@ -636,6 +636,22 @@ int s3cfs_upload_state(struct inode *inode, struct s3cfs_ioc_state *st)
 	return 0;
 }
 
+/*
+ * What a close or fsync of @inode does, i_rwsem held: in write-back mode a
+ * LOCAL file with changes is made durable here and queued (upqueue.c),
+ * otherwise it is uploaded now (s3cfs_upload_locked()).
+ */
+static int s3cfs_upload_or_ack(struct inode *inode, struct dentry *dentry,
+			       struct file *file, bool closing)
+{
+	if (S3CFS_SB(inode->i_sb)->opts.writeback &&
+	    s3cfs_inode_local(inode) && inode->i_nlink &&
+	    !s3cfs_inode_stale(inode) &&
+	    test_bit(S3CFS_I_DIRTY, &S3CFS_I(inode)->flags))
+		return s3cfs_upq_ack(inode, dentry);
+	return s3cfs_upload_locked(inode, dentry, file, closing);
+}
+
 /**
  * s3cfs_upload_created() - a file created here and not yet in S3 made to
  *	exist there (in write-back mode: recorded on the cache device), as
@@ -644,7 +660,8 @@ int s3cfs_upload_state(struct inode *inode, struct s3cfs_ioc_state *st)
  * @dentry: its name
  *
  * Return: as s3cfs_upload(); 0 if S3 has had a version of the file
- * meanwhile, or it is already recorded.
+ * meanwhile, it is already recorded, or it is no longer the name's (a
+ * conflict made it stale: its fsync or close said so).
  */
 int s3cfs_upload_created(struct inode *inode, struct dentry *dentry)
 {
@@ -654,15 +671,9 @@ int s3cfs_upload_created(struct inode *inode, struct dentry *dentry)
 
 	inode_lock(inode);
 	s3cfs_upq_settle(inode);
-	if (!s3cfs_inode_local(inode) || !inode->i_nlink || si->etag[0] ||
-	    test_bit(S3CFS_I_QUEUED, &si->flags))
-		goto out;
-	if (!sbi->opts.writeback)
-		err = s3cfs_upload_locked(inode, dentry, NULL, true);
-	else if (!s3cfs_inode_stale(inode) &&
-		 test_bit(S3CFS_I_DIRTY, &si->flags))
-		err = s3cfs_upq_ack(inode, dentry);
-out:
+	if (s3cfs_inode_local(inode) && inode->i_nlink && !si->etag[0] &&
+	    !s3cfs_inode_stale(inode) && !test_bit(S3CFS_I_QUEUED, &si->flags))
+		err = s3cfs_upload_or_ack(inode, dentry, NULL, true);
 	inode_unlock(inode);
 	if (sbi->opts.writeback)
 		s3cfs_upq_throttle(sbi);
@@ -679,7 +690,6 @@ out:
 int s3cfs_upload(struct file *file, bool closing)
 {
 	struct inode *inode = file_inode(file);
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
 	int err;
 
 	/*
@@ -692,15 +702,7 @@ int s3cfs_upload(struct file *file, bool closing)
 	inode_lock(inode);
 	/* A queued upload sent meanwhile: its answer first. */
 	s3cfs_upq_settle(inode);
-	/* Write-back: durable here now, in S3 later (upqueue.c). */
-	if (S3CFS_SB(inode->i_sb)->opts.writeback &&
-	    s3cfs_inode_local(inode) && inode->i_nlink &&
-	    !s3cfs_inode_stale(inode) &&
-	    test_bit(S3CFS_I_DIRTY, &si->flags))
-		err = s3cfs_upq_ack(inode, file->f_path.dentry);
-	else
-		err = s3cfs_upload_locked(inode, file->f_path.dentry, file,
-					  closing);
+	err = s3cfs_upload_or_ack(inode, file->f_path.dentry, file, closing);
 	inode_unlock(inode);
 	if (S3CFS_SB(inode->i_sb)->opts.writeback)
 		s3cfs_upq_throttle(S3CFS_SB(inode->i_sb));

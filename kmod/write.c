@@ -15,10 +15,12 @@
  *
  * Space is reserved in the lower file (fallocate) before a write(2) puts
  * anything in the page cache, so a full cache device is ENOSPC to the
- * writer, not a folio that can never be written back. Mapped writes dirty
- * folios in ->page_mkwrite without i_rwsem and without a reservation (it
- * would take the lower i_rwsem under mmap_lock): a file meant for mapped
- * writes is fallocate'd first, or its ENOSPC comes at msync/close.
+ * writer, not a folio that can never be written back; "full" leaves the
+ * blocks the lower filesystem keeps for root (statfs's f_bavail). Mapped
+ * writes dirty folios in ->page_mkwrite without i_rwsem and without a
+ * reservation (it would take the lower i_rwsem under mmap_lock): a file
+ * meant for mapped writes is fallocate'd first, or its ENOSPC comes at
+ * msync/close.
  *
  * Lock order: upper i_rwsem -> folio lock -> lower i_rwsem; mmap_lock ->
  * folio lock. None of this runs under our invalidate_lock, which the read
@@ -32,6 +34,7 @@
 #include <linux/namei.h>
 #include <linux/falloc.h>
 #include <linux/mm.h>
+#include <linux/statfs.h>
 
 /**
  * s3cfs_open_write() - an open for writing of @inode
@@ -238,6 +241,22 @@ static int s3cfs_lower_fallocate(struct inode *inode, int mode, loff_t pos,
 }
 
 /*
+ * Room for @bytes more on the cache filesystem, leaving the blocks it keeps
+ * for root: the lower writes run with the mounter's credentials, which may
+ * take them, and a cache on the root filesystem must not fill it for the
+ * system. Return: 0, -ENOSPC, or the statfs's error.
+ */
+static int s3cfs_lower_room(struct inode *inode, u64 bytes)
+{
+	struct kstatfs st;
+	int err = vfs_statfs(&S3CFS_I(inode)->lower, &st);
+
+	if (err)
+		return err;
+	return (u64)st.f_bavail * st.f_bsize < bytes ? -ENOSPC : 0;
+}
+
+/*
  * Reserve lower blocks under [@pos, @pos + @len) of LOCAL @inode before a
  * write puts it in the page cache. A write that continues the last
  * reservation reserves up to a step past its end (a sequential writer
@@ -259,12 +278,14 @@ static int s3cfs_reserve(struct inode *inode, loff_t pos, size_t len)
 	else
 		si->res_start = start;
 	end = round_up(end, S3CFS_RESERVE_STEP);
-	err = s3cfs_lower_fallocate(inode, FALLOC_FL_KEEP_SIZE, start,
+	err = s3cfs_lower_room(inode, end - start) ?:
+	      s3cfs_lower_fallocate(inode, FALLOC_FL_KEEP_SIZE, start,
 				    end - start);
 	if (err == -ENOSPC && end > round_up(pos + len, PAGE_SIZE)) {
 		/* No room for the step: the write's own blocks may fit. */
 		end = round_up(pos + len, PAGE_SIZE);
-		err = s3cfs_lower_fallocate(inode, FALLOC_FL_KEEP_SIZE, start,
+		err = s3cfs_lower_room(inode, end - start) ?:
+		      s3cfs_lower_fallocate(inode, FALLOC_FL_KEEP_SIZE, start,
 					    end - start);
 	}
 	if (err) {

@@ -253,6 +253,11 @@ host_tests() {
 	# (credentials resolved on the loop, failures backed off), host only.
 	[ -f daemon/s3cachefsd ] &&
 		host_suite "tests/host/creds_async.sh" "$logs/creds_async.log" timeout 300 bash tests/host/creds_async.sh
+	# The fleet tier: daemons as nodes of a fleet, one origin and one tier
+	# (fake_s3.py behind fault proxies): warm reads, poisoned blocks
+	# healed, the tier's faults and the breaker, host only.
+	[ -f daemon/s3cachefsd ] &&
+		host_suite "tests/host/tier_smoke.sh" "$logs/tier_smoke.log" timeout 300 bash tests/host/tier_smoke.sh
 	# The crash tests' judge of S3 against a writer's log, on made-up logs.
 	host_suite "tests/host/ack_verdict.sh" "$logs/ack_verdict.log" timeout 60 bash tests/host/ack_verdict.sh
 	# The bench's report on a saved run: every table, the chart, the README block.

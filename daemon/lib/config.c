@@ -32,6 +32,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <ini.h>
 
@@ -65,6 +66,14 @@ enum key {
 	K_STALL_TIMEOUT,
 	K_WRITEBACK,
 	K_UPLOAD_DELAY,
+	K_TIER_BUCKET,
+	K_TIER_BLOCK_KB,
+	K_TIER_PUT,
+	K_TIER_SECRET,
+	K_TIER_CONNECT_MS,
+	K_TIER_STALL,
+	K_TIER_BREAKER,
+	K_TIER_QUEUE,
 	K_TUNE,				/* S3D_TUNE_NR keys from here */
 	K_NR = K_TUNE + S3D_TUNE_NR,
 };
@@ -92,6 +101,14 @@ static const struct {
 	[K_STALL_TIMEOUT] = { "stall_timeout", G },
 	[K_WRITEBACK] = { "writeback", G | B },
 	[K_UPLOAD_DELAY] = { "upload_delay", G | B },
+	[K_TIER_BUCKET] = { "tier_bucket", G },
+	[K_TIER_BLOCK_KB] = { "tier_block_kb", G },
+	[K_TIER_PUT] = { "tier_put", G },
+	[K_TIER_SECRET] = { "tier_secret", G },
+	[K_TIER_CONNECT_MS] = { "tier_connect_timeout_ms", G },
+	[K_TIER_STALL] = { "tier_stall_timeout", G },
+	[K_TIER_BREAKER] = { "tier_breaker_failures", G },
+	[K_TIER_QUEUE] = { "tier_put_queue", G },
 	[K_TUNE + S3D_TUNE_RETRY_ATTEMPTS] = { "retry_attempts", G },
 	[K_TUNE + S3D_TUNE_RETRY_MAX_TIME] = { "retry_max_time", G },
 	[K_TUNE + S3D_TUNE_RETRY_BASE_MS] = { "retry_base_ms", G },
@@ -238,6 +255,7 @@ void s3d_conf_init(struct s3d_conf *c)
 {
 	memset(c, 0, sizeof(*c));
 	conf_s3_init(&c->global);
+	c->tier.put = -1;
 	c->log_level = -1;
 	c->mount.writeback = -1;
 	c->mount.upload_delay = -1;
@@ -256,6 +274,10 @@ void s3d_conf_free(struct s3d_conf *c)
 		free(b);
 	}
 	conf_s3_free(&c->global);
+	free(c->tier.bucket);
+	if (c->tier.secret)
+		explicit_bzero(c->tier.secret, c->tier.secret_len);
+	free(c->tier.secret);
 	free(c->file);
 	free(c->metrics);
 	free(c);
@@ -401,6 +423,131 @@ static int parse_count(const char *v, unsigned int *out)
 	return 0;
 }
 
+static int parse_range(const char *v, unsigned int lo, unsigned int hi,
+		       unsigned int *out)
+{
+	uint64_t n;
+
+	if (s3d_parse_u64(v, &n) || n < lo || n > hi)
+		return -EINVAL;
+	*out = (unsigned int)n;
+	return 0;
+}
+
+/*
+ * tier_secret: the key itself, or an absolute path to a file holding it
+ * (its first line), which must be readable by its owner only: the key
+ * is what stops another writer of the tier bucket poisoning this fleet.
+ */
+static int set_tier_secret(struct parse *p, const char *v)
+{
+	struct s3d_conf_tier *t = &p->conf->tier;
+	char buf[S3D_TIER_SECRET_MAX + 2];
+	unsigned int line = p->lineno;
+	struct stat st;
+	size_t n;
+	FILE *f;
+
+	if (v[0] != '/') {
+		n = strlen(v);
+		if (n < S3D_TIER_SECRET_MIN || n > S3D_TIER_SECRET_MAX) {
+			bad(p, line, "tier_secret: want %u..%u bytes, or the absolute path of a file holding them",
+			    S3D_TIER_SECRET_MIN, S3D_TIER_SECRET_MAX);
+			return 0;
+		}
+		memcpy(buf, v, n);
+	} else {
+		f = fopen(v, "re");
+		if (!f) {
+			bad(p, line, "tier_secret '%s': %s", v, strerror(errno));
+			return 0;
+		}
+		if (fstat(fileno(f), &st) || (st.st_mode & 077)) {
+			fclose(f);
+			bad(p, line, "tier_secret '%s': the file may be read by others (chmod 600 it)",
+			    v);
+			return 0;
+		}
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = '\0';
+		fclose(f);
+		n = strcspn(buf, "\r\n");
+		if (n < S3D_TIER_SECRET_MIN || n > S3D_TIER_SECRET_MAX) {
+			explicit_bzero(buf, sizeof(buf));
+			bad(p, line, "tier_secret '%s': want %u..%u bytes on its first line",
+			    v, S3D_TIER_SECRET_MIN, S3D_TIER_SECRET_MAX);
+			return 0;
+		}
+	}
+	t->secret = malloc(n);
+	if (!t->secret) {
+		explicit_bzero(buf, sizeof(buf));
+		return -ENOMEM;
+	}
+	memcpy(t->secret, buf, n);
+	t->secret_len = n;
+	explicit_bzero(buf, sizeof(buf));
+	return 0;
+}
+
+/* The [global] tier_* keys (see struct s3d_conf_tier). */
+static int set_tier_key(struct parse *p, enum key k, const char *v)
+{
+	struct s3d_conf_tier *t = &p->conf->tier;
+	unsigned int line = p->lineno;
+	int n;
+
+	switch (k) {
+	case K_TIER_BUCKET:
+		if (!s3d_bucket_valid(v)) {
+			bad(p, line, "tier_bucket '%s': not a valid bucket name", v);
+			return 0;
+		}
+		t->line = line;
+		return set_str(&t->bucket, v);
+	case K_TIER_BLOCK_KB:
+		if (parse_range(v, S3D_TIER_BLOCK_KB_MIN, S3D_TIER_BLOCK_KB_MAX,
+				&t->block_kb) || (t->block_kb & (t->block_kb - 1))) {
+			t->block_kb = 0;
+			bad(p, line, "tier_block_kb '%s': want a power of two, %u..%u",
+			    v, S3D_TIER_BLOCK_KB_MIN, S3D_TIER_BLOCK_KB_MAX);
+		}
+		return 0;
+	case K_TIER_PUT:
+		n = parse_bool(v);
+		if (n < 0)
+			bad(p, line, "tier_put '%s': want true or false", v);
+		else
+			t->put = n;
+		return 0;
+	case K_TIER_SECRET:
+		return set_tier_secret(p, v);
+	case K_TIER_CONNECT_MS:
+		if (parse_range(v, S3D_TIER_CONNECT_MS_MIN,
+				S3D_TIER_CONNECT_MS_MAX, &t->connect_ms))
+			bad(p, line, "tier_connect_timeout_ms '%s': want %u..%u",
+			    v, S3D_TIER_CONNECT_MS_MIN, S3D_TIER_CONNECT_MS_MAX);
+		return 0;
+	case K_TIER_STALL:
+		if (parse_range(v, 1, S3D_TIER_STALL_MAX, &t->stall_s))
+			bad(p, line, "tier_stall_timeout '%s': want seconds, 1..%u",
+			    v, S3D_TIER_STALL_MAX);
+		return 0;
+	case K_TIER_BREAKER:
+		if (parse_range(v, 1, S3D_TIER_BREAKER_MAX, &t->breaker))
+			bad(p, line, "tier_breaker_failures '%s': want 1..%u",
+			    v, S3D_TIER_BREAKER_MAX);
+		return 0;
+	case K_TIER_QUEUE:
+		if (parse_range(v, 1, S3D_TIER_QUEUE_MAX, &t->queue))
+			bad(p, line, "tier_put_queue '%s': want 1..%u", v,
+			    S3D_TIER_QUEUE_MAX);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
 /* Set key @k of the current section from @v; a bad value is reported. */
 static int set_key(struct parse *p, enum key k, const char *name,
 		   const char *v)
@@ -541,6 +688,15 @@ static int set_key(struct parse *p, enum key k, const char *name,
 			(b ? &b->mount : &p->conf->mount)->upload_delay = (int)d;
 		return 0;
 	}
+	case K_TIER_BUCKET:
+	case K_TIER_BLOCK_KB:
+	case K_TIER_PUT:
+	case K_TIER_SECRET:
+	case K_TIER_CONNECT_MS:
+	case K_TIER_STALL:
+	case K_TIER_BREAKER:
+	case K_TIER_QUEUE:
+		return set_tier_key(p, k, v);
 	default:
 		break;
 	}
@@ -775,6 +931,11 @@ int s3d_conf_load(const char *file, bool must_exist, struct s3d_conf **out,
 	}
 	fclose(p.f);
 	free(p.buf);
+	/* The tier's endpoint, region, ... are its own section's. */
+	if (!err && p.conf->tier.bucket &&
+	    !s3d_conf_bucket(p.conf, p.conf->tier.bucket))
+		bad(&p, p.conf->tier.line, "tier_bucket '%s': no [bucket %s] section says where it is",
+		    p.conf->tier.bucket, p.conf->tier.bucket);
 	if (!err && errs->err)
 		err = errs->err;
 	if (!err && p.nerr)

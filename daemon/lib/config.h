@@ -128,6 +128,54 @@ struct s3d_conf_bucket {
 };
 
 /*
+ * The fleet tier (daemon/tier.c): a second S3 bucket shared by many nodes,
+ * read before the origin. Blocks of tier_block_kb KiB (a power of two).
+ */
+#define S3D_TIER_BLOCK_KB_MIN		256U
+#define S3D_TIER_BLOCK_KB_DEFAULT	1024U
+#define S3D_TIER_BLOCK_KB_MAX		16384U
+#define S3D_TIER_CONNECT_MS_DEFAULT	1000U
+#define S3D_TIER_CONNECT_MS_MIN		50U
+#define S3D_TIER_CONNECT_MS_MAX		60000U
+#define S3D_TIER_STALL_DEFAULT		1U
+#define S3D_TIER_STALL_MAX		60U
+#define S3D_TIER_BREAKER_DEFAULT	3U
+#define S3D_TIER_BREAKER_MAX		1000U
+#define S3D_TIER_QUEUE_DEFAULT		1024U
+#define S3D_TIER_QUEUE_MAX		65536U
+#define S3D_TIER_SECRET_MIN		16U
+#define S3D_TIER_SECRET_MAX		4096U
+
+/**
+ * struct s3d_conf_tier - the [global] tier_* keys
+ * @bucket: tier_bucket: the tier's bucket, whose [bucket NAME] section
+ *	says where it is; NULL: no tier
+ * @line: where tier_bucket was set (for messages)
+ * @block_kb: tier_block_kb; 0: not set
+ * @put: tier_put: 1 blocks fetched from origin are put into the tier,
+ *	0 this node only reads it; -1 not set (1)
+ * @secret: tier_secret's key (read from the file it names, if a path);
+ *	NULL: none
+ * @secret_len: its length in bytes
+ * @connect_ms: tier_connect_timeout_ms; 0: not set
+ * @stall_s: tier_stall_timeout (seconds without a byte); 0: not set
+ * @breaker: tier_breaker_failures (failures in a row open it); 0: not set
+ * @queue: tier_put_queue (blocks waiting to be put, at most); 0: not set
+ */
+struct s3d_conf_tier {
+	char *bucket;
+	unsigned int line;
+	unsigned int block_kb;
+	int put;
+	char *secret;
+	size_t secret_len;
+	unsigned int connect_ms;
+	unsigned int stall_s;
+	unsigned int breaker;
+	unsigned int queue;
+};
+
+/*
  * Numbers of [global] with a flag each (--retry-attempts N, ...): the
  * retry policy (struct s3d_retry_policy), the least transfer rate, ...
  * In struct s3d_conf a tune is set where @tune_set says so; those whose
@@ -177,6 +225,7 @@ extern const struct s3d_tune_info s3d_tunes[S3D_TUNE_NR];
  * @metrics: metrics listen address, or NULL: not set
  * @mount: defaults of writable mounts, where set
  * @buckets: the [bucket NAME] sections, in file order
+ * @tier: the fleet tier's keys
  */
 struct s3d_conf {
 	char *file;
@@ -192,6 +241,7 @@ struct s3d_conf {
 	char *metrics;
 	struct s3d_mount_defaults mount;
 	struct s3d_conf_bucket *buckets;
+	struct s3d_conf_tier tier;
 };
 
 void s3d_conf_init(struct s3d_conf *c);

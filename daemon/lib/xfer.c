@@ -55,6 +55,12 @@
 
 struct s3d_stats s3d_stats;
 
+/* Where @x is counted: its own counters (a second store), else s3d_stats. */
+static struct s3d_stats *stats_of(const struct s3d_xfer *x)
+{
+	return x->stats ?: &s3d_stats;
+}
+
 /* 1 ms .. 60 s: a small HEAD on a LAN to a large GET on a bad day. */
 const double s3d_lat_bounds[S3D_LAT_NR] = {
 	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -287,8 +293,8 @@ static size_t write_cb(char *p, size_t size, size_t n, void *ud)
 	if (!x->status)
 		curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
 	x->body_bytes += len;
-	s3d_stats.bytes_in += len;
-	s3d_stats.op[x->op].bytes_in += len;
+	stats_of(x)->bytes_in += len;
+	stats_of(x)->op[x->op].bytes_in += len;
 	if (x->status >= 200 && x->status < 300) {
 		if (x->ops->body)
 			return x->ops->body(x, p, len);
@@ -323,6 +329,11 @@ static size_t read_cb(char *p, size_t size, size_t n, void *ud)
 
 	if (!want)
 		return 0;
+	if (x->src.mem) {
+		memcpy(p, x->src.mem + x->src.pos, want);
+		x->src.pos += want;
+		return want;
+	}
 	do {
 		got = pread(x->src.fd, p, want,
 			    (off_t)(x->src.off + x->src.pos));
@@ -373,8 +384,9 @@ static int add_curl_header(struct s3d_xfer *x, const char *line)
 
 /*
  * The method and its body. HEAD has none (NOBODY, so libcurl waits for
- * no body either); PUT sends its file range (UPLOAD, which is a PUT over
- * HTTP); POST its bytes in memory; DELETE nothing, but its answer may
+ * no body either); PUT sends its file range or its bytes in memory
+ * (UPLOAD, which is a PUT over HTTP); POST its bytes in memory; DELETE
+ * nothing, but its answer may
  * have one (an error), so it is a custom request, not NOBODY.
  */
 static int setup_method(struct s3d_xfer *x)
@@ -392,7 +404,8 @@ static int setup_method(struct s3d_xfer *x)
 		return curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE") ?
 		       -EINVAL : 0;
 	if (!strcmp(m, "PUT")) {
-		if (src->mem || (src->fd < 0 && src->len) ||
+		if ((src->mem && src->fd >= 0) ||
+		    (!src->mem && src->fd < 0 && src->len) ||
 		    src->len > INT64_MAX)
 			return -EINVAL;
 		rc |= curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
@@ -426,9 +439,14 @@ static int setup_method(struct s3d_xfer *x)
 	 * POSTs): a server that ignores it costs each upload libcurl's
 	 * 1 s wait, and its one gain, not sending a body that is refused,
 	 * is rare for us: a precondition fails once per conflict, and
-	 * bodies are a part (a few MiB) or a small object.
+	 * bodies are a part (a few MiB) or a small object. A caller whose
+	 * precondition often fails (a fleet tier's create-only PUT, lost
+	 * whenever another node was first) asks for it (@x->expect): a
+	 * server that waits for the body sends 100 at once, and a 412 comes
+	 * before the body (RGW sends the whole body's worth of 412 without).
 	 */
-	err = add_curl_header(x, "Expect:");
+	err = add_curl_header(x, x->expect ? "Expect: 100-continue" :
+			      "Expect:");
 	return err ?: (rc ? -EINVAL : 0);
 }
 
@@ -460,10 +478,11 @@ static int easy_setup(struct s3d_xfer *x)
 	rc |= curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
 	rc |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
 	rc |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-			       (long)CONNECT_TIMEOUT_MS);
+			       (long)(x->connect_ms ?: CONNECT_TIMEOUT_MS));
 	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT,
 			       x->trickle ? 1L : (long)eng.min_rate);
-	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)eng.stall_s *
+	rc |= curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+			       (long)(x->stall_s ?: eng.stall_s) *
 			       (x->trickle ? S3D_TRICKLE_STALLS : 1));
 	rc |= curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	rc |= curl_easy_setopt(e, CURLOPT_BUFFERSIZE, (long)CURL_BUFFER);
@@ -519,6 +538,8 @@ static const char *retry_plan(struct s3d_xfer *x, unsigned int *delay)
 	const struct s3d_retry_policy *p = &eng.retry;
 	uint64_t now = s3d_now_ms(), d;
 
+	if (x->once)
+		return "one attempt only";
 	if (x->attempt >= (int)p->attempts)
 		return "no attempts left";
 	if (!s3d_retry_budget_has(budget_of(x), retry_cost(x)))
@@ -541,8 +562,8 @@ static void schedule_retry(struct s3d_xfer *x, const char *why,
 	x->spent += cost;
 	s3d_warn("%s %s: %s; retrying in %u ms (attempt %d of %u)", x->what,
 		 x->key, why, ms, x->attempt + 1, eng.retry.attempts);
-	s3d_stats.retries++;
-	s3d_stats.op[x->op].retries++;
+	stats_of(x)->retries++;
+	stats_of(x)->op[x->op].retries++;
 	x->backoff.fn = backoff_fire;
 	s3d_timer_arm(&x->backoff, ms);
 }
@@ -615,8 +636,8 @@ static void xfer_finish(struct s3d_xfer *x)
 	if (s3d_xfer_ok(x)) {
 		s3d_retry_budget_success(budget_of(x), x->spent);
 	} else {
-		s3d_stats.failures++;
-		s3d_stats.op[x->op].failures++;
+		stats_of(x)->failures++;
+		stats_of(x)->op[x->op].failures++;
 	}
 	if (x->ops->done(x) == S3D_XFER_RETRY && x->can_retry)
 		schedule_retry(x, "incomplete response", delay);
@@ -626,7 +647,7 @@ static void xfer_finish(struct s3d_xfer *x)
 /* One attempt is over: its status and duration. */
 static void count_attempt(struct s3d_xfer *x)
 {
-	struct s3d_op_stats *st = &s3d_stats.op[x->op];
+	struct s3d_op_stats *st = &stats_of(x)->op[x->op];
 	curl_off_t us = 0;
 	size_t i;
 
@@ -682,7 +703,7 @@ static int xfer_start(struct s3d_xfer *x)
 			curl_multi_strerror(mc));
 		return -EIO;
 	}
-	s3d_stats.requests++;
+	stats_of(x)->requests++;
 	s3d_dbg("%s %s (attempt %d)", x->req.method, x->req.url, x->attempt);
 	return 0;
 }
@@ -706,8 +727,8 @@ static void pump(void)
 				x->ops->ended(x);
 			x->err = err;
 			x->can_retry = false;
-			s3d_stats.failures++;
-			s3d_stats.op[x->op].failures++;
+			stats_of(x)->failures++;
+			stats_of(x)->op[x->op].failures++;
 			x->ops->done(x);
 		}
 	}

@@ -58,10 +58,11 @@ struct s3d_xfer_ops {
 /**
  * struct s3d_xfer_src - the body a request sends
  * @fd: PUT: the file it is read from (pread(), so every attempt and every
- *	rewind of libcurl's reads it again from @off); -1: none (@len 0)
+ *	rewind of libcurl's reads it again from @off); -1: none (@len 0, or
+ *	@mem)
  * @off: PUT: where in @fd the body starts
- * @mem: POST: the body in memory (an XML document; the caller's, alive
- *	until ->done()); NULL with @len 0: an empty body
+ * @mem: POST, or a PUT without @fd: the body in memory (the caller's,
+ *	alive until ->done()); NULL with @len 0: an empty body
  * @len: the body's length in bytes (Content-Length)
  * @pos: engine private: bytes handed to libcurl in this attempt
  *
@@ -86,6 +87,12 @@ struct s3d_xfer {
 					 * spaces): stalled only when no byte
 					 * came for S3D_TRICKLE_STALLS stall
 					 * times, not below min_rate */
+	bool expect;			/* a PUT sends Expect: 100-continue */
+	bool once;			/* one attempt, never retried (a miss
+					 * is cheaper than a wait) */
+	unsigned int connect_ms;	/* connect timeout; 0: the engine's */
+	unsigned int stall_s;		/* stall timeout; 0: the engine's */
+	struct s3d_stats *stats;	/* counted there; NULL: s3d_stats */
 	struct s3d_buf *hdrs;		/* the caller's, or NULL: every header
 					 * of the final response, appended as
 					 * "name\0value\0" */

@@ -9,7 +9,9 @@ daemon proper sits on it. Checks, from the sources and the built objects:
     are module x; x uses y if either includes y.h);
   - no call cycles between modules (x.o needs a symbol y.o defines), so a
     lower layer reaches an upper one only through a hook it is given;
-  - libs3c.a needs no symbol of the daemon.
+  - libs3c.a needs no symbol of the daemon;
+  - modules with one caller (the fleet tier, below FETCH) are included
+    and called by that caller alone.
 Usage: layering.py [DAEMON_DIR] (default: ../../daemon from here).
 """
 import glob
@@ -150,5 +152,21 @@ bad = sorted('%s needs %s (%s)' % (m, s, owner[s])
              for m, us in undefs.items() if m.startswith('lib/')
              for s in us if s in owner and not owner[s].startswith('lib/'))
 point(not bad, 'libs3c.a needs no symbol of the daemon', '\n'.join(bad))
+
+# A module below one operation: only that operation includes or calls it.
+ONLY = {'tier': {'op_fetch'}}
+for low, callers in sorted(ONLY.items()):
+    bad = sorted('%s includes "%s.h"' % (os.path.relpath(f, top), low)
+                 for f in files
+                 if module(f) not in callers | {low} and
+                 any(resolve(f, i) == os.path.join(top, low + '.h')
+                     for i in includes(f)))
+    bad += sorted('%s calls %s (%s)' % (m, s, low)
+                  for m, us in undefs.items() if m not in callers | {low}
+                  for s in us if owner.get(s) == low)
+    point(low in defs and not bad,
+          '%s is used by %s alone' % (low, ', '.join(sorted(callers))),
+          '\n'.join(bad) if bad else ('' if low in defs else
+                                       'no %s.o built' % low))
 print('1..%d' % n)
 sys.exit(1 if failed else 0)

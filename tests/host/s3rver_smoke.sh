@@ -243,8 +243,8 @@ is "$(xattr "$c/big.bin" trusted.s3cachefs.etag)" "$new_etag" "FETCH: renewed fr
 
 # --- errors -------------------------------------------------------------------
 rm -rf "$work/c4" && mkdir "$work/c4"
-out=$(sd --selftest cache nobucket "" "$work/c4" list: 2>"$work/err" | grep '^REPLY list')
-is "$out" "REPLY list: -> -2 No such file or directory" "LIST: NoSuchBucket -> ENOENT"
+out=$(sd --selftest cache nobucket "" "$work/c4" list: 2>"$work/err" | grep '^REPLY mount')
+is "$out" "REPLY mount -> -2 No such file or directory" "MOUNT: NoSuchBucket -> ENOENT (the bucket check)"
 # s3rver sends no RequestId (the log says "-" then); S3 always does.
 check "errors: logged with operation, status, S3 code, message and request id" \
 	grep -qE 'LIST s3://nobucket/: HTTP 404 NoSuchBucket: The specified bucket does not exist \(request id ' "$work/err"
@@ -256,7 +256,8 @@ out=$("$daemon" --endpoint http://127.0.0.1:1 --allow-http --anonymous --retry-a
 	--selftest cache bkt data/ "$work/c6" list: 2>"$work/err" | grep '^REPLY list')
 t1=$(date +%s%N)
 is "$out" "REPLY list: -> -5 Input/output error" "errors: connection refused -> EIO"
-is "$(grep -c 'retrying in' "$work/err")" 2 "errors: after --retry-attempts 3 (2 retries with back-off)"
+# The MOUNT's bucket check and the LIST: 2 retries each.
+is "$(grep -c 'retrying in' "$work/err")" 4 "errors: after --retry-attempts 3 (2 retries with back-off)"
 diag "connection-refused path took $(( (t1 - t0) / 1000000 )) ms"
 
 # --- a 10k directory ----------------------------------------------------------

@@ -11,11 +11,12 @@
 # is recorded on the cache device). splice(2), sendfile(2) and
 # copy_file_range(2) into a file of the mount work, and S3 gets the bytes.
 # On posix_meta mounts a symlink's mtime and owner can be set (touch -h,
-# chown -h, cp -a), kept in S3 and shown by a new mount.
+# chown -h, cp -a), kept in S3 and shown by a new mount. What S3 cannot
+# express fails with the error the README's table gives, leaving nothing.
 # timeout: 400
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_dirs
-plan 36
+plan 46
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600,writable,allow_delete"
 POPTS="$OPTS,posix_meta"
@@ -142,6 +143,44 @@ while os.splice(r, o, 65536):
     pass
 t.join()
 os.close(o)\" '$WORK/src' '$MNT/sp' && s3_is sp '$WORK/src'"
+
+# --- what S3 cannot express: the errors of the README's table -------------
+echo x >"$MNT/lim"
+python3 - "$MNT" >"$WORK/limits" <<'PY'
+import ctypes, errno, os, socket, stat, sys
+m = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+def exchange():
+    if libc.renameat2(-100, (m + '/lim').encode(), -100, (m + '/src').encode(), 2):
+        raise OSError(ctypes.get_errno(), 'renameat2')
+def bind():
+    socket.socket(socket.AF_UNIX).bind(m + '/sock')
+cases = [
+    ('a hard link', 'EPERM', lambda: os.link(m + '/lim', m + '/lim2')),
+    ('mkfifo', 'EPERM', lambda: os.mkfifo(m + '/fifo')),
+    ('mknod', 'EPERM', lambda: os.mknod(m + '/node', 0o600 | stat.S_IFCHR,
+                                        os.makedev(1, 3))),
+    ("a socket's bind", 'EPERM', bind),
+    ('a user xattr', 'EOPNOTSUPP', lambda: os.setxattr(m + '/lim', 'user.k', b'v')),
+    ('rename of a directory', 'EXDEV', lambda: os.rename(m + '/e', m + '/e2')),
+    ('RENAME_EXCHANGE', 'EINVAL', exchange),
+    ('chmod of a directory', 'EPERM', lambda: os.chmod(m + '/e', 0o700)),
+    ('truncate(2) of a file not open for writing', 'EPERM',
+     lambda: os.truncate(m + '/lim', 1)),
+]
+for what, want, f in cases:
+    try:
+        f()
+        got = 'ok'
+    except OSError as e:
+        got = 'EOPNOTSUPP' if e.errno == errno.EOPNOTSUPP else errno.errorcode[e.errno]
+    print('%s\t%s\t%s' % (what, want, got))
+PY
+while IFS=$'\t' read -r what want got; do
+	is "$got" "$want" "$what: $want"
+done <"$WORK/limits"
+check "... and none of them left a name" bash -c \
+	"! ls '$MNT' | grep -Eqx 'lim2|fifo|node|sock|e2' && [ -d '$MNT/e' ] && s3_is lim <(echo x)"
 
 # --- fsync of a directory -------------------------------------------------
 GO=$WORK/go-1 python3 "$WORK/held.py" "$MNT/d/held" "$MNT/d" >"$WORK/held-1" &

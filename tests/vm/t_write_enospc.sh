@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # t_write_enospc: a full cache device is ENOSPC to the writer at write(2),
-# and never costs another file its bytes. The cache is a 64 MiB ext4 on a
+# before the blocks ext4 keeps for root are taken (a cache on the root
+# filesystem must not fill it for the system), and never costs another
+# file its bytes. The cache is a 64 MiB ext4 on a
 # loop device. A writer holds 4 MiB written and not yet closed; a second
 # writer writes 1 MiB at a time until write(2) fails: ENOSPC, not a close
 # that fails later, with every byte before it kept. The first writer's
@@ -12,7 +14,7 @@
 # timeout: 300
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_enospc
-plan 14
+plan 15
 
 MIB=1048576
 IMG=$WORK/small.img
@@ -24,7 +26,7 @@ small_fs() {
 		mkdir -p "$SMALL" && mount -o loop "$IMG" "$SMALL"
 }
 if ! small_fs; then
-	skip_n 14 "ENOSPC" "no loop device for a small cache filesystem"
+	skip_n 15 "ENOSPC" "no loop device for a small cache filesystem"
 	tap_done
 fi
 trap 'test_cleanup; umount "$SMALL" 2>/dev/null' EXIT
@@ -41,7 +43,7 @@ head -c $((8 * MIB)) /dev/urandom >"$WORK/early"
 cp "$WORK/early" "$MNT/early.bin"
 check "a file written before the device fills is in S3" s3_is early.bin "$WORK/early"
 
-out=$(M=$MNT W=$WORK python3 -c "
+out=$(M=$MNT W=$WORK S=$SMALL python3 -c "
 import os, errno
 M, W = os.environ['M'], os.environ['W']
 held = os.open(M + '/held.bin', os.O_CREAT | os.O_WRONLY)
@@ -56,16 +58,20 @@ while total < (128 << 20):
 	except OSError as e: err = errno.errorcode[e.errno]; break
 	total += n
 	if n < len(chunk): break
+free_blocks = os.statvfs(os.environ['S']).f_bfree
 with open(W + '/full', 'wb') as f:
 	for i in range(total >> 20): f.write(chunk)
 	f.write(chunk[:total & ((1 << 20) - 1)])
 def close(fd):
 	try: os.close(fd); return '0'
 	except OSError as e: return errno.errorcode[e.errno]
-print(err, total >> 20, close(held), close(fd))")
-diag "error, MiB written, close of the held file, close of the full one: $out"
-read -r err mib hclose fclose <<<"$out"
+print(err, total >> 20, close(held), close(fd), free_blocks)")
+diag "error, MiB written, close of the held file, close of the full one, free blocks then: $out"
+read -r err mib hclose fclose freeblk <<<"$out"
 is "$err" ENOSPC "write(2) fails with ENOSPC when the cache device is full"
+reserved=$(tune2fs -l "$IMG" | awk -F: '/^Reserved block count/ { print $2 + 0 }')
+check "... before the blocks ext4 keeps for root are taken (free $freeblk, reserved $reserved)" \
+	test "${freeblk:-0}" -ge "${reserved:-1}" -a "${reserved:-0}" -gt 0
 check "... after some MiB were written" test "${mib:-0}" -gt 8 -a "${mib:-0}" -lt 64
 is "$hclose" 0 "the close of a file written before the device filled succeeds"
 check "... and S3 has its 4 MiB" s3_is held.bin "$WORK/held"

@@ -95,7 +95,8 @@ static bool start_daemon(void)
 	if (pid < 0)
 		return false;
 	if (!pid) {
-		execlp("systemctl", "systemctl", "start", UNIT, (char *)NULL);
+		/* Not by PATH: mount(8) may run us set-user-ID for a "user" mount. */
+		execl("/bin/systemctl", "systemctl", "start", UNIT, (char *)NULL);
 		_exit(127);
 	}
 	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||

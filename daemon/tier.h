@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * tier.c: the fleet tier, a second S3 bucket shared by many nodes, below
+ * the FETCH operation (op_fetch.c is its only caller): read-through of
+ * verified blocks, write-behind of what origin sent, the breaker.
+ */
+#ifndef S3D_TIER_H
+#define S3D_TIER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctx.h"
+#include "lib/util.h"
+#include "lib/xfer.h"
+#include "tierblk.h"
+#include "uapi/s3cachefs.h"
+
+/* A bucket name and its NUL (as s3d_bucket_valid() allows them). */
+#define S3D_TIER_BUCKET_MAX	(S3CFS_BUCKET_MAX + 1)
+
+/**
+ * struct s3d_tier_fetch_ops - how a FETCH takes what the tier gives it
+ * @deliver: write the verified block [@off, @off + @len) from @buf (4096
+ *	aligned, zeroed up to @len rounded up to 4096) into the cache file.
+ *	Return: 0 or -errno (the tier stops; origin sends the rest).
+ * @done: the tier's part is over: [start, @upto) is in the cache file, the
+ *	rest of the range is origin's
+ */
+struct s3d_tier_fetch_ops {
+	int (*deliver)(void *arg, uint64_t off, char *buf, size_t len);
+	void (*done)(void *arg, uint64_t upto);
+};
+
+/**
+ * struct s3d_tier_want - what a FETCH asks of the tier
+ * @origin: the origin bucket's S3 context (its endpoint names the blocks)
+ * @bucket: the origin bucket
+ * @key: the object's key
+ * @etag: the version the cache file holds
+ * @size: its size
+ * @start: the range to fill, [start, end)
+ * @end: its end
+ * @mount_id: the mount (write-behind reads the cache file back)
+ * @path: the cache file, relative to the mount's cache directory
+ * @prio: the FETCH's priority class
+ */
+struct s3d_tier_want {
+	struct s3d_ctx *origin;
+	const char *bucket;
+	const char *key;
+	const char *etag;
+	uint64_t size;
+	uint64_t start, end;
+	uint32_t mount_id;
+	const char *path;
+	int prio;
+};
+
+/* A block origin sent whole during a FETCH, and its checksum. */
+struct s3d_tier_seen {
+	uint64_t index;
+	char sha[S3D_TIER_HEX + 1];
+};
+
+/**
+ * struct s3d_tier_fetch - the tier's part of one FETCH (in struct fetch_op;
+ *	zeroed before use)
+ * @ops: the FETCH's callbacks
+ * @arg: their argument
+ * @active: the object's blocks are named (@obj): origin bytes are hashed
+ *	for the write-behind
+ * @reading: a tier read is under way (@ops->done is still to come)
+ * @obj: the object version's block names
+ * @etag: the version as the cache file has it (checked before a put)
+ * @path: the cache file
+ * @mount_id: its mount
+ * @start: the FETCH's range
+ * @end: its end
+ * @upto: [start, upto) is delivered
+ * @next: the block to ask the tier for next
+ * @heal: a block the tier had wrong (put back unconditionally), or
+ *	UINT64_MAX
+ * @prio: the FETCH's priority class, its tier GETs' too
+ * @ctx: the tier's context, held while reading
+ * @bucket: the tier's bucket when the read started
+ * @buf: the block being received
+ * @fill: bytes of it received
+ * @too_long: the body was longer than the block
+ * @hdrs: the response's headers (its metadata)
+ * @key: the block's name
+ * @x: the tier GET
+ * @md: the hash of the block origin is sending (EVP_MD_CTX), or NULL
+ * @hashing: @md covers [block start, @hpos) of the block at @hpos
+ * @hpos: the next origin byte @md expects
+ * @seen: blocks origin sent whole, to be put when the FETCH succeeds
+ * @nseen: their number
+ * @capseen: room in @seen
+ */
+struct s3d_tier_fetch {
+	const struct s3d_tier_fetch_ops *ops;
+	void *arg;
+	bool active;
+	bool reading;
+	struct s3d_tier_obj obj;
+	char *etag;
+	char *path;
+	uint32_t mount_id;
+	uint64_t start, end;
+	uint64_t upto;
+	uint64_t next;
+	uint64_t heal;
+	int prio;
+	struct s3d_ctx *ctx;
+	char bucket[S3D_TIER_BUCKET_MAX];
+	char *buf;
+	size_t fill;
+	bool too_long;
+	struct s3d_buf hdrs;
+	char key[S3D_TIER_KEY_MAX];
+	struct s3d_xfer x;
+	void *md;
+	bool hashing;
+	uint64_t hpos;
+	struct s3d_tier_seen *seen;
+	size_t nseen, capseen;
+};
+
+bool s3d_tier_fetch_start(struct s3d_tier_fetch *t,
+			  const struct s3d_tier_want *w,
+			  const struct s3d_tier_fetch_ops *ops, void *arg);
+void s3d_tier_fetch_feed(struct s3d_tier_fetch *t, uint64_t pos,
+			 const char *p, size_t n);
+void s3d_tier_fetch_end(struct s3d_tier_fetch *t, bool ok);
+
+#endif /* S3D_TIER_H */
