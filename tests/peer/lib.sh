@@ -12,6 +12,7 @@
 #                       PEER_OPTS; "writeback": PEER_OPTS,writeback), on
 #                       a fresh cache directory; a failure is a result
 #   peer_umount MODE    unmount (a write-back mount uploads its queue)
+#   peer_term           (SIGTERM) judge what ran, then exit 1
 #   peer_judge SUITE    judge $PEER_RESULTS against expected/SUITE.txt:
 #                       one TAP point per test and mount, then the plan;
 #                       the results go to $S3CFS_LOGDIR/NAME.results
@@ -22,6 +23,18 @@ PEER_OPTS="fetch_timeout=60,meta_ttl=3600,writable,allow_delete,posix_meta"
 # The seed of the random suites, printed; --env PEER_SEED=N replays a run.
 PEER_SEED=${PEER_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 PEER_CTL=$REPO/tools/s3cachectl/s3cachectl
+
+# At its deadline the guest runner sends SIGTERM (then SIGKILL 10 s
+# later): judge what ran so far rather than print nothing.
+peer_term() {
+	trap - TERM
+	not_ok "$PEER_SUITE: ran to its end (stopped by SIGTERM at its deadline; what ran is judged)"
+	peer_judge "$PEER_SUITE"
+	exit 1
+}
+PEER_SUITE=$(basename "$0" .sh)
+PEER_SUITE=${PEER_SUITE#t_peer_}
+trap peer_term TERM
 
 peer_need() {
 	local f
