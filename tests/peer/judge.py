@@ -39,6 +39,8 @@ TAGS = {
     "truncate-path": "truncate(2) of a file not open for writing: EPERM",
     "dir-times": "a directory's times and link count are this node's",
     "atime": "access times are this node's",
+    # Above the table, in the same section: a key's 1024-byte limit.
+    "key-length": "a key over S3's 1024 bytes: ENAMETOOLONG",
 }
 
 
