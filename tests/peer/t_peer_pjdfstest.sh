@@ -31,7 +31,7 @@ run_file() {
 		return
 	}
 	out=$(cd "$MNT/$mode/${name%.t}" &&
-		timeout $((600 * ${S3CFS_TIMEOUT_SCALE:-1})) prove -v "$t" 2>&1)
+		timeout $((900 * ${S3CFS_TIMEOUT_SCALE:-1})) prove -v "$t" 2>&1)
 	rc=$?
 	echo "$out" >>"$WORK/prove-$mode.log"
 	# "ok N", "ok N # TODO ..." (pjdfstest's own known failures on
