@@ -14,7 +14,7 @@ KDIR ?= $(if $(wildcard /lib/modules/$(KVER)/build),/lib/modules/$(KVER)/build,$
 KDIR_DEBUG ?= $(abspath ../shared/kernel-debug/build)
 KERNEL ?= 6.1
 
-.PHONY: all module daemon modules-all clean check check-full check-host check-vm powercut demo lint bench setup deb lintian
+.PHONY: all module daemon modules-all clean check check-full check-host check-vm check-peer powercut demo lint bench setup deb lintian
 
 all: module daemon
 
@@ -57,6 +57,12 @@ check-full: daemon
 	done; \
 	for k in $(FULL_KERNELS); do printf '%s: ' $$k; tail -n 1 build/check-full-$$k.log; done; \
 	exit $$fail
+
+# Other people's test suites (xfstests' fsx/fsstress, pjdfstest) built from
+# checkouts you name, run in the VM: tests/peer/run.sh. Not part of check.
+check-peer: daemon
+	PEER_SRC="$(PEER_SRC)" PEER_XFSTESTS="$(PEER_XFSTESTS)" PEER_PJDFSTEST="$(PEER_PJDFSTEST)" \
+		bash tests/peer/run.sh --kernel $(KERNEL) $(PEER_ARGS)
 
 check-host: daemon
 	bash tests/run.sh --host-only

@@ -42,6 +42,9 @@ PKGS=(
 	s3fs rclone gnuplot-nox nginx-light curl jq
 	fdisk file xz-utils zstd python3 python3-numpy python3-torch nodejs
 	ceph-mon ceph-osd radosgw ceph-common
+	# make check-peer builds xfstests' fsx/fsstress and pjdfstest (tests/peer/).
+	autoconf automake libtool libaio-dev liburing-dev xfslibs-dev
+	libacl1-dev libattr1-dev uuid-dev
 )
 
 add_backports
