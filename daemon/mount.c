@@ -283,7 +283,8 @@ out:
 	s3d_req_finish(r, err);
 }
 
-struct mount_caps {
+/* A MOUNT waiting for a check of its bucket (bucket.c) or server (caps.c). */
+struct mount_check {
 	struct s3d_req *r;
 	struct s3d_ctx *ctx;
 	struct s3d_mount *m;	/* referenced */
@@ -312,7 +313,7 @@ static void mount_defaults(struct s3d_req *r, const char *bucket)
 /* A writable MOUNT, once its server's conditional writes are known. */
 static void mount_caps_done(void *arg, int err)
 {
-	struct mount_caps *mc = arg;
+	struct mount_check *mc = arg;
 	struct s3d_mount *now = err ? s3d_mount_get(mc->r->mount_id) : NULL;
 
 	/* Refused: forget it, unless a MOUNT sent since replaced it. */
@@ -353,10 +354,10 @@ static void mount_known(struct s3d_req *r, struct s3d_ctx *ctx,
 		r->reply_upload_delay = -1;
 	}
 	if (r->flags & S3CFS_MOUNT_WRITABLE) {
-		struct mount_caps *mc = malloc(sizeof(*mc));
+		struct mount_check *mc = malloc(sizeof(*mc));
 
 		if (mc) {
-			*mc = (struct mount_caps){ .r = r, .ctx = ctx, .m = m };
+			*mc = (struct mount_check){ .r = r, .ctx = ctx, .m = m };
 			m->refs++;
 			if (!s3d_caps_check(ctx, m->bucket, m->prefix,
 					    mount_caps_done, mc))
@@ -376,7 +377,7 @@ static void mount_known(struct s3d_req *r, struct s3d_ctx *ctx,
 /* A new mount's bucket checked (bucket.c): refused, or on to mount_known(). */
 static void mount_checked(void *arg, int err)
 {
-	struct mount_caps *mc = arg;
+	struct mount_check *mc = arg;
 
 	if (err) {
 		s3d_err("mount %u: s3://%s: refused (%s)", mc->r->mount_id,
@@ -395,7 +396,7 @@ static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
 {
 	struct s3d_req *r = arg;
 	struct s3d_mount *m = r->mount;
-	struct mount_caps *mc;
+	struct mount_check *mc;
 
 	r->mount = NULL;
 	if (err) {
@@ -413,7 +414,7 @@ static void mount_go(void *arg, struct s3d_ctx *ctx, int err)
 	}
 	mc = malloc(sizeof(*mc));
 	if (mc)
-		*mc = (struct mount_caps){ .r = r, .ctx = ctx, .m = m };
+		*mc = (struct mount_check){ .r = r, .ctx = ctx, .m = m };
 	if (!mc || s3d_bucket_check(ctx, m->bucket, m->prefix, mount_checked,
 				    mc)) {
 		free(mc);

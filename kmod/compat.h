@@ -101,7 +101,8 @@ static inline void s3cfs_inode_touch(struct inode *inode)
 #elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
 	inode->i_mtime = inode_set_ctime_current(inode);
 #else
-	inode->i_mtime = inode->i_ctime = current_time(inode);
+	inode->i_mtime = current_time(inode);
+	inode->i_ctime = inode->i_mtime;
 #endif
 }
 
