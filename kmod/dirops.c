@@ -22,9 +22,9 @@
  * An fsync of a directory makes its entries durable, as on ext4: every
  * change above is in S3 when its call returns, and a file created here is
  * in S3 from its first upload, so that fsync uploads the directory's files
- * created here that S3 has not had yet (in write-back mode: records them
- * on the cache device, and commits the lower directory, whose renames and
- * unlinks the records follow).
+ * created here that S3 has not had yet, those the caller owns (in
+ * write-back mode: records them on the cache device, and commits the lower
+ * directory, whose renames and unlinks the records follow).
  *
  * Lock order: upper parents' i_rwsem (the VFS's) -> lower parents'
  * i_rwsem (lock_rename(), I_MUTEX_PARENT), as overlayfs.
@@ -574,7 +574,12 @@ int s3cfs_sync_created(struct dentry *dir)
 	/* Those created after the count are after this fsync began. */
 	s3cfs_created_children(dir, v, max, &n);
 	for (i = 0; i < n; i++) {
-		e = s3cfs_upload_created(d_inode(v[i]), v[i]);
+		/*
+		 * Only its owner's (or CAP_FOWNER's): another user who can
+		 * read the directory must not send a file half written.
+		 */
+		e = inode_owner_or_capable(S3CFS_IDMAP_NOP, d_inode(v[i])) ?
+		    s3cfs_upload_created(d_inode(v[i]), v[i]) : 0;
 		if (!err)
 			err = e;
 		dput(v[i]);

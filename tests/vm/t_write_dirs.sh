@@ -8,7 +8,8 @@
 # directory's link count is two and one per subdirectory. fsync(2) of a
 # directory succeeds and makes its entries durable: a file created in it
 # and still open exists in S3 when the fsync returns (in write-back mode it
-# is recorded on the cache device). splice(2), sendfile(2) and
+# is recorded on the cache device); another user's fsync sends none of
+# the owner's files. splice(2), sendfile(2) and
 # copy_file_range(2) into a file of the mount work, and S3 gets the bytes.
 # On posix_meta mounts a symlink's mtime and owner can be set (touch -h,
 # chown -h, cp -a), kept in S3 and shown by a new mount. What S3 cannot
@@ -16,7 +17,7 @@
 # timeout: 400
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_dirs
-plan 46
+plan 49
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600,writable,allow_delete"
 POPTS="$OPTS,posix_meta"
@@ -193,6 +194,25 @@ touch "$WORK/go-1"
 wait $pid
 printf 'first\nsecond\n' >"$WORK/both"
 check "its close uploads the rest" s3_is d/held "$WORK/both"
+# Another user's fsync of the directory (its descriptor opened as root,
+# then the caller's ids dropped to 65534's) succeeds and sends nothing of
+# ours: our file is ours to send, half written or not.
+GO=$WORK/go-3 python3 "$WORK/held.py" "$MNT/d/mine" "$MNT/e" >"$WORK/held-3" &
+pid=$!
+wait_until bash -c "[ -s '$WORK/held-3' ]"
+is "$(python3 -c "import os, sys
+d = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+os.setgroups([])
+os.setresgid(65534, 65534, 65534)
+os.setresuid(65534, 65534, 65534)
+os.fsync(d)
+print(os.getuid(), 'ok')" "$MNT/d" 2>&1) $(s3_absent d/mine && echo absent)" "65534 ok absent" \
+	"another user's fsync of the directory succeeds, and our open file is not sent"
+check "... the owner's fsync of it sends the file" bash -c "python3 -c \"import os, sys
+os.fsync(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY))\" '$MNT/d' && s3_is d/mine '$WORK/first'"
+touch "$WORK/go-3"
+wait $pid
+check "... and its close the rest" s3_is d/mine "$WORK/both"
 check "fsync of a directory on a read-only mount succeeds" bash -c "
 	mkdir -p '$WORK/ro-cache' '$WORK/ro' &&
 	mount -t s3cachefs -o cache=$WORK/ro-cache '$BUCKET' '$WORK/ro' &&
