@@ -70,26 +70,53 @@ fse.createReadStream = function (p, options) {
   return createReadStream.call(fse, p, options);
 };
 
-// A PUT answered before its object is on disk: s3rver's filesystem store
-// resolves when its hashing stream has seen the last byte, not when the
-// file stream has written it, so a GET (or a test reading the data
-// directory) right after the answer found the first 64 KiB only. Wait for
-// the file to hold the whole object before answering, as S3 has it then.
+// A PUT's body was written over the object's data file as it arrived, and
+// the object's MD5 and metadata after it: a PUT whose client went away in
+// the middle (a power cut of the node in tests/powercut.sh) left the key
+// holding part of the new body under the old metadata, or, for a new key,
+// part of a body nobody finished sending (powercut: "S3 has bytes nobody
+// acknowledged", and the node's next upload taken for a conflict). S3
+// stores a PUT whole or not at all. The body goes to a temporary file
+// beside the object and is renamed over it only once the request ended
+// complete; an aborted request leaves the key as it was. Answering after
+// the rename also answers after the whole object is on disk (s3rver
+// resolved when its hashing stream had seen the last byte, and a GET right
+// after the answer found the first 64 KiB only).
 const FilesystemStore = require(path.join(__dirname,
   'node_modules/s3rver/lib/stores/filesystem.js'));
-const storePutObject = FilesystemStore.prototype.putObject;
+const stream = require('stream');
 FilesystemStore.prototype.putObject = async function (object) {
-  const res = await storePutObject.call(this, object);
-  const file = this.getResourcePath(object.bucket, object.key, 'object');
-  for (let i = 0; i < 3000; i++) {
-    try {
-      if ((await fs.promises.stat(file)).size >= res.size) break;
-    } catch (err) {
-      if (err.code !== 'ENOENT') throw err;
+  const crypto = require('crypto');
+  const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
+  await fse.mkdirp(path.dirname(objectPath));
+  const tmp = `${objectPath}.partial-${crypto.randomBytes(8).toString('hex')}`;
+  const md5Context = crypto.createHash('md5');
+  let size = 0;
+  try {
+    if (Buffer.isBuffer(object.content)) {
+      await fs.promises.writeFile(tmp, object.content);
+      md5Context.update(object.content);
+      size = object.content.length;
+    } else {
+      await stream.promises.pipeline(object.content, new stream.Transform({
+        transform(chunk, encoding, callback) {
+          md5Context.update(chunk, encoding);
+          size += chunk.length;
+          callback(null, chunk);
+        },
+      }), fs.createWriteStream(tmp));
+      // An http request cut short may end without an error.
+      if (object.content.complete === false || object.content.aborted)
+        throw new Error('the request body ended early');
     }
-    await new Promise(resolve => setTimeout(resolve, 10));
+    await fs.promises.rename(tmp, objectPath);
+  } catch (err) {
+    await fs.promises.rm(tmp, { force: true });
+    throw err;
   }
-  return res;
+  const md5 = md5Context.digest('hex');
+  await this.putMetadata(object.bucket, object.key, object.metadata, md5);
+  return { size, md5 };
 };
 
 // Conditional writes: s3rver 3.7.1 ignores If-None-Match and If-Match on
@@ -264,11 +291,18 @@ async function withKeyLock(ctx, fn) {
   });
   gone.catch(() => {});
   ctx.res.once('close', onClose);
+  let running = null;
   try {
     await Promise.race([prev, gone]);
-    return await Promise.race([fn(), gone]);
+    running = fn();
+    return await Promise.race([running, gone]);
   } finally {
     ctx.res.off('close', onClose);
+    // A write whose client left still finishes (or fails) before the next
+    // request of the key runs: its body, rename and metadata stay one.
+    if (running)
+      await Promise.race([running.catch(() => {}),
+        new Promise(resolve => setTimeout(resolve, 30000))]);
     release();
     if (keyTails.get(k) === tail) keyTails.delete(k);
   }
