@@ -692,6 +692,7 @@ int s3cfs_writepages(struct address_space *mapping,
 /* upload.c */
 struct dentry *s3cfs_lower_subdir(struct dentry *parent, const char *name);
 int s3cfs_upload_created(struct inode *inode, struct dentry *dentry);
+int s3cfs_upload_truncated(struct inode *inode, struct dentry *dentry);
 int s3cfs_upload(struct file *file, bool closing);
 int s3cfs_upload_prepare(struct inode *inode);
 

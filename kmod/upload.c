@@ -681,6 +681,21 @@ int s3cfs_upload_created(struct inode *inode, struct dentry *dentry)
 }
 
 /**
+ * s3cfs_upload_truncated() - a LOCAL file that truncate(2) changed and no
+ *	writer has open sent to S3 (in write-back mode: acknowledged), as
+ *	the close of a writer would
+ * @inode: upper inode of a regular file, i_rwsem held
+ * @dentry: its name
+ *
+ * Return: as s3cfs_upload().
+ */
+int s3cfs_upload_truncated(struct inode *inode, struct dentry *dentry)
+{
+	lockdep_assert_held(&inode->i_rwsem);
+	return s3cfs_upload_or_ack(inode, dentry, NULL, true);
+}
+
+/**
  * s3cfs_upload() - put a LOCAL file's content to S3 (close, fsync)
  * @file: an open file of the inode
  * @closing: the last close of @file (->flush), not an fsync

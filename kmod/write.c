@@ -36,6 +36,43 @@
 #include <linux/mm.h>
 #include <linux/statfs.h>
 
+/*
+ * Make @inode ready for writing, i_rwsem held: its lower file open for
+ * writing (once per inode) and, for an object's file, the file made LOCAL
+ * (local.c); @trunc: what it holds is about to go (nothing is fetched).
+ * Return: 0 or a negative errno (-EOPENSTALE: the object changed).
+ */
+static int s3cfs_make_writable(struct inode *inode, bool trunc)
+{
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	struct s3cfs_inode_info *si = S3CFS_I(inode);
+	struct file *lower;
+	int err = 0;
+
+	if (!sbi->opts.writable)
+		return -EROFS;
+	down_write(&si->data_sem);
+	if (!si->lower_wfile) {
+		lower = dentry_open(&si->lower, O_RDWR | O_LARGEFILE | O_NOATIME,
+				    sbi->creds);
+		if (IS_ERR(lower))
+			err = PTR_ERR(lower);
+		else
+			si->lower_wfile = lower;
+	}
+	up_write(&si->data_sem);
+	if (err || s3cfs_inode_local(inode))
+		return err;
+	/* The daemon must know to leave a LOCAL file alone (local.c). */
+	if (s3cfs_daemon_version() < 4) {
+		s3cfs_pr_d(pr_info_ratelimited, si->lower.dentry,
+			   "%*pE: s3cachefsd is too old to change objects (protocol %u, needs 4)\n",
+			   s3cfs_daemon_version());
+		return -EPERM;
+	}
+	return s3cfs_local_begin(inode, trunc);
+}
+
 /**
  * s3cfs_open_write() - an open for writing of @inode
  * @inode: upper inode of a regular file
@@ -49,39 +86,13 @@
  */
 int s3cfs_open_write(struct inode *inode, bool trunc)
 {
-	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
-	struct s3cfs_inode_info *si = S3CFS_I(inode);
-	struct file *lower;
-	int err = 0;
+	int err;
 
-	if (!sbi->opts.writable)
-		return -EROFS;
 	/* The commit (upload.c) clears LOCAL under i_rwsem when no writer is left. */
 	inode_lock(inode);
-	down_write(&si->data_sem);
-	if (!si->lower_wfile) {
-		lower = dentry_open(&si->lower, O_RDWR | O_LARGEFILE | O_NOATIME,
-				    sbi->creds);
-		if (IS_ERR(lower))
-			err = PTR_ERR(lower);
-		else
-			si->lower_wfile = lower;
-	}
-	up_write(&si->data_sem);
-	if (err || s3cfs_inode_local(inode))
-		goto out;
-	/* The daemon must know to leave a LOCAL file alone (local.c). */
-	err = -EPERM;
-	if (s3cfs_daemon_version() < 4) {
-		s3cfs_pr_d(pr_info_ratelimited, si->lower.dentry,
-			   "%*pE: s3cachefsd is too old to change objects (protocol %u, needs 4)\n",
-			   s3cfs_daemon_version());
-		goto out;
-	}
-	err = s3cfs_local_begin(inode, trunc);
-out:
+	err = s3cfs_make_writable(inode, trunc);
 	if (!err)
-		atomic_inc(&si->nr_writers);
+		atomic_inc(&S3CFS_I(inode)->nr_writers);
 	inode_unlock(inode);
 	return err;
 }
@@ -440,12 +451,42 @@ bool s3cfs_attr_changes_ids(struct inode *inode, const struct iattr *attr)
 }
 
 /*
+ * truncate(2) of a regular file, i_rwsem held: an open for writing, the
+ * truncate and the close in one call. The file is made LOCAL as an open
+ * would (an object's bytes below the new size fetched first), and with no
+ * writer left to close it, it goes to S3 (in write-back mode: is
+ * acknowledged) before the call returns; the error is the upload's, as
+ * close's, and what failed stays here as after a failed close.
+ */
+static int s3cfs_truncate_path(struct dentry *dentry, struct iattr *attr)
+{
+	struct inode *inode = d_inode(dentry);
+	int err;
+
+	err = s3cfs_make_writable(inode, attr->ia_size == 0);
+	if (err == -EOPENSTALE)
+		err = -ESTALE;	/* the object changed: no open to retry */
+	if (err)
+		return err;
+	if (s3cfs_inode_stale(inode))
+		return -ESTALE;
+	err = s3cfs_setsize(inode, attr->ia_size);
+	if (err)
+		return err;
+	setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
+	if (atomic_read(&S3CFS_I(inode)->nr_writers))
+		return 0;	/* their close sends it */
+	return s3cfs_upload_truncated(inode, dentry);
+}
+
+/*
  * s3cfs_setattr() - ->setattr: size and times of LOCAL files, directories' times
  * @dentry: the file
  * @attr: what to change
  *
  * Owners and modes come from the mount options and are not changed
- * (EPERM), nor is anything of a file that is not LOCAL; on a posix_meta
+ * (EPERM), nor is anything of a file that is not LOCAL but its size by
+ * truncate(2) (s3cfs_truncate_path()); on a posix_meta
  * mount, a file's or symlink's are its object's (s3cfs_posix_setattr()).
  * A size that changes without times given (truncate(2)) sets mtime and
  * ctime, as ftruncate(2) does. A request for
@@ -496,6 +537,8 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	}
 	if (!(attr->ia_valid & (ATTR_SIZE | ATTR_ATIME | ATTR_MTIME)))
 		return 0;	/* nothing changes (ctime stays S3's) */
+	if ((attr->ia_valid & (ATTR_SIZE | ATTR_FILE)) == ATTR_SIZE)
+		return s3cfs_truncate_path(dentry, attr);
 	if (!s3cfs_inode_local(inode))
 		return -EPERM;
 	if (s3cfs_inode_stale(inode))

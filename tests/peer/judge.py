@@ -36,7 +36,6 @@ TAGS = {
     "big-rename": "rename of a file above 5 GiB: EXDEV",
     "exchange": "RENAME_EXCHANGE, RENAME_WHITEOUT: EINVAL",
     "dir-meta": "chmod/chown of a directory to other values: EPERM",
-    "truncate-path": "truncate(2) of a file not open for writing: EPERM",
     "dir-times": "a directory's times and link count are this node's",
     "atime": "access times are this node's",
     # Above the table, in the same section: a key's 1024-byte limit.
