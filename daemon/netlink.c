@@ -138,8 +138,9 @@ static const struct {
 		A(NAME) | A(FLAGS) },
 	{ S3CFS_CMD_RENAME, "RENAME", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
 		A(PATH2) | A(ETAG) | A(SIZE) },
+	/* ETAG: not for a directory's (S3CFS_SETMETA_DIR, op_setmeta.c). */
 	{ S3CFS_CMD_SETMETA, "SETMETA", A(REQ_ID) | A(MOUNT_ID) | A(PATH) |
-		A(ETAG) | A(SIZE) | A(POSIX) },
+		A(SIZE) | A(POSIX) },
 #undef A
 };
 

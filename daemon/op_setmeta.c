@@ -17,6 +17,13 @@
  * plain MD5 for a multipart one. The kernel retags its lower file; the
  * daemon leaves it alone. The HEAD also stands in for the condition on a
  * server that ignores x-amz-copy-source-if-match (caps.c).
+ *
+ * A directory's (S3CFS_SETMETA_DIR, chmod/chown of a directory) go on its
+ * marker "KEY/", as s3fs keeps them: the kernel has no version of it, so
+ * the copy is conditional on the ETag the HEAD found; a directory without
+ * a marker gets one (PUT, If-None-Match: *, as MKDIR's). A marker
+ * changed or made by someone else between the two requests fails the
+ * condition: the HEAD is asked again, once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +45,7 @@
 enum setmeta_step {
 	SM_HEAD,	/* HEAD key: the version, its headers */
 	SM_COPY,	/* CopyObject key -> key, REPLACE */
+	SM_MARKER,	/* a directory without a marker: PUT one */
 };
 
 /* The HEAD's headers we keep to send again (S3 sends a few KiB at most). */
@@ -59,6 +67,9 @@ struct setmeta_op {
 	struct s3d_posix_hdrs posix;	/* the values of the new x-amz-meta-* */
 	char etag[S3D_ETAG_MAX + 1];	/* the copy's */
 	char if_match[S3D_ETAG_MAX + 3];	/* as the server takes it */
+	bool dir;			/* S3CFS_SETMETA_DIR: KEY is the marker */
+	bool again;			/* a directory's HEAD asked again */
+	char base[S3D_ETAG_MAX + 1];	/* ... the marker's ETag, its HEAD's */
 	struct s3d_kv h[S3D_HDR_MAX - 5];
 	struct s3d_xfer x;
 };
@@ -126,10 +137,19 @@ static int setmeta_prepare(struct s3d_xfer *x)
 	if (op->step == SM_HEAD)
 		return s3d_op_head_prepare(x, op->ctx, op->m, op->key);
 	op->h[nh++] = (struct s3d_kv){ "Content-Length", "0" };
+	if (op->step == SM_MARKER) {
+		op->h[nh++] = (struct s3d_kv){ "Content-Type",
+					       "application/x-directory" };
+		op->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
+		nh += s3d_posix_headers(&op->r->posix, &op->posix, op->h + nh);
+		return s3d_s3_build(s3d_ctx_s3(op->ctx), "PUT", bucket,
+				    op->key, NULL, 0, op->h, nh, time(NULL),
+				    &x->req);
+	}
 	op->h[nh++] = (struct s3d_kv){ "x-amz-copy-source", op->src.p };
 	op->h[nh++] = (struct s3d_kv){ "x-amz-copy-source-if-match",
-		s3d_caps_if_match(bucket, op->r->etag, op->if_match,
-				  sizeof(op->if_match)) };
+		s3d_caps_if_match(bucket, op->dir ? op->base : op->r->etag,
+				  op->if_match, sizeof(op->if_match)) };
 	op->h[nh++] = (struct s3d_kv){ "x-amz-metadata-directive", "REPLACE" };
 	memcpy(op->h + nh, op->keep, op->nkeep * sizeof(op->keep[0]));
 	nh += op->nkeep;
@@ -185,13 +205,16 @@ static int setmeta_collect(struct setmeta_op *op)
 	return 0;
 }
 
-/* The HEAD: the kernel's version, small enough, and what it has. */
+/*
+ * The HEAD: the kernel's version, small enough, and what it has; a
+ * directory's marker: its version (-ENOENT: there is none).
+ */
 static int setmeta_head_done(struct setmeta_op *op, int err)
 {
 	struct s3d_xfer *x = &op->x;
 
 	if (err == -ENOENT)
-		return -ESTALE;
+		return op->dir ? -ENOENT : -ESTALE;
 	if (err)
 		return err;
 	if (!x->has_etag) {
@@ -199,7 +222,9 @@ static int setmeta_head_done(struct setmeta_op *op, int err)
 			op->key);
 		return -EIO;
 	}
-	if (!s3d_etag_eq(x->etag, op->r->etag))
+	if (op->dir)
+		snprintf(op->base, sizeof(op->base), "%s", x->etag);
+	else if (!s3d_etag_eq(x->etag, op->r->etag))
 		return -ESTALE;
 	if (x->content_length > (int64_t)S3D_SINGLE_MAX)
 		return -EXDEV;
@@ -213,7 +238,9 @@ static int setmeta_done(struct s3d_xfer *x)
 
 	if (op->step == SM_HEAD) {
 		err = setmeta_head_done(op, err);
-		if (err)
+		if (err == -ENOENT && op->dir)
+			setmeta_submit(op, SM_MARKER, "PUT");
+		else if (err)
 			setmeta_finish(op, err);
 		else
 			setmeta_submit(op, SM_COPY, "COPY");
@@ -222,6 +249,23 @@ static int setmeta_done(struct s3d_xfer *x)
 	/* 412: another version now; 404: gone. */
 	if (err == -ENOENT)
 		err = -ESTALE;
+	/* A directory's marker changed, made or removed meanwhile. */
+	if (op->dir && err == -ESTALE && !op->again) {
+		op->again = true;
+		setmeta_submit(op, SM_HEAD, "HEAD");
+		return 0;
+	}
+	if (!err && op->step == SM_MARKER) {
+		if (!x->has_etag || !x->etag[0]) {
+			s3d_err("PUT s3://%s/%s: HTTP %ld without an ETag",
+				op->m->bucket, op->key, x->status);
+			err = -EIO;
+		} else {
+			snprintf(op->etag, sizeof(op->etag), "%s", x->etag);
+		}
+		setmeta_finish(op, err);
+		return 0;
+	}
 	err = err ?: s3d_op_copy_result(x, op->m->bucket, op->key, op->etag,
 					sizeof(op->etag));
 	setmeta_finish(op, err);
@@ -253,7 +297,9 @@ void s3d_op_setmeta(struct s3d_req *r, struct s3d_mount *m,
 	op->ctx = ctx;
 	s3d_buf_init(&op->hdrs, SM_HDRS_MAX);
 	s3d_xfer_init(&op->x, &setmeta_ops, "", "");
-	if (!*r->path || !r->etag || !*r->etag || !r->has_posix) {
+	op->dir = r->flags & S3CFS_SETMETA_DIR;
+	if (!*r->path || !r->has_posix ||
+	    (!op->dir && (!r->etag || !*r->etag))) {
 		setmeta_finish(op, -EINVAL);
 		return;
 	}
@@ -261,7 +307,12 @@ void s3d_op_setmeta(struct s3d_req *r, struct s3d_mount *m,
 		setmeta_finish(op, -EXDEV);
 		return;
 	}
-	op->key = s3d_key_of(m->prefix, r->path, NULL);
+	op->key = op->dir ? s3d_list_prefix(m->prefix, r->path) :
+			    s3d_key_of(m->prefix, r->path, NULL);
+	if (op->dir && op->key && strlen(op->key) > S3D_KEY_MAX) {
+		setmeta_finish(op, -ENAMETOOLONG);
+		return;
+	}
 	if (!op->key || s3d_op_copy_source(&op->src, m->bucket, op->key)) {
 		setmeta_finish(op, -ENOMEM);
 		return;

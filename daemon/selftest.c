@@ -235,7 +235,8 @@ static int file_of(const char *dir, const char *path, uint64_t *ino,
  * ":stream=ID/PARTS/PART-SIZE": a streamed file's close)
  * "part:PATH:STREAM:PARTS:PART-SIZE" (PARTS 0: abort) "mkdir:PARENT:NAME"
  * "delete:PARENT:NAME[:dir]" "rename:SRC:DST:SIZE:ETAG"
- * "setmeta:PATH:SIZE:ETAG:posix=..." of mount 1, or of mount N with a
+ * "setmeta:PATH:SIZE:ETAG:posix=..." "setmeta:DIR:dir:posix=..." (a
+ * directory's marker) of mount 1, or of mount N with a
  * leading "@N:"; upload and mkdir take a last ":posix=..." too (see
  * parse_posix()). "mount:N:BUCKET:DIR[:writable][:posix]" mounts BUCKET
  * (prefix "") cached in DIR as mount N.
@@ -343,6 +344,12 @@ static struct s3d_req *parse_req(const char *spec, const char *dir)
 		r->path2 = strdup(f[2]);
 		r->size = strtoull(f[3], NULL, 0);
 		r->etag = strdup(f[4]);
+	} else if (!strcmp(f[0], "setmeta") && n == 3 &&
+		   !strcmp(f[2], "dir") && r->has_posix) {
+		/* A directory's: its marker (S3CFS_SETMETA_DIR). */
+		r->cmd = S3CFS_CMD_SETMETA;
+		r->path = strdup(f[1]);
+		r->flags = S3CFS_SETMETA_DIR;
 	} else if (!strcmp(f[0], "setmeta") && n == 4 && r->has_posix) {
 		/* The object's size and ETag, as the kernel knows them. */
 		r->cmd = S3CFS_CMD_SETMETA;

@@ -403,8 +403,10 @@ int s3cfs_nl_send(struct s3cfs_req *req, u32 portid)
 	    nla_put_u32(skb, S3CFS_A_FLAGS, req->up_flags))
 		goto too_big;
 	if (req->cmd == S3CFS_CMD_SETMETA &&
-	    (nla_put_string(skb, S3CFS_A_ETAG, req->etag) ||
-	     nla_put_u64_64bit(skb, S3CFS_A_SIZE, req->size, S3CFS_A_PAD)))
+	    ((req->etag && nla_put_string(skb, S3CFS_A_ETAG, req->etag)) ||
+	     nla_put_u64_64bit(skb, S3CFS_A_SIZE, req->size, S3CFS_A_PAD) ||
+	     (req->up_flags &&
+	      nla_put_u32(skb, S3CFS_A_FLAGS, req->up_flags))))
 		goto too_big;
 	/* Older daemons would ignore it: sent to those that know it. */
 	if (req->posix.flags && s3cfs_daemon_version() >= 5 &&

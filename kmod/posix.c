@@ -263,6 +263,69 @@ out:
 }
 
 /**
+ * s3cfs_posix_dir_setattr() - chmod, chown, utimes of a directory on a
+ *	posix_meta mount
+ * @dentry: a directory
+ * @attr: what to change (setattr_prepare() passed)
+ *
+ * Modes and owners go on the directory's marker object in S3 first, as
+ * s3fs keeps them (SETMETA with S3CFS_SETMETA_DIR: the marker is made if
+ * there is none), then on the lower directory, where s3cfs_posix_load()
+ * finds them; times are this node's (S3 keeps no directory times). The
+ * mount's root has no marker: its attributes are the mount options'.
+ * Called with i_rwsem held.
+ *
+ * Return: 0 or a negative errno (EPERM: the root, set-ID bits, or a
+ * daemon older than protocol 11).
+ */
+int s3cfs_posix_dir_setattr(struct dentry *dentry, struct iattr *attr)
+{
+	struct inode *inode = d_inode(dentry);
+	struct s3cfs_sb_info *sbi = S3CFS_SB(inode->i_sb);
+	const struct cred *old_cred;
+	struct s3cfs_req *req;
+	struct s3cfs_posix p;
+	int err;
+
+	if (!s3cfs_attr_changes_ids(inode, attr)) {
+		attr->ia_valid &= ~(ATTR_MODE | ATTR_UID | ATTR_GID);
+		setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
+		return 0;
+	}
+	/* Never shown (S3CFS_PERM_MASK): not kept either. */
+	if ((attr->ia_valid & ATTR_MODE) && (attr->ia_mode & (S_ISUID | S_ISGID)))
+		return -EPERM;
+	if (IS_ROOT(dentry) || s3cfs_daemon_version() < 11)
+		return -EPERM;
+	if (s3cfs_inode_stale(inode) || !inode->i_nlink)
+		return -ESTALE;
+	s3cfs_posix_of(inode, &p);
+	if (attr->ia_valid & ATTR_MODE)
+		p.mode = S_IFDIR | (attr->ia_mode & S_IALLUGO);
+	if (attr->ia_valid & ATTR_UID)
+		p.uid = from_kuid_munged(i_user_ns(inode),
+					 vfsuid_into_kuid(attr->ia_vfsuid));
+	if (attr->ia_valid & ATTR_GID)
+		p.gid = from_kgid_munged(i_user_ns(inode),
+					 vfsgid_into_kgid(attr->ia_vfsgid));
+	req = s3cfs_req_alloc(sbi, S3CFS_CMD_SETMETA);
+	if (!req)
+		return -ENOMEM;
+	req->path = s3cfs_path_dup(dentry);
+	req->up_flags = S3CFS_SETMETA_DIR;
+	req->posix = p;
+	err = req->path ? s3cfs_upcall_req(req) : -ENOMEM;
+	s3cfs_req_put(req);
+	if (err)
+		return err;
+	setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
+	old_cred = override_creds(sbi->creds);
+	err = s3cfs_posix_set(S3CFS_I(inode)->lower.dentry, &p);
+	revert_creds(old_cred);
+	return err;
+}
+
+/**
  * s3cfs_posix_setattr() - chmod, chown, utimes on a posix_meta mount
  * @dentry: a regular file or a symlink
  * @attr: what to change (setattr_prepare() passed); no size change

@@ -639,6 +639,7 @@ void s3cfs_posix_of(struct inode *inode, struct s3cfs_posix *p);
 umode_t s3cfs_posix_load(struct inode *inode, struct dentry *lower);
 void s3cfs_posix_refresh(struct inode *inode);
 bool s3cfs_posix_unknown(struct s3cfs_sb_info *sbi, struct dentry *lower);
+int s3cfs_posix_dir_setattr(struct dentry *dentry, struct iattr *attr);
 int s3cfs_posix_setattr(struct dentry *dentry, struct iattr *attr);
 
 /* symlink.c */

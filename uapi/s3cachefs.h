@@ -94,6 +94,12 @@
  *       -ESTALE (-ELOOP: a symlink on the way), at the first MOUNT and at
  *       every announcement after REGISTER, and answers that mount's
  *       requests -EIO. A daemon of version 9 or older ignores TOKEN.
+ *  11 - a directory's POSIX attributes: SETMETA may carry FLAGS
+ *       S3CFS_SETMETA_DIR and no ETAG: PATH is a directory, whose marker
+ *       object ("PATH/") takes POSIX (copied onto itself, or put where
+ *       there is none). The kernel sends it only to a daemon of version
+ *       11 (older ones refuse a SETMETA without ETAG: chmod/chown of a
+ *       directory stays EPERM).
  *
  * ioctls (on files of a mount; not netlink): S3CFS_IOC_SYNC, then
  * S3CFS_IOC_STATE, then S3CFS_IOC_EVICT (a module without one answers
@@ -166,7 +172,7 @@
 #include <linux/ioctl.h>
 
 #define S3CFS_GENL_NAME		"s3cachefs"
-#define S3CFS_GENL_VERSION	10
+#define S3CFS_GENL_VERSION	11
 #define S3CFS_GENL_VERSION_MIN	1	/* oldest daemon protocol accepted */
 
 /**
@@ -256,7 +262,10 @@
  *	object's ETag after the copy (it can differ: a multipart object
  *	copied whole gets a plain one); -ESTALE: the object is another
  *	version or gone; -EXDEV: larger than one CopyObject takes; -EACCES,
- *	-EIO.
+ *	-EIO. With FLAGS S3CFS_SETMETA_DIR (version 11), no ETAG: PATH is a
+ *	directory and its marker "PATH/" takes the attributes, copied onto
+ *	itself on the ETag a HEAD finds, or put (If-None-Match: *) where
+ *	there is none; answer 0 with the marker's ETag.
  * @__S3CFS_CMD_MAX: number of commands
  */
 enum s3cfs_cmd {
@@ -308,7 +317,8 @@ enum s3cfs_cmd {
  *	write-back mount's queue)
  * @S3CFS_A_SIZE: u64, UPLOAD: bytes to upload; RENAME: the source's size
  * @S3CFS_A_FLAGS: u32, UPLOAD: S3CFS_UP_*; LOOKUP: S3CFS_LOOKUP_*; MOUNT and its answer (version
- *	7): S3CFS_MOUNT_*; DELETE: S3CFS_DEL_*
+ *	7): S3CFS_MOUNT_*; DELETE: S3CFS_DEL_*; SETMETA (version 11):
+ *	S3CFS_SETMETA_*
  * @S3CFS_A_INO: u64, UPLOAD: inode number of the lower file; LIST
  *	progress report (version 6): inode number of the listing's log
  * @S3CFS_A_PATH2: string, RENAME: the destination, as PATH
@@ -370,6 +380,9 @@ enum s3cfs_prio {
 };
 
 /* UPLOAD flags: the condition of the put (exactly one). */
+/* SETMETA flags (S3CFS_A_FLAGS, version 11) */
+#define S3CFS_SETMETA_DIR	0x01	/* PATH is a directory: its marker */
+
 #define S3CFS_UP_NEW		0x01	/* If-None-Match: *, the key must not exist */
 #define S3CFS_UP_MATCH		0x02	/* If-Match: ETAG, the object must be ETAG */
 /* ... or none: parts of a stream are written (version 8). */

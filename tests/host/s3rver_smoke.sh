@@ -296,6 +296,16 @@ is "$(python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "trusted.s3cach
 	"01050000ed81000000000000050000000000000000000000" \
 	"LOOKUP on a posix_meta mount: the attributes s3rver returns"
 
+# A directory's (protocol 11): on its marker, made where there is none.
+s3_put bkt w/dir/inner "$work/small.txt"
+out=$(cache "$work/c7" "" "mount:2:bkt:$work/c7p:posix" "@2:setmeta:w/dir:dir:posix=16872/1234/2345/" \
+	"@2:setmeta:w/dir:dir:posix=16832///" | grep -v '^REPLY mount' | sed 's/etag "[0-9a-f]*"/etag E/')
+is "$out" "REPLY @2:setmeta:w/dir:dir:posix=16872/1234/2345/ -> 0 etag E
+REPLY @2:setmeta:w/dir:dir:posix=16832/// -> 0 etag E" "SETMETA of a directory: done twice"
+is "$(curl -sfI "$S3_ENDPOINT/bkt/w/dir/" | tr -d '\r' | grep -iE '^(content-type|x-amz-meta-[a-z]*):' | tr 'A-Z' 'a-z' | sort | tr '\n' ' ')" \
+	"content-type: application/x-directory x-amz-meta-gid: 2345 x-amz-meta-mode: 16832 x-amz-meta-uid: 1234 " \
+	"SETMETA of a directory: a marker put, then copied onto itself with the new mode"
+
 
 # --- the test server itself -------------------------------------------------
 # A PUT whose client goes away in the middle (a node's power cut) leaves the

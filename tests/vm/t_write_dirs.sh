@@ -14,12 +14,14 @@
 # the owner's files. splice(2), sendfile(2) and
 # copy_file_range(2) into a file of the mount work, and S3 gets the bytes.
 # On posix_meta mounts a symlink's mtime and owner can be set (touch -h,
-# chown -h, cp -a), kept in S3 and shown by a new mount. What S3 cannot
+# chown -h, cp -a), kept in S3 and shown by a new mount, and a
+# directory's mode and owner are kept on its marker (chmod, chown, cp -a).
+# What S3 cannot
 # express fails with the error the README's table gives, leaving nothing.
 # timeout: 400
 . "$(dirname "$0")/../lib/common.sh"
 test_init write_dirs
-plan 54
+plan 62
 
 OPTS="cache=$CACHE,fetch_timeout=60,meta_ttl=3600,writable,allow_delete"
 POPTS="$OPTS,posix_meta"
@@ -75,6 +77,8 @@ export -f times changes
 
 check "module loads" load_module
 check_sh "daemon starts" start_daemon
+# A directory S3 has no marker of (made by another client's upload).
+s3_put "$BUCKET" nomark/x <(echo x)
 check "writable mount" mount_s3 "$BUCKET" "$MNT" "$POPTS"
 
 # --- directory times ------------------------------------------------------
@@ -106,6 +110,8 @@ mkdir "$MNT/n/a" "$MNT/n/b"
 is "$(nlink "$MNT/n")" 4 "... and one more per subdirectory"
 rmdir "$MNT/n/a"
 is "$(nlink "$MNT/n")" 3 "... one less after an rmdir"
+# (A directory counts once this cache holds it: one looked up.)
+ls "$MNT/nomark" >/dev/null
 is "$(nlink "$MNT")" "$((2 + $(find "$MNT" -mindepth 1 -maxdepth 1 -type d | wc -l)))" \
 	"the root: two and its subdirectories (not the cache's own)"
 
@@ -184,7 +190,6 @@ cases = [
     ('a user xattr', 'EOPNOTSUPP', lambda: os.setxattr(m + '/lim', 'user.k', b'v')),
     ('rename of a directory', 'EXDEV', lambda: os.rename(m + '/e', m + '/e2')),
     ('RENAME_EXCHANGE', 'EINVAL', exchange),
-    ('chmod of a directory', 'EPERM', lambda: os.chmod(m + '/e', 0o700)),
 ]
 for what, want, f in cases:
     try:
@@ -236,6 +241,25 @@ check "fsync of a directory on a read-only mount succeeds" bash -c "
 	python3 -c \"import os, sys
 d = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
 os.fsync(d)\" '$WORK/ro'; rc=\$?; umount '$WORK/ro'; exit \$rc"
+
+# --- directories' modes and owners (posix_meta): on their markers ---------
+mkdir "$MNT/dm"
+check "chmod of a directory" chmod 0750 "$MNT/dm"
+check "chown of a directory" chown 1234:2345 "$MNT/dm"
+is "$(stat -c '%a %u:%g' "$MNT/dm")" "750 1234:2345" "... shown"
+is "$(s3_head dm/ x-amz-meta-mode) $(s3_head dm/ x-amz-meta-uid):$(s3_head dm/ x-amz-meta-gid)" \
+	"$((8#40750)) 1234:2345" "... and kept on its marker in S3, as s3fs keeps them"
+check "chmod of a directory S3 has no marker of makes one" bash -c \
+	"ls '$MNT/nomark' >/dev/null && chmod 0700 '$MNT/nomark' &&
+	[ \"\$(stat -c %a '$MNT/nomark')\" = 700 ]"
+is "$(s3_head nomark/ x-amz-meta-mode) $(s3_head nomark/ content-type)" \
+	"$((8#40700)) application/x-directory" "... with the mode"
+check "chmod of the mount's root: EPERM" bash -c "! chmod 0700 '$MNT' 2>/dev/null"
+mkdir -p "$WORK/dtree/sub"
+echo t >"$WORK/dtree/sub/f"
+chmod 0700 "$WORK/dtree/sub"
+check "cp -a of a tree with a private directory exits 0" cp -a "$WORK/dtree" "$MNT/dtree"
+is "$(stat -c %a "$MNT/dtree/sub")" 700 "... and keeps its mode"
 
 # --- symlinks' times and owners (posix_meta) ------------------------------
 ln -s plain-target "$MNT/sl"
