@@ -194,6 +194,25 @@ static bool s3cfs_posix_changes(struct inode *inode, const struct iattr *attr)
 	       (attr->ia_valid & ATTR_MTIME);
 }
 
+/* What @inode's attributes will be after @attr, as S3 will keep them. */
+static void s3cfs_posix_after(struct inode *inode, const struct iattr *attr,
+			      struct s3cfs_posix *p)
+{
+	s3cfs_posix_of(inode, p);
+	if (attr->ia_valid & ATTR_MODE)
+		p->mode = (inode->i_mode & S_IFMT) | (attr->ia_mode & S_IALLUGO);
+	if (attr->ia_valid & ATTR_UID)
+		p->uid = from_kuid_munged(i_user_ns(inode),
+					  vfsuid_into_kuid(attr->ia_vfsuid));
+	if (attr->ia_valid & ATTR_GID)
+		p->gid = from_kgid_munged(i_user_ns(inode),
+					  vfsgid_into_kgid(attr->ia_vfsgid));
+	if (attr->ia_valid & ATTR_MTIME) {
+		p->mtime = attr->ia_mtime.tv_sec;
+		p->mtime_nsec = attr->ia_mtime.tv_nsec;
+	}
+}
+
 /*
  * SETMETA: give the object @inode stands for the attributes @p; on
  * success the lower file is retagged with the object's new ETag and
@@ -299,15 +318,7 @@ int s3cfs_posix_dir_setattr(struct dentry *dentry, struct iattr *attr)
 		return -EPERM;
 	if (s3cfs_inode_stale(inode) || !inode->i_nlink)
 		return -ESTALE;
-	s3cfs_posix_of(inode, &p);
-	if (attr->ia_valid & ATTR_MODE)
-		p.mode = S_IFDIR | (attr->ia_mode & S_IALLUGO);
-	if (attr->ia_valid & ATTR_UID)
-		p.uid = from_kuid_munged(i_user_ns(inode),
-					 vfsuid_into_kuid(attr->ia_vfsuid));
-	if (attr->ia_valid & ATTR_GID)
-		p.gid = from_kgid_munged(i_user_ns(inode),
-					 vfsgid_into_kgid(attr->ia_vfsgid));
+	s3cfs_posix_after(inode, attr, &p);
 	req = s3cfs_req_alloc(sbi, S3CFS_CMD_SETMETA);
 	if (!req)
 		return -ENOMEM;
@@ -368,20 +379,7 @@ int s3cfs_posix_setattr(struct dentry *dentry, struct iattr *attr)
 	/* Unlinked or replaced: its name's object is another file's now. */
 	if (!inode->i_nlink)
 		return -ESTALE;
-	/* What the inode will be, as S3 will keep it. */
-	s3cfs_posix_of(inode, &p);
-	if (attr->ia_valid & ATTR_MODE)
-		p.mode = (inode->i_mode & S_IFMT) | (attr->ia_mode & S_IALLUGO);
-	if (attr->ia_valid & ATTR_UID)
-		p.uid = from_kuid_munged(i_user_ns(inode),
-					 vfsuid_into_kuid(attr->ia_vfsuid));
-	if (attr->ia_valid & ATTR_GID)
-		p.gid = from_kgid_munged(i_user_ns(inode),
-					 vfsgid_into_kgid(attr->ia_vfsgid));
-	if (attr->ia_valid & ATTR_MTIME) {
-		p.mtime = attr->ia_mtime.tv_sec;
-		p.mtime_nsec = attr->ia_mtime.tv_nsec;
-	}
+	s3cfs_posix_after(inode, attr, &p);
 	err = s3cfs_posix_setmeta(dentry, &p);
 	if (err)
 		return err;
