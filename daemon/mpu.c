@@ -10,9 +10,11 @@
  * after the abort would stay. The upload reads its own descriptor of the
  * file meanwhile.
  *
- * Once S3 has the upload, it is in the mount's journal (journal.c) until
- * S3 no longer has it: a daemon that dies mid-upload leaves the record,
- * and the next one aborts the upload at MOUNT (s3d_mpu_recover()).
+ * Once CreateMultipartUpload has answered, before any part goes out, the
+ * upload is in the mount's journal (journal.c) until S3 no longer has it:
+ * a daemon that dies mid-upload leaves the record, and the next one aborts
+ * the upload at MOUNT (s3d_mpu_recover()). A crash before that answer
+ * leaves an empty upload no record names (no part: no storage).
  *
  * An upload may also be opened before the file's size is known (a stream,
  * s3d_mpu_open()): the writer's finished parts go up while it writes

@@ -89,6 +89,16 @@ s3_uploads_open() {
 	ls -A "$S3_DATA/$BUCKET/._S3rver_uploads" 2>/dev/null | wc -l
 }
 
+# Open multipart uploads that hold a part (s3rver keeps part N as file N).
+s3_uploads_with_parts() {
+	local d n=0
+	for d in "$S3_DATA/$BUCKET/._S3rver_uploads"/*/; do
+		[ -d "$d" ] || continue
+		ls "$d" | grep -qxE '[0-9]+' && n=$((n + 1))
+	done
+	echo $n
+}
+
 # For one name: if its last step was an acknowledgment, S3 has exactly
 # those bytes; otherwise one of its acknowledged versions, the whole of the
 # version whose close was under way (a close cut short may or may not

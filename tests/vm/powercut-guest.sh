@@ -64,12 +64,17 @@ if [ "$ROUND" -gt 1 ]; then
 	diag "resumed by the mount: $(mnt_stat wb_resumed) files"
 	TAP_TIMEOUT=$((3 * TAP_TIMEOUT)) check "boot $ROUND: s3cachectl sync uploads what was recorded" "$CTL" sync "$MNT"
 	is "$(s3_check_acks "$STATE/acks")" "" "boot $ROUND: S3 holds every last acknowledged version, nothing unacknowledged ($(grep -c '^ack' "$STATE/acks") acks so far)"
-	# The daemon aborts its journal's uploads when the mount comes.
+	# The daemon aborts its journal's uploads when the mount comes. It
+	# records an upload once CreateMultipartUpload has answered, before
+	# any part: a cut between S3's creating one and its answer leaves an
+	# empty upload nobody names (no part, no storage; docs/architecture.md).
 	for ((i = 0; i < 60; i++)); do
 		[ "$(s3_uploads_open)" = 0 ] && break
 		sleep 0.5
 	done
-	is "$(s3_uploads_open)" 0 "boot $ROUND: no multipart upload left open"
+	[ "$(s3_uploads_open)" = 0 ] ||
+		diag "boot $ROUND: $(s3_uploads_open) multipart upload(s) open, $(s3_uploads_with_parts) holding parts"
+	is "$(s3_uploads_with_parts)" 0 "boot $ROUND: no multipart upload holding parts left open"
 	# Nobody else writes the bucket: a conflict would be our own upload
 	# taken for another writer's (the daemon checks a failed condition
 	# against the bytes it sent).
