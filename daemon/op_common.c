@@ -167,3 +167,28 @@ bool s3d_op_hidden_obj(const struct s3d_mount *m, const char *name,
 	return m->posix && len >= sl &&
 	       !memcmp(name + len - sl, FOLDER_SUFFIX, sl);
 }
+
+/**
+ * s3d_op_marker_headers() - the headers of a PUT of a directory's marker
+ * @h: filled in (room for 3 + S3D_POSIX_NF)
+ * @r: the request: its POSIX attributes, if it has them, go with it
+ * @posix: holds their values' text
+ *
+ * An empty object of Content-Type application/x-directory, created only
+ * if the key is free (If-None-Match: *): the S3 console's and s3fs's
+ * convention, for MKDIR and for a directory's SETMETA alike.
+ *
+ * Return: the number of headers.
+ */
+size_t s3d_op_marker_headers(struct s3d_kv *h, const struct s3d_req *r,
+			     struct s3d_posix_hdrs *posix)
+{
+	size_t nh = 0;
+
+	h[nh++] = (struct s3d_kv){ "Content-Length", "0" };
+	h[nh++] = (struct s3d_kv){ "Content-Type", "application/x-directory" };
+	h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
+	if (r->has_posix)
+		nh += s3d_posix_headers(&r->posix, posix, h + nh);
+	return nh;
+}

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "ctx.h"
+#include "lib/posix.h"
 #include "lib/xfer.h"
 #include "mount.h"
 #include "req.h"
@@ -78,5 +79,7 @@ int s3d_op_copy_result(struct s3d_xfer *x, const char *bucket,
 		       const char *key, char *etag, size_t n);
 bool s3d_op_hidden_obj(const struct s3d_mount *m, const char *name,
 		       size_t len);
+size_t s3d_op_marker_headers(struct s3d_kv *h, const struct s3d_req *r,
+			     struct s3d_posix_hdrs *posix);
 
 #endif /* S3D_OP_COMMON_H */

@@ -125,13 +125,7 @@ static int ns_prepare(struct s3d_xfer *x)
 	op->r->started = true;
 	switch (op->step) {
 	case NS_MARKER:
-		op->h[nh++] = (struct s3d_kv){ "Content-Length", "0" };
-		op->h[nh++] = (struct s3d_kv){ "Content-Type",
-					       "application/x-directory" };
-		op->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
-		if (op->r->has_posix)
-			nh += s3d_posix_headers(&op->r->posix, &op->posix,
-						op->h + nh);
+		nh = s3d_op_marker_headers(op->h, op->r, &op->posix);
 		return s3d_s3_build(s3, "PUT", bucket, op->key, NULL, 0, op->h,
 				    nh, time(NULL), &x->req);
 	case NS_CHECK:

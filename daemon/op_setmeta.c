@@ -136,16 +136,13 @@ static int setmeta_prepare(struct s3d_xfer *x)
 	op->r->started = true;
 	if (op->step == SM_HEAD)
 		return s3d_op_head_prepare(x, op->ctx, op->m, op->key);
-	op->h[nh++] = (struct s3d_kv){ "Content-Length", "0" };
 	if (op->step == SM_MARKER) {
-		op->h[nh++] = (struct s3d_kv){ "Content-Type",
-					       "application/x-directory" };
-		op->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
-		nh += s3d_posix_headers(&op->r->posix, &op->posix, op->h + nh);
+		nh = s3d_op_marker_headers(op->h, op->r, &op->posix);
 		return s3d_s3_build(s3d_ctx_s3(op->ctx), "PUT", bucket,
 				    op->key, NULL, 0, op->h, nh, time(NULL),
 				    &x->req);
 	}
+	op->h[nh++] = (struct s3d_kv){ "Content-Length", "0" };
 	op->h[nh++] = (struct s3d_kv){ "x-amz-copy-source", op->src.p };
 	op->h[nh++] = (struct s3d_kv){ "x-amz-copy-source-if-match",
 		s3d_caps_if_match(bucket, op->dir ? op->base : op->r->etag,

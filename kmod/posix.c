@@ -282,10 +282,11 @@ out:
 }
 
 /**
- * s3cfs_posix_dir_setattr() - chmod, chown, utimes of a directory on a
+ * s3cfs_posix_dir_setattr() - chmod, chown of a directory on a
  *	posix_meta mount
  * @dentry: a directory
- * @attr: what to change (setattr_prepare() passed)
+ * @attr: what to change (setattr_prepare() passed): a mode or owner
+ *	other than the directory's
  *
  * Modes and owners go on the directory's marker object in S3 first, as
  * s3fs keeps them (SETMETA with S3CFS_SETMETA_DIR: the marker is made if
@@ -306,11 +307,6 @@ int s3cfs_posix_dir_setattr(struct dentry *dentry, struct iattr *attr)
 	struct s3cfs_posix p;
 	int err;
 
-	if (!s3cfs_attr_changes_ids(inode, attr)) {
-		attr->ia_valid &= ~(ATTR_MODE | ATTR_UID | ATTR_GID);
-		setattr_copy(S3CFS_IDMAP_NOP, inode, attr);
-		return 0;
-	}
 	/* Never shown (S3CFS_PERM_MASK): not kept either. */
 	if ((attr->ia_valid & ATTR_MODE) && (attr->ia_mode & (S_ISUID | S_ISGID)))
 		return -EPERM;

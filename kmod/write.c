@@ -527,11 +527,13 @@ int s3cfs_setattr(S3CFS_IDMAP_ARG, struct dentry *dentry, struct iattr *attr)
 	    (S_ISREG(inode->i_mode) || S_ISLNK(inode->i_mode)) &&
 	    !(attr->ia_valid & ATTR_SIZE))
 		return s3cfs_posix_setattr(dentry, attr);
-	/* A directory's modes and owners on its marker (posix.c). */
-	if (S3CFS_SB(inode->i_sb)->opts.posix_meta && S_ISDIR(inode->i_mode))
-		return s3cfs_posix_dir_setattr(dentry, attr);
-	if (s3cfs_attr_changes_ids(inode, attr))
+	if (s3cfs_attr_changes_ids(inode, attr)) {
+		/* A directory's modes and owners on its marker (posix.c). */
+		if (S3CFS_SB(inode->i_sb)->opts.posix_meta &&
+		    S_ISDIR(inode->i_mode))
+			return s3cfs_posix_dir_setattr(dentry, attr);
 		return -EPERM;
+	}
 	attr->ia_valid &= ~(ATTR_MODE | ATTR_UID | ATTR_GID);
 	if (S_ISDIR(inode->i_mode)) {
 		/* S3 has no directory times: ours are this node's, as shown. */
