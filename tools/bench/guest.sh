@@ -73,6 +73,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	HUGELS_TIMEOUT=60
 	CREATE_RUNTIME=3	# s per small-file create run
 	CKPT_TIMEOUT=120	# s for one system's checkpoint write
+	CKPT_FILES=2		# of the shards, written as a checkpoint's ranks
 	ROUNDS=2		# rounds of the cold, warm and hot rows
 else
 	MODE=full
@@ -106,6 +107,7 @@ else
 	HUGELS_TIMEOUT=1800
 	CREATE_RUNTIME=15
 	CKPT_TIMEOUT=900
+	CKPT_FILES=4
 	ROUNDS=3
 fi
 # What the full run measures, whatever this run's knobs (env.txt records
@@ -132,7 +134,7 @@ PHASES=$ALL_PHASES
 for v in SHARD_MB HOT_PCT BIG_MB RUNTIME COLD_RUNTIME META_LS META_DIRS META_PER_DIR \
 	 META_TIMEOUT TTFB_DEADLINE FIO_SLACK PROFILE COLD_WL WARM_WL HOT_WL PROFILES PHASES \
 	 SMALL_N SMALL_RUNTIME SMALLF_RUNTIME BIGLS_N BIGLS_DIRS BIGLS_PER_DIR BIGLS_TIMEOUT HUGELS_N HUGELS_TIMEOUT \
-	 CREATE_RUNTIME CKPT_TIMEOUT ROUNDS ROUND_SYSTEMS; do
+	 CREATE_RUNTIME CKPT_TIMEOUT CKPT_FILES ROUNDS ROUND_SYSTEMS; do
 	bv=BENCH_$v
 	[ -n "${!bv:-}" ] && printf -v "$v" '%s' "${!bv}"
 done
@@ -1492,10 +1494,11 @@ profile_warm_small() {	# NAME SYSTEM MODE DIR
 }
 
 # --- writes: a sharded checkpoint, small files ---------------------------------
-# A checkpoint: the four shards (NSHARDS x SHARD_MB of random bytes, read
-# from the ext4 copies, in the page cache first) written at once into a
-# directory of the system, one writer each (create, 4 MiB writes, fsync,
-# close), timed until S3 has all four (rclone uploads after close).
+# A checkpoint: CKPT_FILES of the shards (four, two in a quick run; SHARD_MB
+# of random bytes each, read from the ext4 copies, in the page cache first)
+# written at once into a directory of the system, one writer each (create,
+# 4 MiB writes, fsync, close), timed until S3 has all of them (rclone
+# uploads after close).
 # Limit: the same files as parallel multipart uploads straight to s3rver,
 # 16 MiB parts, 4 in flight per file (s3cachefs' defaults). ext4 with fsync
 # is a second reference (what a write-back mode would be measured against).
@@ -1514,12 +1517,12 @@ ckpt_row() {	# SYSTEM MODE DIR PORT KEYPREFIX
 	if [[ $secs =~ ^[0-9.]+$ ]]; then
 		ms_of "$secs"
 		rec "$sys" "$mode" ckpt ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 1)" "" "" "" "$secs" \
-			"$((bytes >> 20)) MiB in $NSHARDS files; last close after $closed s; CPUs idle $idle %"
+			"$((bytes >> 20)) MiB in $CKPT_FILES files; last close after $closed s; CPUs idle $idle %"
 		# Write-back: when the writers were done, measured on its own.
 		if [ "$sys" = s3cachefs-wb ]; then
 			ms_of "$closed"
 			rec "$sys" ack ckpt ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 1)" "" "" "" "$closed" \
-				"$((bytes >> 20)) MiB in $NSHARDS files, every close returned (fsync'd to the cache device)"
+				"$((bytes >> 20)) MiB in $CKPT_FILES files, every close returned (fsync'd to the cache device)"
 		fi
 	else
 		rec "$sys" "$mode" ckpt fail "" "" "" "" "" "$(echo "$out" | cut -c1-160) (logs/ckpt-$sys.stderr)"
@@ -1542,7 +1545,7 @@ phase_ckpt() {
 	local sys i out secs bytes n mv dir
 	phase_start "writes: checkpoint, small files"
 	rm -rf $CKPT_SRC && mkdir -p $CKPT_SRC
-	for ((i = 0; i < NSHARDS; i++)); do
+	for ((i = 0; i < CKPT_FILES; i++)); do
 		ln -s "$S3_DATA/$BUCKET/shards/s$i._S3rver_object" $CKPT_SRC/rank$i.pt
 	done
 	cat $CKPT_SRC/rank*.pt >/dev/null
@@ -1562,7 +1565,7 @@ phase_ckpt() {
 		if [[ $secs =~ ^[0-9.]+$ ]]; then
 			ms_of "$secs"
 			rec curl write ckpt ok "$(div_fmt $((bytes * 1000)) $((MS * 1048576)) 1)" "" "" "" "$secs" \
-				"multipart, 16 MiB parts, 4 per file in flight, $NSHARDS files at once; CPUs idle $idle %"
+				"multipart, 16 MiB parts, 4 per file in flight, $CKPT_FILES files at once; CPUs idle $idle %"
 		else
 			rec curl write ckpt fail "" "" "" "" "" "$(echo "$out" | cut -c1-160)"
 		fi
@@ -1984,6 +1987,7 @@ write_env() {
 		echo "small_runtime=$SMALL_RUNTIME"
 		echo "smallf_runtime=$SMALLF_RUNTIME"
 		echo "create_runtime=$CREATE_RUNTIME"
+		echo "ckpt_files=$CKPT_FILES"
 		echo "bigls_n=$BIGLS_N"
 		echo "dir_index=$DIR_INDEX"
 		echo "hugels_n=$HUGELS_N"

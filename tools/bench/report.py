@@ -765,8 +765,8 @@ if any(k[2] in ("small", "smallf") for k in R):
 if any(k[2] in ("ckpt", "creates") for k in R):
     w("### Writes")
     w("")
-    w("Checkpoint: the %d shards (%s MiB each) written at once into a directory of each system, one" %
-      (4, env.get("shard_mb", "?")))
+    w("Checkpoint: %s of the shards (%s MiB each) written at once into a directory of each system, one" %
+      (env.get("ckpt_files", "4"), env.get("shard_mb", "?")))
     w("writer per file (create, 4 MiB writes, fsync, close), timed until S3 has every object with")
     w("its size (HEAD polls; rclone uploads after close). Limit: the same files as parallel")
     w("multipart uploads straight to s3rver (python http.client, 16 MiB parts, 4 per file in flight,")
