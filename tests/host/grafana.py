@@ -20,7 +20,8 @@ DAEMON = os.path.join(ROOT, "daemon", "s3cachefsd")
 NAME = re.compile(r"\bs3cachefsd_[a-z0-9_]+")
 # What the dashboard is for (issue 35): hit ratio, GET latency histogram,
 # throughput from S3, cache usage against its limit, evictions, the
-# write-back queue and its oldest age, upload errors and conflicts.
+# write-back queue and its oldest age, upload errors and conflicts; the
+# fleet tier's hits, bytes, puts, errors, breaker and leases (issue 34).
 REQUIRED = [
     "s3cachefsd_chunk_hits_total", "s3cachefsd_chunk_misses_total",
     "s3cachefsd_s3_request_duration_seconds_bucket",
@@ -29,6 +30,10 @@ REQUIRED = [
     "s3cachefsd_evictions_total",
     "s3cachefsd_writeback_queued_files", "s3cachefsd_writeback_oldest_seconds",
     "s3cachefsd_writeback_upload_errors_total", "s3cachefsd_conflicts_total",
+    "s3cachefsd_tier_hits_total", "s3cachefsd_tier_misses_total",
+    "s3cachefsd_tier_hit_bytes_total", "s3cachefsd_tier_puts_total",
+    "s3cachefsd_tier_errors_total", "s3cachefsd_tier_breaker_state",
+    "s3cachefsd_tier_leases_total",
 ]
 
 n = 0
@@ -113,7 +118,7 @@ def main():
     ok(len(names) >= len(REQUIRED), "the dashboard uses %d metric names" % len(names))
     missing = [m for m in REQUIRED if m not in names]
     ok(not missing, "the panels asked for are there (hit ratio, latency, "
-       "throughput, usage, evictions, write-back, errors, conflicts)",
+       "throughput, usage, evictions, write-back, errors, conflicts, tier)",
        "unused: %s" % missing)
 
     if not os.access(DAEMON, os.X_OK):
