@@ -30,6 +30,17 @@
  * The kernel waits for the MOUNT: a probe not answered within
  * CAPS_WAIT_MS lets it go on (as "unknown") and finishes in the
  * background, its result kept for the next writable MOUNT.
+ *
+ * s3d_caps_probe_create() runs steps 2 and 5 for another user of a bucket
+ * that only creates and replaces objects under conditions (the fleet
+ * tier's leases, tier.c): after the create, the same PUT with
+ * If-None-Match: * again must be refused (412) for the server to honour
+ * it; then If-Match its ETag, quoted or bare, must be taken. Its requests
+ * go as the caller sets them up (timeouts, whose counters); the result is
+ * the caller's alone, neither kept here nor logged (the caller logs it,
+ * with the reason given). A refusal (a 4xx, or 501) or an answer without
+ * an ETag is a verdict: unusable. Only no answer (refused connection,
+ * timeout, 5xx, 408, 429) leaves it unknown.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -65,6 +76,7 @@ struct caps_bucket {
 enum probe_step {
 	P_ABSENT,	/* PUT If-Match made-up: 404/412 */
 	P_CREATE,	/* PUT If-None-Match: * */
+	P_AGAIN,	/* ... again: 412 (s3d_caps_probe_create()) */
 	P_QUOTED,	/* PUT If-Match "ETag" */
 	P_BARE,		/* PUT If-Match ETag (after a 412 to the quoted one) */
 	P_COPY,		/* CopyObject, copy-source-if-match made-up: 412 */
@@ -96,6 +108,12 @@ struct caps_probe {
 	struct s3d_timer wait;	/* the MOUNT's patience */
 	void (*done)(void *arg, int err);	/* NULL once called */
 	void *arg;
+	/* s3d_caps_probe_create(): */
+	bool create_only;
+	void (*setup)(struct s3d_xfer *x);
+	void (*verdict)(void *arg, int verdict, const struct s3d_caps *caps,
+			const char *why);
+	char why[160];			/* ... why not usable */
 	struct s3d_kv h[3];
 	struct s3d_kv q[2];
 };
@@ -167,11 +185,33 @@ static void probe_waited(struct s3d_timer *t)
 	probe_answer(p, 0);
 }
 
+static void probe_free(struct caps_probe *p)
+{
+	s3d_ctx_release(&p->x);
+	s3d_ctx_put(p->ctx);
+	if (p->fd >= 0)
+		close(p->fd);
+	s3d_buf_free(&p->body);
+	s3d_buf_free(&p->src);
+	free(p->bucket);
+	free(p->key);
+	free(p->key2);
+	free(p);
+}
+
 static void probe_finish(struct caps_probe *p)
 {
-	struct caps_bucket *b = caps_of(p->bucket, true);
+	struct caps_bucket *b;
 	enum caps_state state = p->state;
 
+	if (p->create_only) {
+		s3d_ctx_release(&p->x);
+		p->verdict(p->arg, state == CAPS_CONDITIONAL ? 1 :
+			   state == CAPS_NONE ? 0 : -EAGAIN, &p->caps, p->why);
+		probe_free(p);
+		return;
+	}
+	b = caps_of(p->bucket, true);
 	if (b && state != CAPS_UNKNOWN) {
 		b->state = state;
 		b->caps = p->caps;
@@ -193,15 +233,7 @@ static void probe_finish(struct caps_probe *p)
 		probe_answer(p, caps_verdict(p->bucket, state));
 	else if (state == CAPS_NONE)
 		caps_verdict(p->bucket, state);	/* the log line */
-	s3d_ctx_put(p->ctx);
-	if (p->fd >= 0)
-		close(p->fd);
-	s3d_buf_free(&p->body);
-	s3d_buf_free(&p->src);
-	free(p->bucket);
-	free(p->key);
-	free(p->key2);
-	free(p);
+	probe_free(p);
 }
 
 static const struct s3d_xfer_ops probe_ops;
@@ -209,7 +241,8 @@ static const struct s3d_xfer_ops probe_ops;
 static void probe_next(struct caps_probe *p, enum probe_step step)
 {
 	static const char *const what[] = {
-		[P_ABSENT] = "PUT", [P_CREATE] = "PUT", [P_QUOTED] = "PUT",
+		[P_ABSENT] = "PUT", [P_CREATE] = "PUT", [P_AGAIN] = "PUT",
+		[P_QUOTED] = "PUT",
 		[P_BARE] = "PUT", [P_COPY] = "PUT", [P_COPY_DELETE] = "DELETE",
 		[P_MPU_CREATE] = "POST",
 		[P_MPU_PART] = "PUT", [P_MPU_COMPLETE] = "POST",
@@ -223,6 +256,8 @@ static void probe_next(struct caps_probe *p, enum probe_step step)
 		      step == P_COPY || step == P_COPY_DELETE ? p->key2 : p->key);
 	p->x.prio = S3D_PRIO_META;
 	p->x.probe = true;	/* a 404 may be the answer hoped for */
+	if (p->setup)
+		p->setup(&p->x);
 	s3d_ctx_submit(p->ctx, &p->x);
 }
 
@@ -237,6 +272,7 @@ static int probe_prepare(struct s3d_xfer *x)
 		p->h[nh++] = (struct s3d_kv){ "If-Match", "\"" MADE_UP_ETAG "\"" };
 		break;
 	case P_CREATE:
+	case P_AGAIN:
 		p->h[nh++] = (struct s3d_kv){ "If-None-Match", "*" };
 		break;
 	case P_QUOTED:
@@ -298,12 +334,112 @@ static void probe_deleted(struct caps_probe *p, struct s3d_xfer *x, int err,
 			p->bucket, key, strerror(-err));
 }
 
+/* A definite answer against the request (not a failure to get one)? */
+static bool probe_refused(const struct s3d_xfer *x)
+{
+	return !x->err && x->cres == CURLE_OK &&
+	       ((x->status >= 400 && x->status < 500 && x->status != 408 &&
+		 x->status != 429) || x->status == 501);
+}
+
+/* s3d_caps_probe_create()'s verdict: unusable, for @what @x answered. */
+static void probe_unusable(struct caps_probe *p, struct s3d_xfer *x,
+			   const char *what)
+{
+	struct s3d_s3error e;
+
+	memset(&e, 0, sizeof(e));
+	if (x->status >= 300)
+		s3d_xml_parse_error(s3d_buf_str(&x->resp), x->resp.len, &e);
+	p->state = CAPS_NONE;
+	if (x->status >= 200 && x->status < 300)
+		snprintf(p->why, sizeof(p->why), "%s", what);
+	else
+		snprintf(p->why, sizeof(p->why), "%s answered HTTP %ld %s",
+			 what, x->status, e.code[0] ? e.code : "-");
+}
+
+/*
+ * A step of s3d_caps_probe_create(). Nothing is logged here: the caller
+ * logs its verdict, once.
+ */
+static void probe_create_step(struct caps_probe *p, struct s3d_xfer *x)
+{
+	bool ok = !x->err && x->cres == CURLE_OK && x->status >= 200 &&
+		  x->status < 300;
+	bool lost = !x->err && x->cres == CURLE_OK &&
+		    (x->status == 412 || x->status == 409);
+
+	switch (p->step) {
+	case P_CREATE:
+		if (ok && x->has_etag && x->etag[0]) {
+			snprintf(p->etag, sizeof(p->etag), "%s", x->etag);
+			snprintf(p->if_match, sizeof(p->if_match), "%s",
+				 x->etag);
+			probe_next(p, P_AGAIN);
+			return;
+		}
+		if (ok) {
+			/* No ETag: a lease could never be taken over. */
+			probe_unusable(p, x, "the tier answers a PUT without an ETag");
+			probe_next(p, P_DELETE);
+			return;
+		}
+		if (probe_refused(x))
+			probe_unusable(p, x, "a conditional PUT (If-None-Match: *)");
+		probe_finish(p);	/* nothing created */
+		return;
+	case P_AGAIN:
+		if (lost) {
+			p->state = CAPS_CONDITIONAL;
+			probe_next(p, P_QUOTED);
+			return;
+		}
+		if (ok)
+			probe_unusable(p, x, "the tier ignores If-None-Match on PUT");
+		else if (probe_refused(x))
+			probe_unusable(p, x, "a PUT with If-None-Match: * over an object");
+		probe_next(p, P_DELETE);
+		return;
+	case P_QUOTED:
+	case P_BARE:
+		if (ok) {
+			p->caps.bare_if_match = p->step == P_BARE;
+		} else if (p->step == P_QUOTED && x->status == 412 && lost &&
+			   p->etag[0] == '"') {
+			s3d_etag_bare(p->etag, p->if_match,
+				      sizeof(p->if_match));
+			probe_next(p, P_BARE);
+			return;
+		} else if (probe_refused(x)) {
+			/* Neither form: a stale lease could never be taken. */
+			probe_unusable(p, x, "a PUT with If-Match its own ETag");
+		} else {
+			p->state = CAPS_UNKNOWN;
+		}
+		probe_next(p, P_DELETE);
+		return;
+	default:
+		if (!ok && !(x->cres == CURLE_OK && x->status == 404))
+			s3d_err("s3://%s/%s: the probe object could not be deleted (HTTP %ld): delete it by hand",
+				p->bucket, p->key, x->status);
+		probe_finish(p);
+		return;
+	}
+}
+
 static int probe_done(struct s3d_xfer *x)
 {
 	struct caps_probe *p = s3d_container_of(x, struct caps_probe, x);
 	struct s3d_s3error e;
 	char why[160];
-	int err = s3d_xfer_errno(x, p->bucket);
+	int err;
+
+	if (p->create_only) {
+		probe_create_step(p, x);
+		return 0;
+	}
+	err = s3d_xfer_errno(x, p->bucket);
 
 	memset(&e, 0, sizeof(e));
 	if (err)
@@ -332,6 +468,9 @@ static int probe_done(struct s3d_xfer *x)
 		snprintf(p->etag, sizeof(p->etag), "%s", x->etag);
 		snprintf(p->if_match, sizeof(p->if_match), "%s", x->etag);
 		probe_next(p, P_QUOTED);
+		return 0;
+	case P_AGAIN:	/* s3d_caps_probe_create() only */
+		probe_next(p, P_DELETE);
 		return 0;
 	case P_QUOTED:
 		if (x->status == 412 && p->etag[0] == '"') {
@@ -444,43 +583,24 @@ const char *s3d_caps_if_match(const char *bucket, const char *etag,
 	return buf;
 }
 
-/**
- * s3d_caps_check() - may a writable mount of @bucket go ahead?
- * @ctx: the bucket's context (held by the caller until @done; the probe
- *	holds its own while it runs)
- * @bucket: the bucket
- * @prefix: the mount's prefix ("" or ending in "/"): the probe's key
- *	goes under it
- * @done: called with 0 or -EOPNOTSUPP (possibly before this returns)
- * @arg: for @done
- *
- * Return: 0, or -ENOMEM (@done is not called).
- */
-int s3d_caps_check(struct s3d_ctx *ctx, const char *bucket,
-		   const char *prefix,
-		   void (*done)(void *arg, int err), void *arg)
+/* A probe of @bucket under @prefix, not started. Return: it, or NULL. */
+static struct caps_probe *probe_new(struct s3d_ctx *ctx, const char *bucket,
+				    const char *prefix)
 {
-	struct caps_bucket *b = caps_of(bucket, false);
 	unsigned char rnd[8];
 	struct caps_probe *p;
 	unsigned int i;
 	char hex[17];
 
-	if (b && b->state != CAPS_UNKNOWN) {
-		done(arg, caps_verdict(bucket, b->state));
-		return 0;
-	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		return -ENOMEM;
+		return NULL;
 	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
 		for (i = 0; i < sizeof(rnd); i++)
 			rnd[i] = (unsigned char)random();
 	s3d_hex(rnd, sizeof(rnd), hex);
 	p->ctx = ctx;
 	s3d_ctx_hold(ctx);
-	p->done = done;
-	p->arg = arg;
 	s3d_list_init(&p->wait.node);
 	p->wait.fn = probe_waited;
 	p->bucket = strdup(bucket);
@@ -507,10 +627,76 @@ int s3d_caps_check(struct s3d_ctx *ctx, const char *bucket,
 		free(p->key2);
 		free(p);
 		s3d_ctx_put(ctx);
-		return -ENOMEM;
+		return NULL;
 	}
+	return p;
+}
+
+/**
+ * s3d_caps_check() - may a writable mount of @bucket go ahead?
+ * @ctx: the bucket's context (held by the caller until @done; the probe
+ *	holds its own while it runs)
+ * @bucket: the bucket
+ * @prefix: the mount's prefix ("" or ending in "/"): the probe's key
+ *	goes under it
+ * @done: called with 0 or -EOPNOTSUPP (possibly before this returns)
+ * @arg: for @done
+ *
+ * Return: 0, or -ENOMEM (@done is not called).
+ */
+int s3d_caps_check(struct s3d_ctx *ctx, const char *bucket,
+		   const char *prefix,
+		   void (*done)(void *arg, int err), void *arg)
+{
+	struct caps_bucket *b = caps_of(bucket, false);
+	struct caps_probe *p;
+
+	if (b && b->state != CAPS_UNKNOWN) {
+		done(arg, caps_verdict(bucket, b->state));
+		return 0;
+	}
+	p = probe_new(ctx, bucket, prefix);
+	if (!p)
+		return -ENOMEM;
+	p->done = done;
+	p->arg = arg;
 	probe_next(p, P_ABSENT);
 	s3d_timer_arm(&p->wait, CAPS_WAIT_MS);
+	return 0;
+}
+
+/**
+ * s3d_caps_probe_create() - does @bucket's server honour If-None-Match: *
+ *	on PUT (and If-Match with an object's own ETag)?
+ * @ctx: the bucket's context (the probe holds its own while it runs)
+ * @bucket: the bucket
+ * @prefix: the probe's key goes under it
+ * @setup: called for each request before it goes (timeouts, counters),
+ *	or NULL
+ * @verdict: called once, later, with 1 (honoured; @caps says how If-Match
+ *	is written), 0 (ignored or refused: @why says what) or -EAGAIN (no
+ *	answer: unknown)
+ * @arg: for @verdict
+ *
+ * Return: 0, or -ENOMEM (@verdict is not called).
+ */
+int s3d_caps_probe_create(struct s3d_ctx *ctx, const char *bucket,
+			  const char *prefix,
+			  void (*setup)(struct s3d_xfer *x),
+			  void (*verdict)(void *arg, int verdict,
+					  const struct s3d_caps *caps,
+					  const char *why),
+			  void *arg)
+{
+	struct caps_probe *p = probe_new(ctx, bucket, prefix);
+
+	if (!p)
+		return -ENOMEM;
+	p->create_only = true;
+	p->setup = setup;
+	p->verdict = verdict;
+	p->arg = arg;
+	probe_next(p, P_CREATE);
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 /*
  * caps.c: whether a bucket's server honours conditional writes (the
  * If-None-Match / If-Match that keep an upload from overwriting another
- * writer's object), probed once per bucket at its first writable MOUNT.
+ * writer's object), probed once per bucket at its first writable MOUNT;
+ * and for the fleet tier's leases, whether If-None-Match: * is honoured.
  */
 #ifndef S3D_CAPS_H
 #define S3D_CAPS_H
@@ -11,6 +12,7 @@
 #include <stddef.h>
 
 #include "ctx.h"
+#include "lib/xfer.h"
 
 /*
  * What a bucket's server does with the conditions an upload sends, where it
@@ -29,6 +31,13 @@ const char *s3d_caps_if_match(const char *bucket, const char *etag,
 int s3d_caps_check(struct s3d_ctx *ctx, const char *bucket,
 		   const char *prefix,
 		   void (*done)(void *arg, int err), void *arg);
+int s3d_caps_probe_create(struct s3d_ctx *ctx, const char *bucket,
+			  const char *prefix,
+			  void (*setup)(struct s3d_xfer *x),
+			  void (*verdict)(void *arg, int verdict,
+					  const struct s3d_caps *caps,
+					  const char *why),
+			  void *arg);
 void s3d_caps_fini(void);
 
 #endif /* S3D_CAPS_H */

@@ -456,6 +456,15 @@ static void render_tier(struct s3d_buf *b)
 	s3d_prom_u64(b, PREFIX "tier_breaker_state", NULL, 0, t->breaker);
 	prom_counter(b, PREFIX "tier_breaker_opens_total",
 		     "Times the tier's breaker opened.", t->breaker_opens);
+	s3d_prom_family(b, PREFIX "tier_lease_support", "gauge",
+			"What the probe said of the tier's conditional PUTs: 0 not known yet (no leases), 1 honoured (leases on), 2 ignored (no leases).");
+	s3d_prom_u64(b, PREFIX "tier_lease_support", NULL, 0, t->lease_support);
+	prom_by(b, PREFIX "tier_leases_total",
+		"Leases of stripes FETCHes missed, by outcome: won (this node fetches), taken_over (stale by the tier's clock), own (this node's already), lost_tier (another node's; its blocks came from the tier), lost_origin (another node's; waited, then origin), failed (origin at once), unsupported (the tier ignores conditional PUTs), claim_lost (a later stripe's claim found another node's lease).",
+		"outcome", s3d_tier_lease_name, t->leases, S3D_TIER_LEASE_NR, 0);
+	prom_counter(b, PREFIX "tier_lease_polls_total",
+		     "Tier GETs of blocks another node's lease promised.",
+		     t->lease_polls);
 	s3d_prom_family(b, PREFIX "tier_requests_total", "counter",
 			"Tier request attempts by operation and HTTP status (code=\"error\": no HTTP response).");
 	for (op = 0; op < S3D_OP_NR; op++) {

@@ -301,6 +301,8 @@ static int fetch_flush(struct fetch_op *op, struct s3d_xfer *x)
 		return err;
 	}
 	op->fill = 0;
+	/* Blocks another node may be waiting for go to the tier now. */
+	s3d_tier_fetch_written(&op->tier, op->pos);
 	s3d_xfer_progress(x);	/* the retry clock starts again */
 	/* Everything below pos is written (a 206 resumes at start + done). */
 	if (op->pos > op->start + op->done && off <= op->start + op->done) {
@@ -607,9 +609,22 @@ static void fetch_tier_done(void *arg, uint64_t upto)
 	s3d_ctx_submit(op->ctx, &op->x);
 }
 
+/*
+ * The tier's part waits on leases (their requests, another node's
+ * blocks): no byte moves, yet the kernel is told the FETCH goes on, as
+ * for a copy (tier_lease_wait_ms bounds it).
+ */
+static void fetch_tier_waiting(void *arg, bool on)
+{
+	struct fetch_op *op = arg;
+
+	op->r->server_busy = on;
+}
+
 static const struct s3d_tier_fetch_ops fetch_tier_ops = {
 	.deliver = fetch_tier_deliver,
 	.done = fetch_tier_done,
+	.waiting = fetch_tier_waiting,
 };
 
 void s3d_op_fetch(struct s3d_req *r, struct s3d_mount *m, struct s3d_ctx *ctx)

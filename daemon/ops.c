@@ -139,7 +139,17 @@ void s3d_req_handle(struct s3d_req *r)
 /* The operations' settings from @c. */
 static void ops_tune(const struct s3d_conf *c)
 {
-	s3d_op_lookup_set_get_max(s3d_conf_tune(c, S3D_TUNE_LOOKUP_GET_MAX));
+	unsigned int get_max = s3d_conf_tune(c, S3D_TUNE_LOOKUP_GET_MAX);
+
+	/*
+	 * With a fleet tier a new name is asked with a HEAD (unless
+	 * lookup_get_max says otherwise): its bytes then come by FETCH, from
+	 * the tier where another node put them, where a first-bytes GET
+	 * would take every small object from the origin.
+	 */
+	if (c->tier.bucket && !c->tune_set[S3D_TUNE_LOOKUP_GET_MAX])
+		get_max = 0;
+	s3d_op_lookup_set_get_max(get_max);
 	s3d_op_list_set_ahead(s3d_conf_tune(c, S3D_TUNE_LIST_AHEAD));
 	s3d_op_list_set_lookup_pages(s3d_conf_tune(c, S3D_TUNE_LOOKUP_LIST_PAGES));
 	s3d_op_list_set_max_pages(s3d_conf_tune(c, S3D_TUNE_LIST_MAX_PAGES));

@@ -77,8 +77,10 @@ struct s3d_req {
 	void *cancel_arg;
 	void *priv;
 	struct s3d_mount *mount;	/* its mount, while credentials load */
-	bool server_busy;		/* S3 works on it sending no bytes (a
-					 * copy): reported as if bytes moved */
+	bool server_busy;		/* it goes on with no byte moving (S3
+					 * copying, a FETCH waiting for another
+					 * node's tier blocks): reported as if
+					 * bytes moved */
 	/* req.c private */
 	uint64_t reported_ms;		/* start or last progress report */
 	bool moved;			/* body bytes arrived since then */

@@ -2,7 +2,8 @@
 /*
  * tier.c: the fleet tier, a second S3 bucket shared by many nodes, below
  * the FETCH operation (op_fetch.c is its only caller): read-through of
- * verified blocks, write-behind of what origin sent, the breaker.
+ * verified blocks, write-behind of what origin sent, the breaker, and
+ * leases (one node fetches a stripe from origin, the others wait for it).
  */
 #ifndef S3D_TIER_H
 #define S3D_TIER_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 
 #include "ctx.h"
+#include "lib/loop.h"
 #include "lib/util.h"
 #include "lib/xfer.h"
 #include "tierblk.h"
@@ -26,10 +28,14 @@
  *	Return: 0 or -errno (the tier stops; origin sends the rest).
  * @done: the tier's part is over: [start, @upto) is in the cache file, the
  *	rest of the range is origin's
+ * @waiting: the tier's part waits on leases (@on), or no more: no bytes
+ *	move meanwhile, yet the FETCH is alive (tier_lease_wait_ms bounds
+ *	it); NULL: not told
  */
 struct s3d_tier_fetch_ops {
 	int (*deliver)(void *arg, uint64_t off, char *buf, size_t len);
 	void (*done)(void *arg, uint64_t upto);
+	void (*waiting)(void *arg, bool on);
 };
 
 /**
@@ -57,10 +63,11 @@ struct s3d_tier_want {
 	int prio;
 };
 
-/* A block origin sent whole during a FETCH, and its checksum. */
+/* A block origin sent whole during a FETCH, its checksum, queued yet. */
 struct s3d_tier_seen {
 	uint64_t index;
 	char sha[S3D_TIER_HEX + 1];
+	bool queued;
 };
 
 /**
@@ -94,8 +101,25 @@ struct s3d_tier_seen {
  * @hashing: @md covers [block start, @hpos) of the block at @hpos
  * @hpos: the next origin byte @md expects
  * @seen: blocks origin sent whole, to be put when the FETCH succeeds
+ *	(those of a stripe this node holds the lease of: once written)
  * @nseen: their number
  * @capseen: room in @seen
+ * @scan: @seen before it were looked at for a lease (written)
+ * @written: every byte of origin's below it is in the cache file
+ * @lease: the FETCH's leases, stripe by stripe
+ * @timer: a waiting FETCH's next poll, or its patience with the probe
+ * @twhat: what @timer does (enum in tier.c)
+ * @parked: on the list of FETCHes waiting for the probe's verdict
+ * @is_parked: ... while true
+ * @probe_late: the probe did not answer in time: no lease this FETCH
+ * @held: a stripe whose lease this node holds, plus 1; 0: none known
+ * @lkey: the current stripe's lease
+ * @letag: its ETag, as a HEAD gave it
+ * @lblocks: the blocks this FETCH fetches of it, "FIRST-LAST"
+ * @lmatch: the If-Match of a takeover
+ * @lh: a lease PUT's headers
+ * @lbody: a lease PUT's body (its holder, random bytes)
+ * @busy: @ops->waiting was told it waits on leases
  */
 struct s3d_tier_fetch {
 	const struct s3d_tier_fetch_ops *ops;
@@ -124,6 +148,22 @@ struct s3d_tier_fetch {
 	uint64_t hpos;
 	struct s3d_tier_seen *seen;
 	size_t nseen, capseen;
+	size_t scan;
+	uint64_t written;
+	struct s3d_tier_lease lease;
+	struct s3d_timer timer;
+	int twhat;
+	struct s3d_list parked;
+	bool is_parked;
+	bool probe_late;
+	uint64_t held;
+	char lkey[S3D_TIER_KEY_MAX];
+	char letag[S3D_ETAG_MAX + 1];
+	char lblocks[48];
+	char lmatch[S3D_ETAG_MAX + 3];
+	struct s3d_kv lh[3];
+	char lbody[S3D_TIER_LEASE_BODY];
+	bool busy;
 };
 
 bool s3d_tier_fetch_start(struct s3d_tier_fetch *t,
@@ -131,6 +171,7 @@ bool s3d_tier_fetch_start(struct s3d_tier_fetch *t,
 			  const struct s3d_tier_fetch_ops *ops, void *arg);
 void s3d_tier_fetch_feed(struct s3d_tier_fetch *t, uint64_t pos,
 			 const char *p, size_t n);
+void s3d_tier_fetch_written(struct s3d_tier_fetch *t, uint64_t upto);
 void s3d_tier_fetch_end(struct s3d_tier_fetch *t, bool ok);
 
 #endif /* S3D_TIER_H */

@@ -17,6 +17,11 @@
  * (RGW ignores x-amz-checksum-*, so the checksum travels as x-amz-meta),
  * and, with tier_secret, an HMAC-SHA-256 over those fields: a reader uses
  * a block only when every field is what it expects.
+ *
+ * Leases (tierblk.h) are named beside the blocks of their object version;
+ * their state machine decides, from what the tier answered and the time,
+ * whether a FETCH fetches, waits for another node's blocks, or goes to
+ * origin. The time is given, so that tests run it on a fake clock.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -221,6 +226,28 @@ bool s3d_tier_blocks_of(const struct s3d_tier_obj *o, uint64_t start,
 		return false;
 	*first = start / o->block;
 	*last = (end - 1) / o->block;
+	return true;
+}
+
+/*
+ * The blocks [*first, *last] lying wholly inside [@start, @end) (a range
+ * reaching the object's end holds its short last block whole): those a
+ * FETCH of the range brings whole, and so puts. Return: false for none.
+ */
+bool s3d_tier_whole_blocks_of(const struct s3d_tier_obj *o, uint64_t start,
+			      uint64_t end, uint64_t *first, uint64_t *last)
+{
+	uint64_t a, b;
+
+	end = S3D_MIN(end, o->size);
+	if (start >= end)
+		return false;
+	a = (start + o->block - 1) / o->block;
+	b = end == o->size ? s3d_tier_nblocks(o) : end / o->block;
+	if (a >= b)
+		return false;
+	*first = a;
+	*last = b - 1;
 	return true;
 }
 
@@ -448,4 +475,375 @@ bool s3d_tier_breaker_fail(struct s3d_tier_breaker *b, uint64_t now_ms)
 	b->state = S3D_TIER_OPEN;
 	b->until_ms = now_ms + b->backoff_ms;
 	return true;
+}
+
+/* ---- leases ---- */
+
+const char *const s3d_tier_lease_name[S3D_TIER_LEASE_NR] = {
+	[S3D_TIER_LEASE_WON] = "won",
+	[S3D_TIER_LEASE_TAKEN_OVER] = "taken_over",
+	[S3D_TIER_LEASE_OWN] = "own",
+	[S3D_TIER_LEASE_LOST_TIER] = "lost_tier",
+	[S3D_TIER_LEASE_LOST_ORIGIN] = "lost_origin",
+	[S3D_TIER_LEASE_FAILED] = "failed",
+	[S3D_TIER_LEASE_UNSUPPORTED] = "unsupported",
+	[S3D_TIER_LEASE_CLAIM_LOST] = "claim_lost",
+};
+
+/* Blocks per stripe: both are powers of two, a stripe never smaller. */
+static uint64_t stripe_blocks(const struct s3d_tier_obj *o)
+{
+	return S3D_MAX((uint64_t)S3D_TIER_STRIPE, (uint64_t)o->block) /
+	       o->block;
+}
+
+/* The stripe block @index is in. */
+uint64_t s3d_tier_stripe_of(const struct s3d_tier_obj *o, uint64_t index)
+{
+	return index / stripe_blocks(o);
+}
+
+/* The blocks [*first, *last] of @stripe. Return: false past the object. */
+bool s3d_tier_stripe_blocks(const struct s3d_tier_obj *o, uint64_t stripe,
+			    uint64_t *first, uint64_t *last)
+{
+	uint64_t per = stripe_blocks(o), n = s3d_tier_nblocks(o);
+
+	if (stripe >= (n + per - 1) / per)
+		return false;
+	*first = stripe * per;
+	*last = S3D_MIN(*first + per - 1, n - 1);
+	return true;
+}
+
+/*
+ * The lease of @stripe. "lease" is no block index, so no lease can be
+ * taken for a block, and a node that knows no leases never reads one:
+ * leases add to v1, they change nothing it names.
+ * Return: 0, -EINVAL (no such stripe), -ENAMETOOLONG.
+ */
+int s3d_tier_lease_key(const struct s3d_tier_obj *o, uint64_t stripe,
+		       char *out, size_t len)
+{
+	uint64_t first, last;
+	int n;
+
+	if (!s3d_tier_stripe_blocks(o, stripe, &first, &last))
+		return -EINVAL;
+	n = snprintf(out, len, S3D_TIER_PREFIX "%.16s/%s/%uk/lease/%" PRIu64,
+		     o->source, o->object, o->block >> 10, stripe);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* A block index in decimal digits at *@p, no sign, no space; moves *@p. */
+static bool lease_index(const char **p, uint64_t *v)
+{
+	uint64_t n = 0;
+
+	if (**p < '0' || **p > '9')
+		return false;
+	for (; **p >= '0' && **p <= '9'; (*p)++) {
+		if (n > (UINT64_MAX - (uint64_t)(**p - '0')) / 10)
+			return false;	/* overflows */
+		n = n * 10 + (uint64_t)(**p - '0');
+	}
+	*v = n;
+	return true;
+}
+
+/* A lease's "FIRST-LAST" (S3D_TIER_LEASE_BLOCKS). Return: 0, -EINVAL. */
+int s3d_tier_lease_range(const char *v, uint64_t *first, uint64_t *last)
+{
+	uint64_t a, b;
+
+	if (!lease_index(&v, &a) || *v++ != '-' || !lease_index(&v, &b) ||
+	    *v || a > b)
+		return -EINVAL;
+	*first = a;
+	*last = b;
+	return 0;
+}
+
+/*
+ * The blocks [*first, *last] the lease of @stripe promises, from its
+ * S3D_TIER_LEASE_BLOCKS value @v (NULL: not said): a range not inside the
+ * stripe, or not one, is the stripe's blocks (the holder says nothing
+ * this node can use to skip the wait).
+ */
+void s3d_tier_lease_blocks(const struct s3d_tier_obj *o, uint64_t stripe,
+			   const char *v, uint64_t *first, uint64_t *last)
+{
+	uint64_t sfirst = 0, slast = 0, a, b;
+
+	s3d_tier_stripe_blocks(o, stripe, &sfirst, &slast);
+	*first = sfirst;
+	*last = slast;
+	if (v && !s3d_tier_lease_range(v, &a, &b) && a >= sfirst &&
+	    b <= slast) {
+		*first = a;
+		*last = b;
+	}
+}
+
+/**
+ * s3d_tier_lease_init() - a FETCH's leases start
+ * @l: its lease state
+ * @wait_ms: how long it may wait for other nodes' blocks, in all
+ * @ttl_s: a lease this old by the tier's clock is stale
+ * @count: outcomes are counted there, [S3D_TIER_LEASE_NR]
+ */
+void s3d_tier_lease_init(struct s3d_tier_lease *l, uint32_t wait_ms,
+			 unsigned int ttl_s, uint64_t *count)
+{
+	memset(l, 0, sizeof(*l));
+	l->wait_ms = wait_ms;
+	l->ttl_s = ttl_s;
+	l->count = count;
+	l->poll_ms = S3D_TIER_POLL_MIN_MS;
+}
+
+/*
+ * Is the lease @s older than @ttl_s? By the tier's own clock only (its
+ * Date against its Last-Modified): the nodes' clocks may be minutes
+ * apart. A lease whose age cannot be told is not stale.
+ */
+bool s3d_tier_lease_stale(const struct s3d_tier_lease_seen *s,
+			  unsigned int ttl_s)
+{
+	return s->date > 0 && s->modified > 0 &&
+	       s->date - s->modified >= (int64_t)ttl_s;
+}
+
+/* The FETCH's lease clock runs (a lease request or a wait is out). */
+static void clock_start(struct s3d_tier_lease *l, uint64_t now_ms)
+{
+	if (l->waiting)
+		return;
+	l->waiting = true;
+	l->since_ms = now_ms;
+}
+
+static void clock_stop(struct s3d_tier_lease *l, uint64_t now_ms)
+{
+	if (l->waiting)
+		l->waited_ms += now_ms - l->since_ms;
+	l->waiting = false;
+}
+
+/* Time the FETCH spent on leases so far, a wait under way included. */
+static uint64_t clock_spent(const struct s3d_tier_lease *l, uint64_t now_ms)
+{
+	return l->waited_ms + (l->waiting ? now_ms - l->since_ms : 0);
+}
+
+static enum s3d_tier_lease_act lease_out(struct s3d_tier_lease *l,
+					 enum s3d_tier_lease_out out,
+					 enum s3d_tier_lease_state state,
+					 uint64_t now_ms)
+{
+	clock_stop(l, now_ms);
+	l->count[out]++;
+	l->state = state;
+	return S3D_TIER_LA_ORIGIN;
+}
+
+/*
+ * Another node's lease, and the FETCH's time on leases is spent: origin,
+ * and the lease is remembered as waited out.
+ */
+static enum s3d_tier_lease_act lease_spent(struct s3d_tier_lease *l,
+					   uint64_t now_ms)
+{
+	l->gave_up = true;
+	return lease_out(l, S3D_TIER_LEASE_LOST_ORIGIN, S3D_TIER_LS_DONE,
+			 now_ms);
+}
+
+/* The next request for the lease, @state, if the FETCH has time left. */
+static enum s3d_tier_lease_act lease_ask(struct s3d_tier_lease *l,
+					 enum s3d_tier_lease_state state,
+					 uint64_t now_ms)
+{
+	enum s3d_tier_lease_act act = state == S3D_TIER_LS_CREATE ?
+		S3D_TIER_LA_CREATE : state == S3D_TIER_LS_LOOK ?
+		S3D_TIER_LA_LOOK : S3D_TIER_LA_TAKE;
+
+	if (clock_spent(l, now_ms) >= l->wait_ms)
+		return lease_spent(l, now_ms);
+	if (state == S3D_TIER_LS_LOOK)
+		l->looks++;
+	l->state = state;
+	return act;
+}
+
+/*
+ * Wait (on) for a block another node's lease promised: poll after a
+ * while, backing off, or give up once the FETCH has waited its fill.
+ */
+static enum s3d_tier_lease_act lease_wait(struct s3d_tier_lease *l,
+					  uint64_t now_ms, uint32_t *delay_ms)
+{
+	uint64_t spent;
+
+	clock_start(l, now_ms);
+	spent = clock_spent(l, now_ms);
+	if (spent >= l->wait_ms)
+		return lease_spent(l, now_ms);
+	*delay_ms = (uint32_t)S3D_MIN((uint64_t)l->poll_ms,
+				      l->wait_ms - spent);
+	l->poll_ms = S3D_MIN(l->poll_ms * 2, S3D_TIER_POLL_MAX_MS);
+	return S3D_TIER_LA_POLL;
+}
+
+static bool status_lost(long status)
+{
+	/* 409: S3's ConditionalRequestConflict, another create under way. */
+	return status == 412 || status == 409;
+}
+
+/**
+ * s3d_tier_lease_miss() - the tier lacks block @index of @stripe
+ * @l: the FETCH's lease state
+ * @stripe: the block's stripe
+ * @index: the block
+ * @mode: what this node knows of the stripe's lease (ignored while it
+ *	waits for that stripe's blocks)
+ * @now_ms: the time
+ * @delay_ms: for S3D_TIER_LA_POLL, when
+ *
+ * From here to the lease's outcome the FETCH's lease clock runs: the
+ * lease's requests count against tier_lease_wait_ms as its polls do.
+ *
+ * Return: what to do.
+ */
+enum s3d_tier_lease_act s3d_tier_lease_miss(struct s3d_tier_lease *l,
+					    uint64_t stripe, uint64_t index,
+					    enum s3d_tier_lease_mode mode,
+					    uint64_t now_ms,
+					    uint32_t *delay_ms)
+{
+	*delay_ms = 0;
+	if (l->state == S3D_TIER_LS_WAIT && stripe == l->stripe) {
+		if (index >= l->first && index <= l->last)
+			return lease_wait(l, now_ms, delay_ms);
+		/* Past what the holder fetches: nothing to wait for. */
+		return lease_out(l, S3D_TIER_LEASE_LOST_ORIGIN,
+				 S3D_TIER_LS_DONE, now_ms);
+	}
+	/* A stripe waited for came whole from the tier: on to the next. */
+	if (l->state == S3D_TIER_LS_WAIT)
+		l->count[S3D_TIER_LEASE_LOST_TIER]++;
+	l->stripe = stripe;
+	l->looks = 0;
+	l->gave_up = false;
+	l->poll_ms = S3D_TIER_POLL_MIN_MS;
+	switch (mode) {
+	case S3D_TIER_LM_ON:
+		/* No time left for another node's lease: none asked for. */
+		if (clock_spent(l, now_ms) >= l->wait_ms) {
+			l->state = S3D_TIER_LS_DONE;
+			return S3D_TIER_LA_ORIGIN;
+		}
+		clock_start(l, now_ms);
+		return lease_ask(l, S3D_TIER_LS_CREATE, now_ms);
+	case S3D_TIER_LM_OWN:
+		return lease_out(l, S3D_TIER_LEASE_OWN, S3D_TIER_LS_HELD,
+				 now_ms);
+	case S3D_TIER_LM_WAITED:
+		return lease_out(l, S3D_TIER_LEASE_LOST_ORIGIN,
+				 S3D_TIER_LS_DONE, now_ms);
+	case S3D_TIER_LM_UNSUPPORTED:
+		return lease_out(l, S3D_TIER_LEASE_UNSUPPORTED,
+				 S3D_TIER_LS_DONE, now_ms);
+	default:
+		l->state = S3D_TIER_LS_DONE;
+		return S3D_TIER_LA_ORIGIN;
+	}
+}
+
+/* The create answered @status (0: no answer). Return: what to do. */
+enum s3d_tier_lease_act s3d_tier_lease_created(struct s3d_tier_lease *l,
+					       long status, uint64_t now_ms)
+{
+	if (status >= 200 && status < 300)
+		return lease_out(l, S3D_TIER_LEASE_WON, S3D_TIER_LS_HELD,
+				 now_ms);
+	if (status_lost(status))
+		return lease_ask(l, S3D_TIER_LS_LOOK, now_ms);
+	return lease_out(l, S3D_TIER_LEASE_FAILED, S3D_TIER_LS_DONE, now_ms);
+}
+
+/**
+ * s3d_tier_lease_looked() - the HEAD of another node's lease answered
+ * @l: the FETCH's lease state
+ * @s: what it said
+ * @index: the block the FETCH needs next
+ * @now_ms: the time
+ * @delay_ms: for S3D_TIER_LA_POLL, when
+ *
+ * Stale: take it over. Fresh, and its holder fetches @index: wait for
+ * the blocks. Fresh, not fetching @index: origin at once.
+ *
+ * Return: what to do.
+ */
+enum s3d_tier_lease_act s3d_tier_lease_looked(struct s3d_tier_lease *l,
+					      const struct s3d_tier_lease_seen *s,
+					      uint64_t index, uint64_t now_ms,
+					      uint32_t *delay_ms)
+{
+	*delay_ms = 0;
+	/* Gone meanwhile (expired, or a conflicting create lost). */
+	if (s->status == 404 && l->looks < S3D_TIER_LEASE_LOOKS)
+		return lease_ask(l, S3D_TIER_LS_CREATE, now_ms);
+	if (s->status < 200 || s->status >= 300)
+		return lease_out(l, S3D_TIER_LEASE_FAILED, S3D_TIER_LS_DONE,
+				 now_ms);
+	if (s3d_tier_lease_stale(s, l->ttl_s))
+		return lease_ask(l, S3D_TIER_LS_TAKE, now_ms);
+	if (index < s->first || index > s->last)
+		return lease_out(l, S3D_TIER_LEASE_LOST_ORIGIN,
+				 S3D_TIER_LS_DONE, now_ms);
+	l->state = S3D_TIER_LS_WAIT;
+	l->first = s->first;
+	l->last = s->last;
+	return lease_wait(l, now_ms, delay_ms);
+}
+
+/* The takeover answered @status (0: no answer). Return: what to do. */
+enum s3d_tier_lease_act s3d_tier_lease_taken(struct s3d_tier_lease *l,
+					     long status, uint64_t now_ms)
+{
+	if (status >= 200 && status < 300)
+		return lease_out(l, S3D_TIER_LEASE_TAKEN_OVER,
+				 S3D_TIER_LS_HELD, now_ms);
+	if (l->looks < S3D_TIER_LEASE_LOOKS && status == 404)
+		return lease_ask(l, S3D_TIER_LS_CREATE, now_ms);
+	/* Another node took it over first: whose is it now? */
+	if (l->looks < S3D_TIER_LEASE_LOOKS && status_lost(status))
+		return lease_ask(l, S3D_TIER_LS_LOOK, now_ms);
+	return lease_out(l, S3D_TIER_LEASE_FAILED, S3D_TIER_LS_DONE, now_ms);
+}
+
+/* A block waited for came: the wait so far counts, the back-off restarts. */
+void s3d_tier_lease_served(struct s3d_tier_lease *l, uint64_t now_ms)
+{
+	if (l->state != S3D_TIER_LS_WAIT)
+		return;
+	clock_stop(l, now_ms);
+	l->poll_ms = S3D_TIER_POLL_MIN_MS;
+}
+
+/*
+ * The tier's part of the FETCH ends (@whole: it gave the whole range).
+ * A wait under way ends with it: served by the tier, or by origin.
+ */
+void s3d_tier_lease_end(struct s3d_tier_lease *l, bool whole,
+			uint64_t now_ms)
+{
+	if (l->state != S3D_TIER_LS_WAIT) {
+		clock_stop(l, now_ms);
+		return;
+	}
+	lease_out(l, whole ? S3D_TIER_LEASE_LOST_TIER :
+		  S3D_TIER_LEASE_LOST_ORIGIN, S3D_TIER_LS_DONE, now_ms);
 }

@@ -2,7 +2,8 @@
 /*
  * tierblk.c: the fleet tier's pure parts: block names, block arithmetic,
  * the metadata a block carries and its validation, the breaker's state
- * machine, and the tier's counters. No I/O: tier.c does that.
+ * machine, the leases' names and state machine, and the tier's counters.
+ * No I/O: tier.c does that.
  */
 #ifndef S3D_TIERBLK_H
 #define S3D_TIERBLK_H
@@ -47,6 +48,8 @@ int s3d_tier_block_key(const struct s3d_tier_obj *o, uint64_t index,
 uint64_t s3d_tier_nblocks(const struct s3d_tier_obj *o);
 void s3d_tier_block_span(const struct s3d_tier_obj *o, uint64_t index,
 			 uint64_t *off, uint64_t *len);
+bool s3d_tier_whole_blocks_of(const struct s3d_tier_obj *o, uint64_t start,
+			      uint64_t end, uint64_t *first, uint64_t *last);
 bool s3d_tier_blocks_of(const struct s3d_tier_obj *o, uint64_t start,
 			uint64_t end, uint64_t *first, uint64_t *last);
 
@@ -133,6 +136,151 @@ bool s3d_tier_breaker_allow(struct s3d_tier_breaker *b, uint64_t now_ms);
 bool s3d_tier_breaker_ok(struct s3d_tier_breaker *b);
 bool s3d_tier_breaker_fail(struct s3d_tier_breaker *b, uint64_t now_ms);
 
+/*
+ * Leases: cross-node single flight. One small object per stripe of an
+ * object version, S3D_TIER_STRIPE bytes (one block where blocks are
+ * larger), named beside its blocks:
+ *
+ *   s3cachefs/v1/<source:16>/<object:64>/<block KiB>k/lease/<stripe>
+ *
+ * Its metadata says which blocks its holder fetches from origin
+ * ("FIRST-LAST", whole blocks only) and who that is (host and pid, for
+ * people). Its body is the holder and 16 random bytes, so that its ETag
+ * names this one write: a takeover (If-Match the ETag seen) can replace
+ * only the lease it saw, never one another node has just taken.
+ */
+#define S3D_TIER_STRIPE		(8U << 20)
+#define S3D_TIER_LEASE_BLOCKS	"x-amz-meta-s3cfs-lease-blocks"
+#define S3D_TIER_LEASE_HOLDER	"x-amz-meta-s3cfs-lease-holder"
+/* A waiting node polls for a block after this long, doubling to MAX. */
+#define S3D_TIER_POLL_MIN_MS	25U
+#define S3D_TIER_POLL_MAX_MS	400U
+/* HEADs of one stripe's lease at most (it changes hands meanwhile). */
+#define S3D_TIER_LEASE_LOOKS	3U
+/* A lease's body at most: its holder, 16 random bytes in hex. */
+#define S3D_TIER_LEASE_BODY	160U
+
+uint64_t s3d_tier_stripe_of(const struct s3d_tier_obj *o, uint64_t index);
+bool s3d_tier_stripe_blocks(const struct s3d_tier_obj *o, uint64_t stripe,
+			    uint64_t *first, uint64_t *last);
+int s3d_tier_lease_key(const struct s3d_tier_obj *o, uint64_t stripe,
+		       char *out, size_t len);
+int s3d_tier_lease_range(const char *v, uint64_t *first, uint64_t *last);
+void s3d_tier_lease_blocks(const struct s3d_tier_obj *o, uint64_t stripe,
+			   const char *v, uint64_t *first, uint64_t *last);
+
+/* What became of a FETCH's lease (leases_total{outcome}). */
+enum s3d_tier_lease_out {
+	S3D_TIER_LEASE_WON,		/* created: this node fetches */
+	S3D_TIER_LEASE_TAKEN_OVER,	/* stale by the tier's clock: taken */
+	S3D_TIER_LEASE_OWN,		/* this node's already */
+	S3D_TIER_LEASE_LOST_TIER,	/* another's: its blocks came */
+	S3D_TIER_LEASE_LOST_ORIGIN,	/* another's: waited, then origin */
+	S3D_TIER_LEASE_FAILED,		/* the lease request failed: origin */
+	S3D_TIER_LEASE_UNSUPPORTED,	/* the tier ignores If-None-Match */
+	S3D_TIER_LEASE_CLAIM_LOST,	/* a later stripe claimed: another's */
+	S3D_TIER_LEASE_NR,
+};
+
+extern const char *const s3d_tier_lease_name[S3D_TIER_LEASE_NR];
+
+/* What a FETCH knows of a stripe's lease before asking the tier. */
+enum s3d_tier_lease_mode {
+	S3D_TIER_LM_ON,			/* leases in use: ask */
+	S3D_TIER_LM_OFF,		/* not now (configured off, breaker,
+					 * puts paused, no probe answer) */
+	S3D_TIER_LM_UNSUPPORTED,	/* the probe said the tier ignores it */
+	S3D_TIER_LM_OWN,		/* this node holds it */
+	S3D_TIER_LM_WAITED,		/* this node waited it out already */
+};
+
+/* What tier.c does next for a FETCH's lease. */
+enum s3d_tier_lease_act {
+	S3D_TIER_LA_CREATE,	/* PUT the lease, If-None-Match: * */
+	S3D_TIER_LA_LOOK,	/* HEAD it: whose, how old, which blocks */
+	S3D_TIER_LA_TAKE,	/* PUT it, If-Match its ETag: it is stale */
+	S3D_TIER_LA_POLL,	/* GET the block again after the delay */
+	S3D_TIER_LA_ORIGIN,	/* the tier's part ends: origin sends the rest */
+};
+
+enum s3d_tier_lease_state {
+	S3D_TIER_LS_NONE,	/* no lease asked for */
+	S3D_TIER_LS_CREATE,	/* its create is out */
+	S3D_TIER_LS_LOOK,	/* its HEAD is out */
+	S3D_TIER_LS_TAKE,	/* its takeover is out */
+	S3D_TIER_LS_HELD,	/* ours: origin sends the rest */
+	S3D_TIER_LS_WAIT,	/* another node's: its blocks are polled for */
+	S3D_TIER_LS_DONE,	/* none: origin sends the rest */
+};
+
+/**
+ * struct s3d_tier_lease_seen - a lease as a HEAD found it
+ * @status: the HEAD's HTTP status; 0: no answer
+ * @date: the tier's clock (Date), seconds since the epoch; 0: not said
+ * @modified: when the lease was written (Last-Modified); 0: not said
+ * @first: the first block its holder fetches
+ * @last: the last one (the stripe's, where the lease does not say)
+ */
+struct s3d_tier_lease_seen {
+	long status;
+	int64_t date;
+	int64_t modified;
+	uint64_t first, last;
+};
+
+/**
+ * struct s3d_tier_lease - one FETCH's lease, stripe by stripe
+ * @state: enum s3d_tier_lease_state
+ * @stripe: the stripe it is about
+ * @first: WAIT: the first block the holder fetches
+ * @last: WAIT: its last one
+ * @looks: HEADs of this stripe's lease
+ * @wait_ms: the FETCH may spend this long in all on other nodes' leases,
+ *	their requests and polls (tier_lease_wait_ms)
+ * @waited_ms: time spent so far, not counting a wait under way
+ * @waiting: a lease request or a wait is under way ...
+ * @since_ms: ... since then
+ * @poll_ms: the next poll's delay
+ * @ttl_s: a lease this old by the tier's clock is stale (tier_lease_ttl)
+ * @gave_up: the last wait ended without the blocks (remember the lease)
+ * @count: outcomes are counted there, [S3D_TIER_LEASE_NR]
+ */
+struct s3d_tier_lease {
+	enum s3d_tier_lease_state state;
+	uint64_t stripe;
+	uint64_t first, last;
+	unsigned int looks;
+	uint32_t wait_ms;
+	uint64_t waited_ms;
+	bool waiting;
+	uint64_t since_ms;
+	uint32_t poll_ms;
+	unsigned int ttl_s;
+	bool gave_up;
+	uint64_t *count;
+};
+
+void s3d_tier_lease_init(struct s3d_tier_lease *l, uint32_t wait_ms,
+			 unsigned int ttl_s, uint64_t *count);
+bool s3d_tier_lease_stale(const struct s3d_tier_lease_seen *s,
+			  unsigned int ttl_s);
+enum s3d_tier_lease_act s3d_tier_lease_miss(struct s3d_tier_lease *l,
+					    uint64_t stripe, uint64_t index,
+					    enum s3d_tier_lease_mode mode,
+					    uint64_t now_ms,
+					    uint32_t *delay_ms);
+enum s3d_tier_lease_act s3d_tier_lease_created(struct s3d_tier_lease *l,
+					       long status, uint64_t now_ms);
+enum s3d_tier_lease_act s3d_tier_lease_looked(struct s3d_tier_lease *l,
+					      const struct s3d_tier_lease_seen *s,
+					      uint64_t index, uint64_t now_ms,
+					      uint32_t *delay_ms);
+enum s3d_tier_lease_act s3d_tier_lease_taken(struct s3d_tier_lease *l,
+					     long status, uint64_t now_ms);
+void s3d_tier_lease_served(struct s3d_tier_lease *l, uint64_t now_ms);
+void s3d_tier_lease_end(struct s3d_tier_lease *l, bool whole,
+			uint64_t now_ms);
+
 /* Why a tier request failed (errors_total{reason}). */
 enum s3d_tier_err {
 	S3D_TIER_ERR_CONNECT,	/* refused, unreachable, no name */
@@ -170,6 +318,10 @@ extern const char *const s3d_tier_put_name[S3D_TIER_PUT_NR];
  * @breaker_opens: times it opened
  * @queued: blocks waiting to be put now
  * @puts_paused: 1 while puts wait because the tier said it is full
+ * @leases: FETCHes' leases, by outcome
+ * @lease_polls: tier GETs of a block another node's lease promised
+ * @lease_support: what the probe said of conditional PUTs: 0 not known
+ *	(no leases yet), 1 honoured (leases on), 2 ignored (no leases)
  * @req: the tier's S3 requests (the engine counts them here, not with
  *	the origin's)
  */
@@ -186,6 +338,9 @@ struct s3d_tier_stats {
 	uint64_t breaker_opens;
 	uint64_t queued;
 	uint64_t puts_paused;
+	uint64_t leases[S3D_TIER_LEASE_NR];
+	uint64_t lease_polls;
+	uint64_t lease_support;
 	struct s3d_stats req;
 };
 

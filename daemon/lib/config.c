@@ -74,6 +74,9 @@ enum key {
 	K_TIER_STALL,
 	K_TIER_BREAKER,
 	K_TIER_QUEUE,
+	K_TIER_LEASE,
+	K_TIER_LEASE_WAIT,
+	K_TIER_LEASE_TTL,
 	K_TUNE,				/* S3D_TUNE_NR keys from here */
 	K_NR = K_TUNE + S3D_TUNE_NR,
 };
@@ -109,6 +112,9 @@ static const struct {
 	[K_TIER_STALL] = { "tier_stall_timeout", G },
 	[K_TIER_BREAKER] = { "tier_breaker_failures", G },
 	[K_TIER_QUEUE] = { "tier_put_queue", G },
+	[K_TIER_LEASE] = { "tier_lease", G },
+	[K_TIER_LEASE_WAIT] = { "tier_lease_wait_ms", G },
+	[K_TIER_LEASE_TTL] = { "tier_lease_ttl", G },
 	[K_TUNE + S3D_TUNE_RETRY_ATTEMPTS] = { "retry_attempts", G },
 	[K_TUNE + S3D_TUNE_RETRY_MAX_TIME] = { "retry_max_time", G },
 	[K_TUNE + S3D_TUNE_RETRY_BASE_MS] = { "retry_base_ms", G },
@@ -256,6 +262,7 @@ void s3d_conf_init(struct s3d_conf *c)
 	memset(c, 0, sizeof(*c));
 	conf_s3_init(&c->global);
 	c->tier.put = -1;
+	c->tier.lease = -1;
 	c->log_level = -1;
 	c->mount.writeback = -1;
 	c->mount.upload_delay = -1;
@@ -543,6 +550,26 @@ static int set_tier_key(struct parse *p, enum key k, const char *v)
 			bad(p, line, "tier_put_queue '%s': want 1..%u", v,
 			    S3D_TIER_QUEUE_MAX);
 		return 0;
+	case K_TIER_LEASE:
+		n = parse_bool(v);
+		if (n < 0)
+			bad(p, line, "tier_lease '%s': want true or false", v);
+		else
+			t->lease = n;
+		return 0;
+	case K_TIER_LEASE_WAIT:
+		if (parse_range(v, S3D_TIER_LEASE_WAIT_MS_MIN,
+				S3D_TIER_LEASE_WAIT_MS_MAX, &t->lease_wait_ms))
+			bad(p, line, "tier_lease_wait_ms '%s': want milliseconds, %u..%u",
+			    v, S3D_TIER_LEASE_WAIT_MS_MIN,
+			    S3D_TIER_LEASE_WAIT_MS_MAX);
+		return 0;
+	case K_TIER_LEASE_TTL:
+		if (parse_range(v, S3D_TIER_LEASE_TTL_MIN,
+				S3D_TIER_LEASE_TTL_MAX, &t->lease_ttl_s))
+			bad(p, line, "tier_lease_ttl '%s': want seconds, %u..%u",
+			    v, S3D_TIER_LEASE_TTL_MIN, S3D_TIER_LEASE_TTL_MAX);
+		return 0;
 	default:
 		return 0;
 	}
@@ -696,6 +723,9 @@ static int set_key(struct parse *p, enum key k, const char *name,
 	case K_TIER_STALL:
 	case K_TIER_BREAKER:
 	case K_TIER_QUEUE:
+	case K_TIER_LEASE:
+	case K_TIER_LEASE_WAIT:
+	case K_TIER_LEASE_TTL:
 		return set_tier_key(p, k, v);
 	default:
 		break;

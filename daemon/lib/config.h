@@ -145,6 +145,18 @@ struct s3d_conf_bucket {
 #define S3D_TIER_QUEUE_MAX		65536U
 #define S3D_TIER_SECRET_MIN		16U
 #define S3D_TIER_SECRET_MAX		4096U
+/*
+ * Leases (cross-node single flight): a node that lost one waits this long
+ * at most, in all, for another node's blocks; a lease this old by the
+ * tier's clock may be taken over. The wait stays well below the kernel's
+ * fetch_timeout (60 s by default).
+ */
+#define S3D_TIER_LEASE_WAIT_MS_DEFAULT	3000U
+#define S3D_TIER_LEASE_WAIT_MS_MIN	10U
+#define S3D_TIER_LEASE_WAIT_MS_MAX	30000U
+#define S3D_TIER_LEASE_TTL_DEFAULT	30U
+#define S3D_TIER_LEASE_TTL_MIN		2U
+#define S3D_TIER_LEASE_TTL_MAX		3600U
 
 /**
  * struct s3d_conf_tier - the [global] tier_* keys
@@ -161,6 +173,11 @@ struct s3d_conf_bucket {
  * @stall_s: tier_stall_timeout (seconds without a byte); 0: not set
  * @breaker: tier_breaker_failures (failures in a row open it); 0: not set
  * @queue: tier_put_queue (blocks waiting to be put, at most); 0: not set
+ * @lease: tier_lease: 1 cross-node single flight, 0 none; -1 not set (1)
+ * @lease_wait_ms: tier_lease_wait_ms (a lost lease's wait, in all, at
+ *	most); 0: not set
+ * @lease_ttl_s: tier_lease_ttl (seconds by the tier's clock after which a
+ *	lease may be taken over); 0: not set
  */
 struct s3d_conf_tier {
 	char *bucket;
@@ -173,6 +190,9 @@ struct s3d_conf_tier {
 	unsigned int stall_s;
 	unsigned int breaker;
 	unsigned int queue;
+	int lease;
+	unsigned int lease_wait_ms;
+	unsigned int lease_ttl_s;
 };
 
 /*

@@ -19,9 +19,15 @@
 # HEAD return; CopyObject (PUT with x-amz-copy-source) honours
 # x-amz-copy-source-if-match and x-amz-metadata-directive COPY/REPLACE, and
 # refuses a copy onto itself without REPLACE, as S3 does.
+# Conditional PUTs are atomic (the check and the store under one lock, as
+# two nodes racing for a fleet tier lease need). With FAKE_LAST_MODIFIED=1
+# in the environment a written object's GET and HEAD carry its
+# Last-Modified (the time of its write, to the second, as S3 gives it)
+# beside the Date of every answer (tier_smoke.sh: leases' age).
 #
 #   fake_s3.py PORT LOGFILE       (PORT 0: any free port, printed as
 #                                  "ready PORT")
+import email.utils
 import hashlib
 import http.server
 import json
@@ -111,6 +117,8 @@ SLOWDOWN = {"until": 0.0, "retry_after": None}
 # /_ctl?complete_garbage=N: the next N CompleteMultipartUploads take
 # effect, then answer 200 with a body that is no XML.
 # /_ctl?put_lost=N: the next N PutObjects take effect, then answer 500.
+# /_ctl?put_etag=0: PutObjects take effect and answer 200 without an ETag
+# (put_etag=1: with it again).
 # /_ctl?conditions=0: If-Match and If-None-Match on writes are ignored, as
 # by a server without conditional writes (conditions=1: honoured again).
 # /_ctl?parts_max: the body is the most UploadParts seen in progress at
@@ -123,12 +131,14 @@ FAULTS = {"fail": 0, "fail_status": 503, "complete_error": None,
           "complete_n": 0, "part_fail": 0, "part_status": 403,
           "complete_lost": 0, "part_delay": 0.0, "put_lost": 0,
           "parts_now": 0, "parts_max": 0, "conditions": True,
-          "complete_garbage": 0, "complete_slow": 0}
+          "complete_garbage": 0, "complete_slow": 0, "put_etag": True}
 # Written objects: key -> (bytes, etag); uploads: id -> (key, {n: (bytes, etag)}).
 STORE = {}
 UPLOADS = {}
 # Their metadata: key (or upload id) -> {header name, lower case: value}.
 META = {}
+# When each was written (time.time()).
+MTIME = {}
 UPLOAD_META = {}
 # The headers S3 keeps with an object besides x-amz-meta-*.
 SYSTEM_META = ("content-type", "content-encoding", "content-disposition",
@@ -136,6 +146,7 @@ SYSTEM_META = ("content-type", "content-encoding", "content-disposition",
                "x-amz-storage-class", "x-amz-website-redirect-location")
 MIN_PART = 5 * MIB
 TRICKLE_S = float(os.environ.get("FAKE_TRICKLE_S", "20"))
+WITH_LAST_MODIFIED = os.environ.get("FAKE_LAST_MODIFIED") == "1"
 lock = threading.Lock()
 counts = {}
 
@@ -144,6 +155,12 @@ def error_xml(code, msg, rid):
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s</Code>'
             '<Message>%s</Message><RequestId>%s</RequestId></Error>'
             % (code, msg, rid)).encode()
+
+
+def last_modified(key):
+    """The Last-Modified header of a written object ({} if unknown)."""
+    t = MTIME.get(key) if WITH_LAST_MODIFIED else None
+    return {"Last-Modified": email.utils.formatdate(t, usegmt=True)} if t else {}
 
 
 def stored_meta(headers):
@@ -245,6 +262,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if stored:
             hdrs = dict(META.get(key, {}))
             hdrs["ETag"] = stored[1]
+            hdrs.update(last_modified(key))
             return self.send(200, b"", hdrs, length=len(stored[0]))
         if key not in OBJECTS:
             return self.send(404)
@@ -283,6 +301,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     FAULTS["conditions"] = q["conditions"][0] != "0"
                 if "put_lost" in q:
                     FAULTS["put_lost"] = int(q["put_lost"][0])
+                if "put_etag" in q:
+                    FAULTS["put_etag"] = q["put_etag"][0] != "0"
                 body = (b"%d\n" % len(UPLOADS)) if "open_uploads" in u.query else b""
                 if "parts_max" in u.query:
                     body = b"%d\n" % FAULTS["parts_max"]
@@ -304,7 +324,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             stored = STORE.get(key)
         if stored:
-            return self.send_stored(*stored, META.get(key, {}))
+            meta = dict(META.get(key, {}))
+            meta.update(last_modified(key))
+            return self.send_stored(*stored, meta)
         if key not in OBJECTS:
             return self.send(404, error_xml("NoSuchKey", "nope", "RID404"))
         size, etag, how = OBJECTS[key]
@@ -420,9 +442,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def precondition(self, key):
         """S3's conditional write: an answer (status, code) or None."""
         with lock:
-            cur = STORE.get(key)
-            if not FAULTS["conditions"]:
-                return None
+            return self.precondition_locked(key)
+
+    def precondition_locked(self, key):
+        """precondition(), the lock held (check and store in one go)."""
+        cur = STORE.get(key)
+        if not FAULTS["conditions"]:
+            return None
         cur_etag = cur[1] if cur else (OBJECTS[key][1] if key in OBJECTS else None)
         inm = self.headers.get("If-None-Match")
         im = self.headers.get("If-Match")
@@ -468,18 +494,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(200, b"", {"ETag": etag})
         if "x-amz-copy-source" in self.headers:
             return self.copy(key)
-        bad = self.precondition(key)
+        with lock:
+            bad = self.precondition_locked(key)
+            if not bad:
+                STORE[key] = (data, etag)
+                META[key] = stored_meta(self.headers)
+                MTIME[key] = time.time()
+                lost = FAULTS["put_lost"] > 0
+                if lost:
+                    FAULTS["put_lost"] -= 1
         if bad:
             return self.send(bad[0], error_xml(bad[1], "condition", "RIDCOND"))
-        with lock:
-            STORE[key] = (data, etag)
-            META[key] = stored_meta(self.headers)
-            lost = FAULTS["put_lost"] > 0
-            if lost:
-                FAULTS["put_lost"] -= 1
         if lost:
             return self.send(500, error_xml("InternalError", "answer lost", "RIDLOST"))
-        return self.send(200, b"", {"ETag": etag})
+        return self.send(200, b"", {"ETag": etag} if FAULTS["put_etag"] else {})
 
     def copy(self, key):
         """CopyObject: the source's bytes, its metadata or the request's."""
@@ -505,6 +533,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             STORE[key] = (have[0], etag)
             META[key] = stored_meta(self.headers) if replace else meta
+            MTIME[key] = time.time()
         return self.send(200, (
             '<?xml version="1.0" encoding="UTF-8"?>\n'
             "<CopyObjectResult><LastModified>2009-10-12T17:50:30.000Z</LastModified>"
@@ -523,6 +552,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             STORE.pop(key, None)
             META.pop(key, None)
+            MTIME.pop(key, None)
         return self.send(204)
 
     def do_POST(self):
@@ -580,6 +610,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             STORE[key] = (data, etag)
             META[key] = UPLOAD_META.pop(uid, {})
+            MTIME[key] = time.time()
             UPLOADS.pop(uid, None)
             lost = FAULTS["complete_lost"] > 0
             if lost:
