@@ -424,8 +424,8 @@ fi
 {
 	for d in "$queue"/*/; do
 		[ -s "$d/result" ] || continue
-		read -r secs g n f <"$d/result"
-		echo "$secs vm $(basename "$d") (guest $g, $n points, $f failed)"
+		read -r secs g n f busy <"$d/result"
+		echo "$secs vm $(basename "$d") (guest $g, $n points, $f failed, CPU busy ${busy:-?} s)"
 	done
 	cat "$logs/times.host" "$logs/times.powercut" 2>/dev/null
 } | sort -s -k1,1nr >"$logs/times-$kernel.txt"

@@ -47,6 +47,9 @@ emit() {	# emit ok|not_ok|skip DESC
 }
 note() { echo "# $*"; }
 now() { local s; read -r s _ </proc/uptime; echo "${s%.*}"; }
+# Ticks (USER_HZ) the guest's CPUs were busy since boot: a test's share of
+# them says whether its wall time is work or waiting (on timers, on S3).
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 
 echo "TAP version 13"
 note "guest: $(uname -r), $(nproc) cpu, $(($(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo) / 1024)) MiB"
@@ -140,6 +143,7 @@ run_one() {
 	dmesg_before=$(dmesg | wc -l)
 	note "--- $name (deadline $limit s)"
 	start=$(now)
+	busy0=$(busy_ticks)
 	( exec setsid bash "$t" ) </dev/null >"$out" 2>"$err" &
 	pid=$!
 	deadline=$((start + limit))
@@ -216,9 +220,10 @@ run_one() {
 	fi
 	dmesg | tail -n +$((dmesg_before + 1)) >"$LOGS/$name.dmesg"
 	cleanup_after "$name" "$S3CFS_PIDFILE"
-	note "$name: $(($(now) - start)) s"
+	busy=$((($(busy_ticks) - busy0) / $(getconf CLK_TCK)))
+	note "$name: $(($(now) - start)) s, CPU busy $busy s"
 	[ -z "${S3CFS_QUEUE:-}" ] ||
-		echo "$(($(now) - start)) ${S3CFS_SHARD:-1} $ran $failed" >"$S3CFS_QUEUE/$name/result"
+		echo "$(($(now) - start)) ${S3CFS_SHARD:-1} $ran $failed $busy" >"$S3CFS_QUEUE/$name/result"
 }
 
 # Without S3CFS_TESTS every test runs, in name order; with it, in the order
