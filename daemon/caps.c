@@ -33,7 +33,7 @@
  *
  * s3d_caps_probe_create() runs steps 2 and 5 for another user of a bucket
  * that only creates and replaces objects under conditions (the fleet
- * tier's leases, tier.c): after the create, the same PUT with
+ * tier's leases, tierlease.c): after the create, the same PUT with
  * If-None-Match: * again must be refused (412) for the server to honour
  * it; then If-Match its ETag, quoted or bare, must be taken. Its requests
  * go as the caller sets them up (timeouts, whose counters); the result is

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The fleet tier's pure parts (no I/O; tier.c does the requests).
+ * The fleet tier's pure parts (no I/O; tier.c and tierlease.c do the
+ * requests).
  *
  * A block is named by what it holds, never by where it came from in time:
  *

@@ -3,7 +3,7 @@
  * tierblk.c: the fleet tier's pure parts: block names, block arithmetic,
  * the metadata a block carries and its validation, the breaker's state
  * machine, the leases' names and state machine, and the tier's counters.
- * No I/O: tier.c does that.
+ * No I/O: tier.c and tierlease.c do that.
  */
 #ifndef S3D_TIERBLK_H
 #define S3D_TIERBLK_H
@@ -194,7 +194,7 @@ enum s3d_tier_lease_mode {
 	S3D_TIER_LM_WAITED,		/* this node waited it out already */
 };
 
-/* What tier.c does next for a FETCH's lease. */
+/* What tierlease.c does next for a FETCH's lease. */
 enum s3d_tier_lease_act {
 	S3D_TIER_LA_CREATE,	/* PUT the lease, If-None-Match: * */
 	S3D_TIER_LA_LOOK,	/* HEAD it: whose, how old, which blocks */

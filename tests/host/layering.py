@@ -10,8 +10,9 @@ daemon proper sits on it. Checks, from the sources and the built objects:
   - no call cycles between modules (x.o needs a symbol y.o defines), so a
     lower layer reaches an upper one only through a hook it is given;
   - libs3c.a needs no symbol of the daemon;
-  - modules with one caller (the fleet tier, below FETCH) are included
-    and called by that caller alone.
+  - modules with one caller (the fleet tier, below FETCH; its leases,
+    below the tier) are included and called by that caller alone, and a
+    private header (tierlease.h) by its one file alone.
 Usage: layering.py [DAEMON_DIR] (default: ../../daemon from here).
 """
 import glob
@@ -153,8 +154,9 @@ bad = sorted('%s needs %s (%s)' % (m, s, owner[s])
              for s in us if s in owner and not owner[s].startswith('lib/'))
 point(not bad, 'libs3c.a needs no symbol of the daemon', '\n'.join(bad))
 
-# A module below one operation: only that operation includes or calls it.
-ONLY = {'tier': {'op_fetch'}}
+# A module below one operation: only that operation includes or calls it
+# (op_fetch -> tier -> tierlease).
+ONLY = {'tier': {'op_fetch'}, 'tierlease': {'tier'}}
 for low, callers in sorted(ONLY.items()):
     bad = sorted('%s includes "%s.h"' % (os.path.relpath(f, top), low)
                  for f in files
@@ -168,5 +170,19 @@ for low, callers in sorted(ONLY.items()):
           '%s is used by %s alone' % (low, ', '.join(sorted(callers))),
           '\n'.join(bad) if bad else ('' if low in defs else
                                        'no %s.o built' % low))
+
+# A private header: included by the one file named and its own module's.
+PRIVATE = {'tierlease.h': {'tier.c'}}
+for hdr, users in sorted(PRIVATE.items()):
+    path = os.path.join(top, hdr)
+    bad = sorted('%s includes "%s"' % (os.path.relpath(f, top), hdr)
+                 for f in files
+                 if os.path.relpath(f, top) not in users and
+                 module(f) != module(path) and
+                 any(resolve(f, i) == path for i in includes(f)))
+    point(os.path.exists(path) and not bad,
+          '%s is included by %s alone' % (hdr, ', '.join(sorted(users))),
+          '\n'.join(bad) if bad else ('' if os.path.exists(path) else
+                                        'no %s' % hdr))
 print('1..%d' % n)
 sys.exit(1 if failed else 0)
