@@ -4,7 +4,8 @@
 # two packages from debian/, checks what they hold and what their scripts
 # do, runs the packaged programs, and runs lintian: an error or a warning
 # not overridden (debian/*.lintian-overrides, each with its reason) fails.
-# Installing, the DKMS build on the node and removal are for the VM test.
+# Installing, the DKMS build on the node and removal are for the VM test
+# (tests/vm/t_deb.sh).
 # Ends with "N passed, N failed", as .ci/run counts.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
