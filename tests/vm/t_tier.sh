@@ -78,6 +78,12 @@ direct_sha() {	# FILE: the same read with O_DIRECT
 	dd if="$1" iflag=direct bs=1M status=none | sha256sum | cut -d' ' -f1
 }
 sha() { sha256sum <"$1" | cut -d' ' -f1; }
+all_right() {	# MNT: the three objects read there are the fixtures
+	local f
+	for f in big small direct; do
+		cmp "$1/$f.bin" "$WORK/$f.bin" || return 1
+	done
+}
 ge() { if [ "$1" -ge "$2" ]; then ok "$3 ($1 >= $2)"; else not_ok "$3" "got $1, want >= $2"; fi; }
 
 check "module loads" load_module
@@ -90,11 +96,7 @@ check "node B mounts the same bucket with its own cache directory" \
 
 # --- node A, the tier empty ----------------------------------------------------
 o0=$(origin_bytes)
-ok=1
-for f in big small direct; do
-	cmp -s "$MNT/$f.bin" "$WORK/$f.bin" || ok=0
-done
-is "$ok" 1 "node A: every byte right"
+check_sh "node A: every byte right" all_right "$MNT"
 ge "$(($(origin_bytes) - o0))" $((7 * 1048576 + 4099 + 100 * 1024)) "node A: the origin sent the objects"
 check_sh "node A: the $BLOCKS blocks are put into the tier" wait_puts $BLOCKS
 is "$(metric 's3cachefsd_tier_puts_total{outcome="dropped"}')" 0 "node A: no put dropped"
@@ -115,11 +117,7 @@ mkdir -p "$CACHE_B"
 check "node B: an empty cache directory mounts again" \
 	mount_s3 "$BUCKET" "$MNT_B" "cache=$CACHE_B,fetch_timeout=60,meta_ttl=1"
 o2=$(origin_bytes)
-ok=1
-for f in big small direct; do
-	cmp -s "$MNT_B/$f.bin" "$WORK/$f.bin" || ok=0
-done
-is "$ok" 1 "node B, wiped: every byte right"
+check_sh "node B, wiped: every byte right" all_right "$MNT_B"
 is "$(($(origin_bytes) - o2))" 0 "node B, wiped: not one byte from the origin"
 is "$(metric 's3cachefsd_tier_puts_total{outcome="stored"}')" $BLOCKS \
 	"node B: no block put twice (the tier had them)"
